@@ -1,0 +1,59 @@
+"""ndd: NVIDIA DALI's dynamic-mode API (``nvidia.dali.experimental.dynamic``), re-implemented
+on numpy / torch / nvImageCodec with a graph compiler underneath.
+
+    import ndd
+    reader = ndd.readers.File(file_root="photos/", random_shuffle=True)
+    for jpegs, labels in reader.next_epoch(batch_size=64):
+        images = ndd.decoders.image(jpegs)
+        images = ndd.resize(images, size=[224, 224])
+"""
+from __future__ import annotations
+
+from compiler.types import Device
+from ndd import decoders, math, random, readers, types
+from ndd._batch import Batch
+from ndd._construct import as_batch, as_tensor, batch, tensor
+from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8, int16,
+                         int32, int64, uint8, uint16, uint32, uint64)
+from ndd._eval_mode import EvalContext, EvalMode
+from ndd._ops import make_function as _make
+from ndd._tensor import Tensor
+from runtime.threadpool import get_num_threads, set_num_threads
+from compiler.types import DType
+
+__version__ = "0.1.0"
+
+
+def device(spec="cpu") -> Device:
+    """``ndd.device("cpu" | "gpu" | "gpu:N")`` -> ``ndd.Device``."""
+    from compiler.types import parse_device
+    return parse_device(spec)
+
+
+resize = _make("resize")
+crop = _make("crop")
+crop_mirror_normalize = _make("crop_mirror_normalize")
+flip = _make("flip")
+random_resized_crop = _make("random_resized_crop")
+cast = _make("cast")
+copy = _make("copy")
+transpose = _make("transpose")
+reshape = _make("reshape")
+peek_image_shape = _make("peek_image_shape")
+
+
+def explain(handle=None) -> str:
+    """Text of the graph (as recorded and as compiled) behind a value, or of the last plan."""
+    from ndd._explain import explain as _explain
+    return _explain(handle)
+
+
+__all__ = [
+    "Batch", "Tensor", "DType", "Device", "EvalMode", "EvalContext",
+    "tensor", "as_tensor", "batch", "as_batch", "dtype", "device",
+    "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
+    "float32", "float64", "bfloat16", "bool",
+    "set_num_threads", "get_num_threads", "decoders", "math", "random", "readers", "types",
+    "resize", "crop", "crop_mirror_normalize", "flip", "random_resized_crop", "cast", "copy",
+    "transpose", "reshape", "peek_image_shape", "explain",
+]

@@ -1,0 +1,2 @@
+"""The op catalogue: importing this package declares every op schema."""
+from compiler.ops import arithmetic, basic, decoders, geometry, random  # noqa: F401

@@ -1,0 +1,87 @@
+"""Image decoders and ``peek_image_shape``."""
+from __future__ import annotations
+
+from compiler.ir import ValueMeta
+from compiler.schema import ArgSpec, OpSchema, register
+
+_COMMON = (
+    ArgSpec("output_type", "image_type", "RGB",
+            doc="Colour space of the output: RGB, BGR, GRAY, YCbCr or ANY_DATA "
+                "(ndd.types.* or the string)."),
+    ArgSpec("dtype", "dtype", "uint8", doc="Output element type (uint8)."),
+    ArgSpec("adjust_orientation", "bool", True, doc="Apply the EXIF orientation."),
+    # Accepted for compatibility with DALI; they tune DALI's GPU/hybrid decoders only.
+    ArgSpec("hw_decoder_load", "float", None, doc="Ignored on the CPU (DALI tuning knob)."),
+    ArgSpec("preallocate_width_hint", "int", None, doc="Ignored (DALI tuning knob)."),
+    ArgSpec("preallocate_height_hint", "int", None, doc="Ignored (DALI tuning knob)."),
+    ArgSpec("use_fast_idct", "bool", None, doc="Ignored (DALI tuning knob)."),
+    ArgSpec("jpeg_fancy_upsampling", "bool", None, doc="Ignored (DALI tuning knob)."),
+    ArgSpec("device_memory_padding", "int", None, doc="Ignored (DALI tuning knob)."),
+    ArgSpec("host_memory_padding", "int", None, doc="Ignored (DALI tuning knob)."),
+)
+_CROP = (
+    ArgSpec("crop", "float[]", None, tensor=True, length=2, doc="Crop (height, width) in pixels."),
+    ArgSpec("crop_h", "float", None, tensor=True, doc="Crop height in pixels."),
+    ArgSpec("crop_w", "float", None, tensor=True, doc="Crop width in pixels."),
+    ArgSpec("crop_pos_x", "float", 0.5, tensor=True,
+            doc="Normalized (0..1) horizontal position of the crop window."),
+    ArgSpec("crop_pos_y", "float", 0.5, tensor=True,
+            doc="Normalized (0..1) vertical position of the crop window."),
+)
+
+
+def _image_infer(metas, args):
+    return [ValueMeta(dtype=args.get("dtype") or "uint8", ndim=3, layout="HWC")]
+
+
+_DOC_TAIL = (" Input: encoded files as 1-D uint8 samples (JPEG incl. progressive/CMYK/grayscale, "
+             "PNG incl. palette/alpha/16-bit, BMP, TIFF, WebP). Output: HWC uint8 images with 3 "
+             "channels (RGB/BGR/YCbCr), 1 (GRAY) or the file's own (ANY_DATA). EXIF orientation "
+             "is applied. Raises ValueError naming the sample for corrupt, truncated, empty or "
+             "unsupported data. Source: DALI ``decoders.image``.")
+
+register(OpSchema("decoders.image", ("input",), _COMMON, _image_infer,
+                  traits=frozenset({"decoder"}), devices=("cpu",),
+                  doc="Decodes images." + _DOC_TAIL))
+register(OpSchema("decoders.image_crop", ("input",), _COMMON + _CROP, _image_infer,
+                  traits=frozenset({"decoder"}),
+                  doc="Decodes images and crops them (decoding only the window where the codec "
+                      "allows)." + _DOC_TAIL))
+register(OpSchema(
+    "decoders.image_slice", ("input", "anchor", "shape"), _COMMON + (
+        ArgSpec("start", "float[]", None, tensor=True, doc="Absolute start coordinates."),
+        ArgSpec("end", "float[]", None, tensor=True, doc="Absolute end coordinates."),
+        ArgSpec("rel_start", "float[]", None, tensor=True, doc="Relative (0..1) start."),
+        ArgSpec("rel_end", "float[]", None, tensor=True, doc="Relative (0..1) end."),
+        ArgSpec("rel_shape", "float[]", None, tensor=True, doc="Relative (0..1) shape."),
+        ArgSpec("axis_names", "layout", "WH", doc="Order of the anchor/shape coordinates."),
+        ArgSpec("axes", "int[]", None, doc="Axis indices of the anchor/shape coordinates."),
+        ArgSpec("normalized_anchor", "bool", True, doc="Anchor input is relative (0..1)."),
+        ArgSpec("normalized_shape", "bool", True, doc="Shape input is relative (0..1)."),
+    ), _image_infer, traits=frozenset({"decoder"}), min_inputs=1,
+    doc="Decodes images and slices them (anchor/shape given as inputs or arguments)." + _DOC_TAIL))
+register(OpSchema(
+    "decoders.image_random_crop", ("input",), _COMMON + (
+        ArgSpec("random_area", "float[]", (0.08, 1.0), length=2,
+                doc="Range of the crop area as a fraction of the image area."),
+        ArgSpec("random_aspect_ratio", "float[]", (3 / 4, 4 / 3), length=2,
+                doc="Range of the crop's width/height ratio."),
+        ArgSpec("num_attempts", "int", 10, doc="Tries before falling back."),
+        ArgSpec("_seeds", "any", None),
+    ), _image_infer, traits=frozenset({"decoder", "random"}),
+    doc="Decodes a random crop window (area and aspect ratio as in ``random_resized_crop``)."
+        + _DOC_TAIL))
+
+
+def _peek_infer(metas, args):
+    return [ValueMeta(dtype=args.get("dtype") or "int64", ndim=1, layout="")]
+
+
+register(OpSchema(
+    "peek_image_shape", ("input",), (
+        ArgSpec("dtype", "dtype", "int64", doc="Output type."),
+        ArgSpec("adjust_orientation", "bool", True, doc="Report the EXIF-rotated shape."),
+        ArgSpec("image_type", "image_type", None, doc="Ignored (DALI compatibility)."),
+    ), _peek_infer,
+    doc="Shape (H, W, C) of encoded images without decoding them. Source: DALI "
+        "``peek_image_shape``."))

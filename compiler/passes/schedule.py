@@ -1,0 +1,37 @@
+"""Lane assignment: independent branches of the DAG go to different lanes.
+
+On the CPU a lane is a worker thread; on a GPU a CUDA stream. A node continues the lane of its
+first input's producer when it is that producer's first consumer; otherwise it opens a new lane
+(up to ``max_lanes``, then lanes are reused round-robin). Edges between lanes become waits.
+"""
+from __future__ import annotations
+
+from compiler.ir import Graph
+from compiler.plan import Plan, Step
+
+
+def schedule(graph: Graph, max_lanes: int = 2) -> Plan:
+    lane_of: dict[int, int] = {}          # node id -> lane
+    producer_of = {v.id: n for n in graph.nodes for v in n.outputs}
+    continued: set[int] = set()           # producers whose lane has been continued
+    next_lane = 0
+    steps = []
+    for node in graph.nodes:
+        preds = [producer_of[v.id] for v in node.all_inputs() if v.id in producer_of]
+        lane = None
+        for p in preds:
+            if p.id not in continued:
+                lane = lane_of[p.id]
+                continued.add(p.id)
+                break
+        if lane is None:
+            if preds:
+                lane = lane_of[preds[0].id]
+            else:
+                lane = next_lane % max(1, max_lanes)
+                next_lane += 1
+        lane_of[node.id] = lane
+        node.meta["lane"] = lane
+        waits = sorted({p.id for p in preds if lane_of[p.id] != lane})
+        steps.append(Step(node, lane, waits))
+    return Plan(steps=steps, graph=graph)

@@ -1,0 +1,65 @@
+"""The pass pipeline, in one visible place.
+
+``compile_graph`` runs the passes in order on a graph cut out of the pending computation and
+returns a :class:`compiler.plan.Plan`. Passes can be disabled by name (to bisect a problem):
+``compile_graph(g, disable={"fuse"})`` or the ``NDD_DISABLE_PASSES=fuse,cse`` environment variable.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from compiler.ir import Graph
+from compiler.passes.cse import cse
+from compiler.passes.dce import dce
+from compiler.passes.schedule import schedule
+from compiler.plan import Plan
+
+# name -> Graph -> Graph; in the order they run.  ``schedule`` turns the graph into a plan.
+PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
+    ("dce", dce),
+    ("cse", cse),
+]
+
+_options = {"disable": set(), "max_lanes": 2, "check": False}
+
+
+def set_options(*, disable=None, max_lanes=None, check=None) -> None:
+    """Configure the pipeline globally (``ndd.compiler_options`` forwards here)."""
+    if disable is not None:
+        _options["disable"] = set(disable)
+    if max_lanes is not None:
+        if not isinstance(max_lanes, int) or max_lanes < 1:
+            raise ValueError(f"max_lanes must be a positive integer, got {max_lanes!r}")
+        _options["max_lanes"] = max_lanes
+    if check is not None:
+        _options["check"] = bool(check)
+
+
+def disabled_passes() -> set[str]:
+    env = os.environ.get("NDD_DISABLE_PASSES", "")
+    return set(_options["disable"]) | {p.strip() for p in env.split(",") if p.strip()}
+
+
+def compile_graph(graph: Graph, disable=None, max_lanes=None, dry_run: bool = False) -> Plan:
+    """Optimize ``graph`` and schedule it into a plan.
+
+    ``dry_run=True`` works on a copy (for ``explain``): the pending nodes are left untouched.
+    """
+    from compiler.ir import clone_graph
+    from compiler.printer import format_graph
+    if dry_run:
+        graph = clone_graph(graph)
+    recorded = format_graph(graph, show_lane=False)
+    off = disabled_passes() | set(disable or ())
+    for name, fn in PASSES:
+        if name in off:
+            graph.notes.append((name, "disabled"))
+            continue
+        graph = fn(graph)
+        if _options["check"]:
+            from compiler.checker import check_graph
+            check_graph(graph, after=name)
+    plan = schedule(graph, max_lanes=max_lanes or _options["max_lanes"])
+    plan.recorded = recorded
+    return plan

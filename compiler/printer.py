@@ -1,0 +1,60 @@
+"""A jaxpr-like text form of a graph: one line per node.
+
+    { lambda %0:u8[] %1:i32[] .
+      %2:u8[HWC] = decoders.image[output_type=RGB](%0)            # train.py:14  lane 0
+      %3:f32[CHW] = crop_mirror_normalize[mean=(...)](%2, mirror=%5) # train.py:16  lane 0
+      out (%3)
+    }
+"""
+from __future__ import annotations
+
+from compiler.ir import Graph, Node, Value
+
+_SHORT = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8",
+          "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32",
+          "float64": "f64", "bool": "bool", "bfloat16": "bf16", None: "?"}
+
+
+def format_value(v: Value) -> str:
+    m = v.meta
+    dev = "" if m.device.kind == "cpu" else f"@{m.device}"
+    return f"%{v.id}:{_SHORT.get(m.dtype, m.dtype)}[{m.layout or ''}]{dev}"
+
+
+def _fmt_arg(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, tuple):
+        if len(v) > 6:
+            return "(" + ", ".join(_fmt_arg(x) for x in v[:3]) + f", ... {len(v)} items)"
+        return "(" + ", ".join(_fmt_arg(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return str(v)
+
+
+def format_node(node: Node, show_lane: bool = True) -> str:
+    outs = " ".join(format_value(v) for v in node.outputs)
+    args = ", ".join(f"{k}={_fmt_arg(v)}" for k, v in sorted(node.args.items())
+                     if v is not None and not k.startswith("_"))
+    if "_seeds" in node.args:
+        args = (args + ", " if args else "") + "rng=<drawn>"
+    ins = [f"%{v.id}" for v in node.inputs]
+    ins += [f"{k}=%{v.id}" for k, v in sorted(node.tensor_args.items())]
+    text = f"{outs} = {node.op}[{args}]({', '.join(ins)})"
+    dev = "" if node.device.kind == "cpu" else f" {node.device}"
+    lane = f"  lane {node.meta['lane']}" if show_lane and "lane" in node.meta else ""
+    extra = ""
+    if node.meta.get("fused_from"):
+        extra += f"  fused: {' + '.join(node.meta['fused_from'])}"
+    if node.meta.get("merged"):
+        extra += f"  merged: {', '.join(node.meta['merged'])}"
+    return f"{text:<72s} # {node.callsite}{dev}{lane}{extra}"
+
+
+def format_graph(graph: Graph, show_lane: bool = True) -> str:
+    leaves = " ".join(format_value(v) for v in graph.leaves())
+    lines = [f"{{ lambda {leaves} ."]
+    for n in graph.nodes:
+        lines.append("  " + format_node(n, show_lane))
+    lines.append(f"  out ({', '.join('%' + str(v.id) for v in graph.outputs)})")
+    lines.append("}")
+    return "\n".join(lines)

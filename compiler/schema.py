@@ -1,0 +1,233 @@
+"""Op schemas: every operator is declared once, here-style, and everything else is derived.
+
+A schema names the op, its inputs, its arguments (type, default, whether a per-sample batch may be
+given), its outputs with a metadata-inference rule, and its traits. The front end generates the
+public ``ndd.<op>`` functions (signature and docstring) from the schema; the compiler reads the
+traits (``random``, ``stateful``, ``elementwise``...); the runtime looks kernels up by op name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from compiler.ir import ValueMeta
+from compiler.types import DTYPES, lookup
+
+REQUIRED = object()   # sentinel default: the argument must be given
+
+
+class ArgError(ValueError):
+    """An argument value is invalid; the message names op, argument, value and expectation."""
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of an op.
+
+    Attributes
+    ----------
+    name : str
+    type : str
+        ``int``, ``float``, ``bool``, ``str``, ``int[]``, ``float[]``, ``dtype``, ``layout``,
+        ``image_type``, ``interp``, ``any``.
+    default : Any
+        The default (``REQUIRED`` for a mandatory argument; None for "not set").
+    tensor : bool
+        Whether a per-sample value (a Batch) may be given.
+    doc : str
+    choices : tuple | None
+        Allowed values for ``str``-typed arguments.
+    length : int | None
+        Required length for list-typed arguments (a scalar is broadcast when ``broadcast``).
+    """
+
+    name: str
+    type: str
+    default: Any = None
+    tensor: bool = False
+    doc: str = ""
+    choices: tuple | None = None
+    length: int | None = None
+
+
+IMAGE_TYPES = ("RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA")
+INTERP_TYPES = ("nn", "linear", "cubic", "lanczos3", "triangular", "gaussian")
+
+
+@dataclass
+class OpSchema:
+    """The declaration of one operator.
+
+    ``infer(input_metas, args) -> list[ValueMeta]`` computes output metadata (dtype, ndim,
+    layout) without data. ``traits`` may contain ``random``, ``stateful``, ``elementwise``,
+    ``geometric``, ``source``, ``has_side_effects``, ``decoder``.
+    """
+
+    name: str
+    inputs: tuple[str, ...]
+    args: tuple[ArgSpec, ...]
+    infer: Callable[[list[ValueMeta], dict], list[ValueMeta]]
+    doc: str = ""
+    traits: frozenset = frozenset()
+    num_outputs: int = 1
+    min_inputs: int | None = None
+    devices: tuple[str, ...] = ("cpu",)
+    variadic: bool = False
+    arg_map: dict[str, ArgSpec] = field(init=False)
+
+    def __post_init__(self):
+        self.arg_map = {a.name: a for a in self.args}
+        if self.min_inputs is None:
+            self.min_inputs = len(self.inputs)
+
+    @property
+    def is_random(self) -> bool:
+        return "random" in self.traits
+
+    @property
+    def is_pure(self) -> bool:
+        return not (self.traits & {"random", "stateful", "has_side_effects", "source"})
+
+
+REGISTRY: dict[str, OpSchema] = {}
+
+
+def register(schema: OpSchema) -> OpSchema:
+    if schema.name in REGISTRY:
+        raise ValueError(f"op {schema.name!r} is declared twice")
+    REGISTRY[schema.name] = schema
+    return schema
+
+
+def get(name: str) -> OpSchema:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no op named {name!r}") from None
+
+
+# ---------------------------------------------------------------- argument conversion
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) or (
+        hasattr(v, "dtype") and getattr(v, "shape", None) == () and str(v.dtype).startswith(("int", "uint")))
+
+
+def _num(v, what, op, name):
+    if isinstance(v, bool):
+        if what == "float":
+            return float(v)
+        return int(v)
+    if hasattr(v, "item") and getattr(v, "shape", None) in ((), (1,)):
+        v = v.item()
+    if what == "int":
+        if isinstance(v, int):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        raise ArgError(f"{op}: argument '{name}' must be an integer, got {v!r}")
+    if isinstance(v, (int, float)):
+        return float(v)
+    raise ArgError(f"{op}: argument '{name}' must be a number, got {v!r}")
+
+
+def convert_arg(op: str, spec: ArgSpec, value: Any) -> Any:
+    """Convert a user value to the canonical hashable form for ``spec``.
+
+    Enum objects are expected to be converted to their canonical strings by the front end first.
+
+    Raises
+    ------
+    ArgError
+        Naming op, argument, the value and what was expected.
+    """
+    t = spec.type
+    name = spec.name
+    if value is None:
+        return None
+    if t == "any":
+        return _hashable(value)
+    if t in ("int", "float"):
+        return _num(value, t, op, name)
+    if t == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        if hasattr(value, "item") and getattr(value, "shape", None) in ((), (1,)):
+            return bool(value.item())
+        raise ArgError(f"{op}: argument '{name}' must be a bool, got {value!r}")
+    if t in ("int[]", "float[]"):
+        base = t[:-2]
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, bool):
+            items = (value,)
+        elif isinstance(value, (list, tuple)):
+            items = tuple(value)
+        else:
+            raise ArgError(f"{op}: argument '{name}' must be a number or a list of numbers, "
+                           f"got {value!r}")
+        out = tuple(_num(v, base, op, name) for v in items)
+        if spec.length is not None and len(out) not in (1, spec.length):
+            raise ArgError(f"{op}: argument '{name}' must have {spec.length} elements, "
+                           f"got {len(out)}: {value!r}")
+        return out
+    if t == "str":
+        if not isinstance(value, str):
+            raise ArgError(f"{op}: argument '{name}' must be a string, got {value!r}")
+        if spec.choices is not None:
+            match = [c for c in spec.choices if c.lower() == value.lower()]
+            if not match:
+                raise ArgError(f"{op}: argument '{name}' must be one of "
+                               f"{', '.join(map(repr, spec.choices))}; got {value!r}")
+            return match[0]
+        return value
+    if t == "dtype":
+        if isinstance(value, str):
+            try:
+                return lookup(value).name
+            except ValueError as e:
+                raise ArgError(f"{op}: argument '{name}': {e}") from None
+        raise ArgError(f"{op}: argument '{name}' must be a dtype, got {value!r}")
+    if t == "layout":
+        if not isinstance(value, str):
+            raise ArgError(f"{op}: argument '{name}' must be a layout string such as 'HWC', "
+                           f"got {value!r}")
+        return value
+    if t == "image_type":
+        if isinstance(value, str):
+            for c in IMAGE_TYPES:
+                if c.lower() == value.lower():
+                    return c
+        raise ArgError(f"{op}: argument '{name}' must be one of {', '.join(IMAGE_TYPES)}, "
+                       f"got {value!r}")
+    if t == "interp":
+        if isinstance(value, str):
+            v = value.lower().removeprefix("interp_")
+            if v in INTERP_TYPES:
+                return v
+        raise ArgError(f"{op}: argument '{name}' must be one of {', '.join(INTERP_TYPES)} "
+                       f"(or ndd.types.INTERP_*), got {value!r}")
+    raise AssertionError(f"unknown arg type {t}")
+
+
+def _hashable(v):
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
+        return _hashable(v.tolist())
+    return v
+
+
+# ---------------------------------------------------------------- inference helpers
+def same_as_input(metas: list[ValueMeta], args: dict) -> list[ValueMeta]:
+    """Output has the input's metadata (dtype overridden by a ``dtype`` argument if given)."""
+    m = metas[0]
+    dt = args.get("dtype") or m.dtype
+    return [m.with_(dtype=dt)]
+
+
+def check_dtype_name(name: str) -> str:
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}")
+    return name

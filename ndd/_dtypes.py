@@ -1,0 +1,86 @@
+"""``ndd.DType`` objects, their aliases and conversions to/from numpy and torch dtypes."""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.types import DTYPES, DType, lookup
+
+uint8 = DTYPES["uint8"]
+uint16 = DTYPES["uint16"]
+uint32 = DTYPES["uint32"]
+uint64 = DTYPES["uint64"]
+int8 = DTYPES["int8"]
+int16 = DTYPES["int16"]
+int32 = DTYPES["int32"]
+int64 = DTYPES["int64"]
+float16 = DTYPES["float16"]
+float32 = DTYPES["float32"]
+float64 = DTYPES["float64"]
+bfloat16 = DTYPES["bfloat16"]
+bool_ = DTYPES["bool"]
+
+
+def dtype(spec) -> DType:
+    """Convert ``spec`` to an ``ndd.DType``.
+
+    Parameters
+    ----------
+    spec : DType | str | numpy dtype or scalar type | torch.dtype | ndd.types.DALIDataType
+
+    Raises
+    ------
+    TypeError / ValueError
+        For anything that does not name an element type.
+    """
+    if isinstance(spec, DType):
+        return spec
+    from ndd.types import DALIDataType
+    if isinstance(spec, DALIDataType):
+        return DTYPES[spec.dtype_name]
+    if isinstance(spec, str):
+        return lookup(spec)
+    mod = type(spec).__module__
+    if mod.startswith("torch"):
+        name = str(spec).removeprefix("torch.")
+        if name == "bool":
+            return DTYPES["bool"]
+        return lookup(name)
+    if spec is bool:
+        return DTYPES["bool"]
+    if spec is float:
+        return DTYPES["float32"]
+    if spec is int:
+        return DTYPES["int32"]
+    try:
+        npd = np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"cannot interpret {spec!r} as a dtype; expected e.g. ndd.float32, "
+                        f"'uint8', numpy.uint8 or torch.float32") from None
+    if npd == np.bool_:
+        return DTYPES["bool"]
+    return lookup(npd.name)
+
+
+def to_numpy(dt) -> np.dtype:
+    d = dtype(dt)
+    if d.name == "bfloat16":
+        raise TypeError("bfloat16 has no numpy equivalent; use .torch() to read bfloat16 data")
+    return np.dtype(d.name)
+
+
+def from_numpy(npd) -> str:
+    """The ndd dtype name of a numpy dtype."""
+    npd = np.dtype(npd)
+    if npd == np.bool_:
+        return "bool"
+    try:
+        return lookup(npd.name).name
+    except ValueError:
+        raise TypeError(f"numpy dtype {npd} is not supported by ndd; supported: "
+                        f"{', '.join(DTYPES)}") from None
+
+
+def to_torch(dt):
+    import torch
+    name = dtype(dt).name
+    return getattr(torch, name)

@@ -1,0 +1,90 @@
+"""Turning pending values into data: eager futures, synchronous runs, deferred compilation."""
+from __future__ import annotations
+
+import threading
+
+from compiler.ir import Graph, Node, Value
+from compiler.pipeline import compile_graph
+from runtime import executor
+
+_deferred_lock = threading.RLock()
+_last_plan = threading.local()
+
+
+def run_now(node: Node) -> None:
+    """Run ``node`` in this thread (sync modes and the eager worker)."""
+    for v in node.all_inputs():
+        if v.data is None:
+            materialize(v)
+    try:
+        executor.run_node(node)
+    except BaseException as exc:
+        node.meta["error"] = exc
+        raise
+    executor.release_inputs(node)
+
+
+def materialize(value: Value):
+    """Return ``value.data``, computing it first if needed.
+
+    Raises the (wrapped) error of the op that failed to produce it.
+    """
+    data = value.data
+    if data is not None:
+        return data
+    node = value.producer
+    if node is None:
+        if value.data is not None:
+            return value.data
+        raise RuntimeError(f"internal error: value %{value.id} has neither data nor producer")
+    err = node.meta.get("error")
+    if err is not None:
+        raise err
+    fut = node.meta.get("future")
+    if fut is not None:
+        fut.result()
+        if value.data is None:   # computed by a plan that fused it away
+            evaluate([value])
+        return value.data
+    evaluate([value])
+    return value.data
+
+
+def wait_pending(value: Value) -> None:
+    """If ``value`` is being computed by the eager worker, wait for it (errors surface later)."""
+    node = value.producer
+    if node is not None and value.data is None and "future" in node.meta:
+        try:
+            node.meta["future"].result()
+        except BaseException:  # noqa: BLE001 - raised again when consumed
+            pass
+
+
+def evaluate(values: list[Value]) -> None:
+    """Compile the unevaluated sub-DAG the values need and run it (deferred mode)."""
+    with _deferred_lock:
+        pending = [v for v in values if v.data is None]
+        if not pending:
+            return
+        graph = Graph.from_outputs(pending)
+        for leaf in graph.leaves():
+            if leaf.data is None:
+                materialize(leaf)
+        plan = compile_graph(graph)
+        _last_plan.plan = plan
+        try:
+            executor.execute(plan)
+        except BaseException as exc:
+            for step in plan.steps:
+                if not step.node.meta.get("done"):
+                    step.node.meta["error"] = exc
+            raise
+        for mine, theirs in getattr(plan.graph, "aliases", {}).values():
+            if mine.data is None and theirs.data is not None:
+                mine.data = theirs.data
+        for step in plan.steps:
+            executor.release_inputs(step.node)
+
+
+def last_plan():
+    return getattr(_last_plan, "plan", None)

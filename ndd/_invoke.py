@@ -1,0 +1,199 @@
+"""Calling an op: inputs and arguments are checked and converted, a node is recorded, and the
+node is executed according to the current ``EvalMode``.
+
+This is the single path every ``ndd.<op>`` function, operator and method goes through.
+"""
+from __future__ import annotations
+
+import enum
+import threading
+
+import numpy as np
+
+from compiler import schema as S
+from compiler.ir import Node, Value
+from compiler.types import CPU, parse_device
+from ndd._batch import Batch
+from ndd._callsite import callsite as _callsite
+from ndd._eval_mode import EvalMode
+from ndd._evaluate import run_now, wait_pending
+from ndd._tensor import Tensor
+
+_local = threading.local()
+
+
+def current_capture():
+    """The active compile-mode capture/replay context on this thread, if any."""
+    return getattr(_local, "capture", None)
+
+
+def set_capture(ctx) -> None:
+    _local.capture = ctx
+
+
+def canonical(value):
+    """Enums, DTypes and numpy/torch dtypes -> canonical plain values for argument conversion."""
+    from compiler.types import DType
+    from ndd.types import DALIDataType, DALIImageType, DALIInterpType
+    if isinstance(value, DType):
+        return value.name
+    if isinstance(value, DALIDataType):
+        return value.dtype_name
+    if isinstance(value, (DALIImageType, DALIInterpType)):
+        return value.canonical
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        from ndd._dtypes import from_numpy
+        return from_numpy(value)
+    if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
+        from ndd._dtypes import dtype
+        return dtype(value).name
+    return value
+
+
+def _input_value(x, op: str, pos: int, tensor_mode: bool):
+    """(Value, is_tensor) for an op input."""
+    if isinstance(x, Batch):
+        return x._value
+    if isinstance(x, Tensor):
+        return tensor_as_batch(x)
+    from ndd._construct import as_tensor
+    try:
+        t = as_tensor(x)
+    except TypeError:
+        raise TypeError(f"{op}: input {pos} must be an ndd.Batch, ndd.Tensor or array-like, got "
+                        f"{type(x).__name__}") from None
+    return tensor_as_batch(t)
+
+
+def tensor_as_batch(t: Tensor) -> Value:
+    """A batch-of-1 value holding tensor ``t``."""
+    v = t._value
+    if v.meta.batch_size == 1 and t._index == 0:
+        return v
+    arr = t._array()
+    return Value(v.meta.with_(batch_size=1), data=[arr])
+
+
+def _const_from_handle(x, op, name):
+    arr = np.asarray(x)
+    return arr.item() if arr.ndim == 0 else tuple(arr.reshape(-1).tolist())
+
+
+def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None, rng=None):
+    """Record (and, unless deferred, run) one call of ``op``.
+
+    Returns a Batch (or Tensor when every input is a Tensor and no batch_size was given) per
+    output; a tuple when the op has several outputs.
+    """
+    schema = S.get(op)
+    site = _callsite(2)
+    # ---- inputs
+    if len(inputs) < schema.min_inputs or (not schema.variadic and len(inputs) > len(schema.inputs)):
+        want = (f"{schema.min_inputs}" if schema.min_inputs == len(schema.inputs)
+                else f"{schema.min_inputs} to {len(schema.inputs)}")
+        if schema.variadic:
+            want = f"at least {schema.min_inputs}"
+        raise TypeError(f"{op}() takes {want} positional input(s) "
+                        f"({', '.join(schema.inputs) or 'none'}), got {len(inputs)}")
+    any_batch = any(isinstance(x, Batch) for x in inputs)
+    in_values = [_input_value(x, op, i, not any_batch) for i, x in enumerate(inputs)]
+    # ---- arguments
+    args: dict = {}
+    tensor_args: dict[str, Value] = {}
+    for name, value in kwargs.items():
+        spec = schema.arg_map.get(name)
+        if spec is None or name.startswith("_"):
+            valid = ", ".join(a.name for a in schema.args if not a.name.startswith("_"))
+            raise TypeError(f"{op}() got an unexpected argument '{name}'; valid arguments: "
+                            f"{valid or 'none'}")
+        if value is None:
+            continue
+        if isinstance(value, Batch):
+            if not spec.tensor:
+                raise TypeError(f"{op}: argument '{name}' cannot be given per sample (a Batch); "
+                                f"pass a single value")
+            any_batch = True
+            tensor_args[name] = value._value
+            continue
+        if isinstance(value, Tensor):
+            value = _const_from_handle(value, op, name)
+        elif isinstance(value, np.ndarray) or type(value).__module__ == "torch":
+            value = _const_from_handle(value, op, name)
+        args[name] = S.convert_arg(op, spec, canonical(value))
+    for spec in schema.args:
+        if spec.name not in args and spec.name not in tensor_args:
+            if spec.default is S.REQUIRED:
+                raise TypeError(f"{op}() missing required argument '{spec.name}'")
+            if spec.default is not None:
+                args[spec.name] = spec.default
+    # ---- batch size
+    sizes = {}
+    for i, v in enumerate(in_values):
+        if isinstance(inputs[i], Batch):
+            sizes[f"input {i}"] = v.meta.batch_size
+    for k, v in tensor_args.items():
+        sizes[f"argument '{k}'"] = v.meta.batch_size
+    if batch_size is not None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size < 1:
+            raise ValueError(f"{op}: batch_size must be a positive integer, got {batch_size!r}")
+        sizes["batch_size"] = int(batch_size)
+    if len(set(sizes.values())) > 1:
+        desc = ", ".join(f"{k}: {n}" for k, n in sizes.items())
+        raise ValueError(f"{op}: inputs and arguments have different batch sizes ({desc})")
+    tensor_mode = not sizes
+    n = next(iter(sizes.values())) if sizes else 1
+    if tensor_mode:
+        in_values = [v if v.meta.batch_size == 1 else None for v in in_values]
+    # ---- device
+    if device is not None:
+        dev = parse_device(canonical(device))
+    elif any(v.meta.device.kind == "gpu" for v in in_values):
+        dev = next(v.meta.device for v in in_values if v.meta.device.kind == "gpu")
+    else:
+        dev = CPU
+    if dev.kind not in schema.devices:
+        if dev.kind == "gpu":
+            from runtime.device import require_gpu
+            require_gpu(op)
+        raise ValueError(f"{op}: not available on device '{dev}'; available: "
+                         f"{', '.join(schema.devices)}")
+    # ---- randomness: drawn now, so every mode consumes the RNG the same way
+    if schema.is_random:
+        from ndd.random._rng import draw_seeds
+        args["_seeds"] = draw_seeds(rng, n)
+    elif rng is not None:
+        raise TypeError(f"{op}() got an unexpected argument 'rng' (the op is not random)")
+    # ---- metadata and node
+    in_metas = [v.meta for v in in_values]
+    try:
+        out_metas = schema.infer(in_metas, args)
+    except S.ArgError:
+        raise
+    except ValueError as exc:
+        raise ValueError(f"{op}: {exc}") from None
+    out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
+    node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
+    cap = current_capture()
+    if cap is not None:
+        node = cap.on_call(node)
+    _dispatch(node)
+    outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in node.outputs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _dispatch(node: Node) -> None:
+    mode = EvalMode.current()
+    if mode is EvalMode.deferred:
+        for v in node.all_inputs():
+            wait_pending(v)
+        return
+    if node.meta.get("done"):
+        return
+    if mode in (EvalMode.sync_cpu, EvalMode.sync_full):
+        run_now(node)
+        return
+    from runtime.async_worker import get_worker
+    node.meta["future"] = get_worker().submit(run_now, node)

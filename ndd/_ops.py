@@ -1,0 +1,70 @@
+"""Generates the public ``ndd.<op>`` functions from the op schemas (signature + docstring)."""
+from __future__ import annotations
+
+import inspect
+
+from compiler import ops as _catalogue  # noqa: F401  (declares the schemas)
+from compiler.schema import REQUIRED, OpSchema, get
+from ndd._invoke import invoke
+
+_P = inspect.Parameter
+
+
+def _default_text(spec) -> str:
+    if spec.default is REQUIRED:
+        return "required"
+    if spec.default is None:
+        return "not set"
+    return f"default {spec.default!r}"
+
+
+def make_docstring(schema: OpSchema) -> str:
+    lines = [schema.doc, "", "Parameters", "----------"]
+    for i, name in enumerate(schema.inputs):
+        opt = " (optional)" if i >= schema.min_inputs else ""
+        lines.append(f"{name} : Batch | Tensor | array-like{opt}")
+    lines.append("batch_size : int, optional\n    Number of samples (random ops without inputs).")
+    lines.append("device : 'cpu' | 'gpu', optional\n    Where to run (inferred from the inputs).")
+    for a in schema.args:
+        if a.name.startswith("_") or a.name in ("spec", "operands"):
+            continue
+        per = ", per-sample Batch allowed" if a.tensor else ""
+        lines.append(f"{a.name} : {a.type}{per}; {_default_text(a)}\n    {a.doc}")
+    if schema.is_random:
+        lines.append("rng : ndd.random.RNG, optional\n    Generator to draw from (default: the "
+                     "thread-local one).")
+    lines += ["", "Returns", "-------",
+              "Batch (or Tensor when called on Tensors without batch_size)"
+              + ("; a tuple for several outputs" if schema.num_outputs > 1 else ""),
+              "", "Raises", "------",
+              "TypeError / ValueError for invalid arguments (naming the argument and value); "
+              "errors of the computation name the op and the call site."]
+    return "\n".join(lines)
+
+
+def make_function(op: str, public_name: str | None = None, module: str = "ndd"):
+    schema = get(op)
+    n_in = len(schema.inputs)
+    min_in = schema.min_inputs
+    is_random = schema.is_random
+
+    def fn(*inputs, batch_size=None, device=None, rng=None, **kwargs):
+        if len(inputs) > n_in:
+            raise TypeError(f"{op}() takes at most {n_in} positional input(s), got {len(inputs)}")
+        return invoke(op, inputs, kwargs, device=device, batch_size=batch_size, rng=rng)
+
+    params = [_P(name, _P.POSITIONAL_ONLY, default=_P.empty if i < min_in else None)
+              for i, name in enumerate(schema.inputs)]
+    params += [_P("batch_size", _P.KEYWORD_ONLY, default=None),
+               _P("device", _P.KEYWORD_ONLY, default=None)]
+    params += [_P(a.name, _P.KEYWORD_ONLY, default=None) for a in schema.args
+               if not a.name.startswith("_")]
+    if is_random:
+        params.append(_P("rng", _P.KEYWORD_ONLY, default=None))
+    fn.__signature__ = inspect.Signature(params)
+    name = public_name or op.rsplit(".", 1)[-1]
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__module__ = module
+    fn.__doc__ = make_docstring(schema)
+    return fn

@@ -1,0 +1,31 @@
+"""Random ops and generators (``ndd.random``).
+
+Random ops need an explicit ``batch_size`` to produce a Batch (there is no pipeline batch size);
+without it they return a Tensor. Source: DALI ``random.*``.
+"""
+from __future__ import annotations
+
+import inspect
+
+from ndd._invoke import invoke
+from ndd._ops import make_function
+from ndd.random._rng import RNG, get_default_rng, set_seed
+
+uniform = make_function("random.uniform", module="ndd.random")
+normal = make_function("random.normal", module="ndd.random")
+coin_flip = make_function("random.coin_flip", module="ndd.random")
+beta = make_function("random.beta", module="ndd.random")
+_choice_doc = make_function("random.choice").__doc__
+
+
+def choice(a, shape_like=None, /, *, batch_size=None, device=None, p=None, shape=None, rng=None):
+    inputs = () if shape_like is None else (shape_like,)
+    if hasattr(a, "tolist") and not isinstance(a, (int, float)):
+        a = a.tolist()
+    return invoke("random.choice", inputs, {"a": a, "p": p, "shape": shape}, device=device,
+                  batch_size=batch_size, rng=rng)
+
+
+choice.__doc__ = _choice_doc
+__all__ = ["RNG", "get_default_rng", "set_seed", "uniform", "normal", "coin_flip", "choice",
+           "beta"]

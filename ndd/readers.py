@@ -1,0 +1,150 @@
+"""Readers (``ndd.readers.File``): stateful objects producing batches of encoded files.
+
+Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source: DALI
+``readers.File`` (dynamic mode) / ``fn.readers.file``.
+"""
+from __future__ import annotations
+
+from compiler.ir import Value, ValueMeta
+from ndd._batch import Batch
+from ndd._tensor import Tensor
+from runtime.readers.file_reader import FileReaderCore
+from runtime.storage import SampleList
+
+_ENC = ValueMeta(dtype="uint8", ndim=1, layout="")
+_LAB = ValueMeta(dtype="int32", ndim=1, layout="")
+
+
+class File:
+    """Reads files and labels from a folder tree, a file list, or explicit paths.
+
+    Parameters (DALI's names and defaults)
+    --------------------------------------
+    file_root : str, optional
+        Folder with one sub-folder per class; labels are the indices of the sorted class names.
+        Hidden files and folders (names starting with '.') are ignored.
+    file_list : str, optional
+        Text file with ``path label`` lines (paths relative to ``file_root`` or the list).
+    files : list of str, optional
+        Explicit paths; ``labels`` optional (default 0..N-1).
+    random_shuffle : bool, default False
+    seed : int, optional
+    shard_id, num_shards : int, default 0, 1
+    stick_to_shard : bool, default False
+    pad_last_batch : bool, default False
+    enable_checkpointing : bool, default False
+    name : str, optional
+
+    Outputs per batch: ``(encoded, labels)``: Batches of uint8 1-D encoded files and int32
+    labels of shape (1,).
+
+    Raises
+    ------
+    ValueError / TypeError
+        For bad arguments, an empty folder, a missing file, or a bad ``file_list`` line
+        (naming the path and what was expected).
+    """
+
+    def __init__(self, *, enable_checkpointing: bool = False, **kwargs):
+        self._core = FileReaderCore(**kwargs)
+        self.enable_checkpointing = bool(enable_checkpointing)
+        self._compiled = None      # True/False once next_epoch decided the mode
+        self._iterated = False
+        self.name = kwargs.get("name")
+
+    # ------------------------------------------------------------------ iteration
+    def next_epoch(self, batch_size: int | None = None, *, compile: bool = False,
+                   capture: bool | None = None):
+        """Iterate over one epoch.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Yield tuples of Batches of this size (the last one short unless ``pad_last_batch``);
+            without it, yield tuples of Tensors (one sample each).
+        compile : bool, default False
+            Trace the loop body once and replay the compiled graph for later batches
+            (``capture`` is an alias).
+
+        Raises
+        ------
+        RuntimeError
+            If the previous epoch was not fully consumed, the batch size changed, or compiled
+            and non-compiled iteration are mixed.
+        """
+        if capture is not None:
+            compile = bool(capture) or compile
+        if self._compiled is not None and self._compiled != bool(compile):
+            raise RuntimeError(
+                f"reader {self.name or ''}: it was used with compile={self._compiled} before; a "
+                f"reader cannot switch between compiled and non-compiled iteration")
+        if compile:
+            if batch_size is None:
+                raise ValueError("next_epoch(compile=True) needs a batch_size")
+            if self.enable_checkpointing:
+                raise NotImplementedError("compile=True cannot be used with a reader that has "
+                                          "enable_checkpointing=True")
+            from ndd.compile import compiled_epoch
+            it = self._core.next_epoch(batch_size, return_indices=True)
+            self._compiled = True
+            self._iterated = True
+            return compiled_epoch(self, self._batches(it))
+        it = self._core.next_epoch(batch_size, return_indices=True)
+        self._compiled = False
+        self._iterated = True
+        if batch_size is None:
+            return self._samples(it)
+        return self._batches(it)
+
+    def _batches(self, it):
+        files = self._core.files
+        for encoded, labels, idx in it:
+            info = [files[i] for i in idx]
+            enc = Value(_ENC.with_(batch_size=len(encoded)), data=SampleList(encoded, info))
+            lab = Value(_LAB.with_(batch_size=len(labels)), data=SampleList(labels, info))
+            yield Batch(enc), Batch(lab)
+
+    def _samples(self, it):
+        files = self._core.files
+        for encoded, label, idx in it:
+            enc = Value(_ENC, data=SampleList([encoded], [files[idx]]))
+            lab = Value(_LAB, data=SampleList([label], [files[idx]]))
+            yield Tensor(enc), Tensor(lab)
+
+    # ------------------------------------------------------------------ info and state
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def epoch_size(self) -> int:
+        return self._core.epoch_size()
+
+    def get_metadata(self) -> dict:
+        return self._core.get_metadata()
+
+    def get_state(self) -> dict:
+        """The reader's position and shuffle state (JSON-serialisable)."""
+        return {"type": "ndd.readers.File", "core": self._core.get_state()}
+
+    def set_state(self, state: dict) -> None:
+        """Restore a state from :meth:`get_state`; only before the first ``next_epoch``.
+
+        Raises
+        ------
+        RuntimeError
+            If the reader has already been iterated.
+        """
+        if self._iterated:
+            raise RuntimeError("set_state: the reader has already been iterated; restore the "
+                               "state into a freshly built reader before its first next_epoch")
+        if not isinstance(state, dict) or state.get("type") != "ndd.readers.File":
+            raise ValueError(f"set_state: not an ndd.readers.File state: {state!r:.80}")
+        self._core.set_state(state["core"])
+
+    def close(self) -> None:
+        self._core.close()
+
+    def __repr__(self) -> str:
+        return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
+
+
+__all__ = ["File"]

@@ -1,0 +1,81 @@
+"""DALI's enumerations, under DALI's names (``ndd.types.RGB``, ``ndd.types.INTERP_CUBIC``...).
+
+Every argument that takes one of these also accepts the plain string (``"RGB"``, ``"cubic"``,
+``"float32"``); DALI itself rejects strings (docs/semantics.md).
+"""
+from __future__ import annotations
+
+import enum
+
+from compiler.types import DTYPES
+
+
+class DALIDataType(enum.IntEnum):
+    """Element types, with DALI's numeric ids."""
+
+    NO_TYPE = -1
+    UINT8 = 1
+    UINT16 = 2
+    UINT32 = 3
+    UINT64 = 4
+    INT8 = 5
+    INT16 = 6
+    INT32 = 7
+    INT64 = 8
+    FLOAT16 = 9
+    FLOAT = 10
+    FLOAT64 = 11
+    BOOL = 12
+    STRING = 13
+    BFLOAT16 = 25
+
+    @property
+    def dtype_name(self) -> str:
+        for d in DTYPES.values():
+            if d.type_id == self.value:
+                return d.name
+        raise ValueError(f"{self.name} has no array element type")
+
+
+class DALIImageType(enum.IntEnum):
+    """Colour spaces of decoded images (``output_type``)."""
+
+    RGB = 0
+    BGR = 1
+    GRAY = 2
+    YCbCr = 3
+    ANY_DATA = 4
+
+    @property
+    def canonical(self) -> str:
+        return self.name
+
+
+class DALIInterpType(enum.IntEnum):
+    """Resampling filters (``interp_type``, ``min_filter``, ``mag_filter``)."""
+
+    INTERP_NN = 0
+    INTERP_LINEAR = 1
+    INTERP_CUBIC = 2
+    INTERP_LANCZOS3 = 3
+    INTERP_TRIANGULAR = 4
+    INTERP_GAUSSIAN = 5
+
+    @property
+    def canonical(self) -> str:
+        return self.name.removeprefix("INTERP_").lower()
+
+
+class DALIRNGType(enum.IntEnum):
+    """Kind of random-number generator (only the default is implemented)."""
+
+    DEFAULT = 0
+
+
+globals().update({m.name: m for m in DALIDataType})
+globals().update({m.name: m for m in DALIImageType})
+globals().update({m.name: m for m in DALIInterpType})
+
+__all__ = ["DALIDataType", "DALIImageType", "DALIInterpType", "DALIRNGType"] + \
+    [m.name for m in DALIDataType] + [m.name for m in DALIImageType] + \
+    [m.name for m in DALIInterpType]

@@ -1,0 +1,318 @@
+"""CPU image decoding: ``decode``, ``peek_shape`` and ``image_info``.
+
+The back end of ``ndd.decoders.image``, ``decoders.image_crop`` / ``image_slice`` /
+``image_random_crop`` (through ``roi``) and ``ndd.peek_image_shape``. nvImageCodec's CPU
+decoder does the work (libjpeg-turbo for JPEG); Pillow decodes what nvImageCodec cannot
+(GIF, gray+alpha with ``ANY_DATA``, RGBA BMP, ...). Semantics follow DALI 2.4's
+``decoders.image`` (see ``docs/semantics/codecs.md`` for where and why we differ).
+
+Every function here handles one sample, is thread-safe, and is meant to be called from a
+worker pool; each thread lazily creates its own nvImageCodec decoder.
+"""
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import nvimgcodec_backend as nvb
+from .color import OUTPUT_DTYPES, convert_depth, rgb_to_gray, rgb_to_ycbcr
+from .errors import DecodeError, sample_prefix
+from .exif import orientation_swaps_axes, read_orientation
+from .formats import diagnose_failure, first_bytes_hex, sniff_format
+from .pillow_backend import decode_pillow, file_channels, open_header
+
+__all__ = ["decode", "peek_shape", "image_info", "ImageInfo", "OUTPUT_TYPES", "DecodeError"]
+
+#: DALI's ``DALIImageType`` names accepted as ``output_type``.
+OUTPUT_TYPES = ("RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA")
+_DTYPE_ALIASES = {"uint8": "uint8", "uint16": "uint16", "float32": "float32", "float": "float32"}
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """Header facts of an encoded image.
+
+    Attributes
+    ----------
+    height, width : int
+        Size in pixels after applying the EXIF orientation (as decoding returns it).
+    channels : int
+        Channels stored in the file (gray 1, gray+alpha 2, RGB/YCbCr/palette 3, RGBA and
+        CMYK 4).
+    format : str
+        ``"jpeg"``, ``"png"``, ``"bmp"``, ``"tiff"``, ``"webp"``, ``"jpeg2k"``, ``"pnm"``,
+        ``"gif"``, ...
+    orientation : int
+        EXIF orientation 1..8 (1 when absent).
+    bit_depth : int
+        Bits per stored sample (8, 16, ...).
+    """
+
+    height: int
+    width: int
+    channels: int
+    format: str
+    orientation: int
+    bit_depth: int = 8
+
+
+def _as_buffer(data, sample):
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        buf = np.frombuffer(data, dtype=np.uint8)
+    elif isinstance(data, np.ndarray):
+        if data.dtype not in (np.uint8, np.int8):
+            raise TypeError(f"{sample_prefix(sample)}data must hold encoded bytes as a uint8 "
+                            f"array, got dtype {data.dtype}")
+        if data.ndim != 1:
+            raise TypeError(f"{sample_prefix(sample)}data must be a 1-D array of encoded "
+                            f"bytes, got shape {data.shape}")
+        buf = np.ascontiguousarray(data).view(np.uint8)
+    else:
+        raise TypeError(f"{sample_prefix(sample)}data must be bytes or a 1-D uint8 numpy "
+                        f"array, got {type(data).__name__}")
+    if buf.size == 0:
+        raise DecodeError(f"{sample_prefix(sample)}empty input (0 bytes)")
+    return buf
+
+
+def _check_output_type(output_type):
+    name = getattr(output_type, "name", output_type)
+    if isinstance(name, str):
+        for ot in OUTPUT_TYPES:
+            if name.upper() == ot.upper():
+                return ot
+    raise ValueError(f"output_type must be one of {', '.join(OUTPUT_TYPES)}, "
+                     f"got {output_type!r}")
+
+
+def _check_dtype(dtype):
+    name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
+    if name is None:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = None
+    key = str(name).lower() if name is not None else None
+    if key not in _DTYPE_ALIASES:
+        raise ValueError(f"dtype must be one of {', '.join(OUTPUT_DTYPES)}, got {dtype!r}")
+    return _DTYPE_ALIASES[key]
+
+
+class _Source:
+    """A parsed stream: nvImageCodec ``CodeStream`` when it can read it, else a Pillow header."""
+
+    __slots__ = ("buf", "stream", "pil", "fmt")
+
+    def __init__(self, buf, sample):
+        self.buf = buf
+        self.stream = nvb.parse(buf) if nvb.available() else None
+        self.pil = None
+        if self.stream is not None:
+            self.fmt = self.stream.codec_name
+            return
+        try:
+            self.pil = open_header(buf)
+        except Exception:
+            fmt = sniff_format(buf)
+            if fmt is None:
+                raise DecodeError(f"{sample_prefix(sample)}not a recognised image format "
+                                  f"(first bytes: {first_bytes_hex(buf)})") from None
+            raise DecodeError(sample_prefix(sample) + diagnose_failure(buf, fmt, "header")) \
+                from None
+        self.fmt = (self.pil.format or "unknown").lower()
+
+    def info(self):
+        if self.stream is not None:
+            s = self.stream
+            h, w, c = s.height, s.width, s.num_channels
+            depth = int(s.precision) or 8 * np.dtype(s.dtype).itemsize
+            orientation = read_orientation(self.buf, self.fmt)
+        else:
+            w, h = self.pil.size
+            c = file_channels(self.pil)
+            depth = 16 if self.pil.mode.startswith("I;16") else 8
+            orientation = int(self.pil.getexif().get(0x0112, 1))
+            orientation = orientation if 1 <= orientation <= 8 else 1
+        if orientation_swaps_axes(orientation):
+            h, w = w, h
+        return ImageInfo(int(h), int(w), int(c), self.fmt, orientation, depth)
+
+
+def _check_roi(roi, height, width, sample):
+    try:
+        y0, x0, y1, x1 = (operator.index(v) for v in roi)
+    except (TypeError, ValueError):
+        raise TypeError(f"{sample_prefix(sample)}roi must be None or 4 integers "
+                        f"(y0, x0, y1, x1), got {roi!r}") from None
+    if not (0 <= y0 < y1 <= height and 0 <= x0 < x1 <= width):
+        raise ValueError(f"{sample_prefix(sample)}roi (y0={y0}, x0={x0}, y1={y1}, x1={x1}) is "
+                         f"empty or outside the image of shape (H={height}, W={width}); expected "
+                         f"0 <= y0 < y1 <= {height} and 0 <= x0 < x1 <= {width}")
+    return y0, x0, y1, x1
+
+
+def _decode_nvimgcodec(src, output_type, roi, adjust_orientation):
+    s = src.stream
+    native = np.dtype(s.dtype) == np.uint16
+    cmyk = nvb.is_cmyk(s)
+    mode = {"RGB": "RGB", "BGR": "BGR", "GRAY": "GRAY", "YCbCr": "RGB",
+            "ANY_DATA": "UNCHANGED"}[output_type]
+    if cmyk and mode in ("GRAY", "UNCHANGED"):
+        mode = "RGB"  # libjpeg-turbo gives no raw CMYK; gray is computed from RGB below
+    arr = nvb.decode_stream(s, mode, roi, native, adjust_orientation)
+    if arr is not None and cmyk and output_type == "GRAY":
+        arr = rgb_to_gray(arr)
+    return arr
+
+
+def _decode_pillow(src, output_type, roi, adjust_orientation):
+    mode = {"RGB": "RGB", "BGR": "RGB", "GRAY": "GRAY", "YCbCr": "RGB",
+            "ANY_DATA": "UNCHANGED"}[output_type]
+    arr = decode_pillow(src.buf, mode, adjust_orientation)
+    if output_type == "GRAY" and arr.shape[2] == 3:
+        arr = rgb_to_gray(arr)
+    elif output_type == "BGR":
+        arr = arr[:, :, ::-1]
+    if roi is not None:
+        y0, x0, y1, x1 = roi
+        arr = arr[y0:y1, x0:x1]
+    return np.ascontiguousarray(arr)
+
+
+def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
+           adjust_orientation=True):
+    """Decode one encoded image on the CPU.
+
+    Parameters
+    ----------
+    data : bytes or numpy.ndarray
+        The encoded file: bytes, or a 1-D uint8 array.
+    output_type : str
+        DALI ``DALIImageType`` name (or an enum with that ``.name``): ``"RGB"``, ``"BGR"``,
+        ``"GRAY"`` (full-range luma; libjpeg-turbo's Y for JPEG), ``"YCbCr"`` (studio-range
+        BT.601) or ``"ANY_DATA"`` (the file's channels: gray 1, gray+alpha 2, RGB and palette
+        3, RGBA 4; CMYK is given as RGB).
+    roi : tuple of int, optional
+        ``(y0, x0, y1, x1)``: end-exclusive pixel box in the oriented (post-EXIF) image. Only
+        that region is decoded where the codec supports it; the pixels are exactly those of
+        decode-then-crop.
+    dtype : str
+        ``"uint8"`` (default), ``"uint16"`` or ``"float32"``; values are rescaled to the range
+        of the type (uint8 -> uint16: ``v * 257``; -> float32: ``[0, 1]``; 16-bit files ->
+        uint8: ``round(v / 257)``), as DALI's ``dtype`` argument.
+    sample : str, optional
+        Names the sample in error messages (e.g. ``"sample 3 ('cat/01.jpg')"``).
+    adjust_orientation : bool
+        Apply the EXIF orientation (DALI's ``adjust_orientation``, default True).
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous array, layout HWC; C = 3 for RGB/BGR/YCbCr, 1 for GRAY.
+
+    Raises
+    ------
+    DecodeError
+        Empty, truncated, corrupt or unrecognised data.
+    ValueError
+        Bad ``output_type``, ``dtype``, or an ``roi`` that is empty or outside the image.
+    TypeError
+        ``data`` or ``roi`` of the wrong type.
+    """
+    output_type = _check_output_type(output_type)
+    dtype = _check_dtype(dtype)
+    buf = _as_buffer(data, sample)
+    src = _Source(buf, sample)
+    if roi is not None:
+        if adjust_orientation:
+            info = src.info()
+            height, width = info.height, info.width
+        else:
+            height, width = _raw_size(src)
+        roi = _check_roi(roi, height, width, sample)
+    arr = None
+    use_nv = src.stream is not None and not (output_type == "ANY_DATA"
+                                             and src.stream.num_channels == 2)
+    if use_nv:
+        arr = _decode_nvimgcodec(src, output_type, roi, adjust_orientation)
+    if arr is None:
+        try:
+            arr = _decode_pillow(src, output_type, roi, adjust_orientation)
+        except Exception as exc:
+            reason = diagnose_failure(buf, src.fmt, "data")
+            raise DecodeError(f"{sample_prefix(sample)}{reason}: {exc}") from None
+    if output_type == "YCbCr":
+        arr = rgb_to_ycbcr(arr)
+    return np.ascontiguousarray(convert_depth(arr, dtype))
+
+
+def _raw_size(src):
+    if src.stream is not None:
+        return int(src.stream.height), int(src.stream.width)
+    w, h = src.pil.size
+    return int(h), int(w)
+
+
+def image_info(data, sample=None):
+    """Read an encoded image's header (no pixel decoding).
+
+    Parameters
+    ----------
+    data : bytes or numpy.ndarray
+        The encoded file: bytes, or a 1-D uint8 array.
+    sample : str, optional
+        Names the sample in error messages.
+
+    Returns
+    -------
+    ImageInfo
+        Oriented height/width, stored channels, format name, EXIF orientation, bit depth.
+
+    Raises
+    ------
+    DecodeError
+        Empty or unrecognised data, or an unreadable header.
+    """
+    buf = _as_buffer(data, sample)
+    return _Source(buf, sample).info()
+
+
+def peek_shape(data, sample=None, image_type="RGB", adjust_orientation=True):
+    """Shape a decode would return, from the header only (``ndd.peek_image_shape``).
+
+    Parameters
+    ----------
+    data : bytes or numpy.ndarray
+        The encoded file: bytes, or a 1-D uint8 array.
+    sample : str, optional
+        Names the sample in error messages.
+    image_type : str
+        As DALI's ``image_type`` (default ``"RGB"``): C is 3 for RGB/BGR/YCbCr and 1 for
+        GRAY, whatever the file stores; ``"ANY_DATA"`` gives the channels
+        :func:`decode` returns for ``ANY_DATA``.
+    adjust_orientation : bool
+        Report the EXIF-oriented shape (DALI's default, True).
+
+    Returns
+    -------
+    tuple of int
+        ``(H, W, C)``.
+
+    Raises
+    ------
+    DecodeError
+        Empty or unrecognised data, or an unreadable header.
+    """
+    image_type = _check_output_type(image_type)
+    buf = _as_buffer(data, sample)
+    src = _Source(buf, sample)
+    info = src.info()
+    h, w = (info.height, info.width) if adjust_orientation else _raw_size(src)
+    if image_type == "GRAY":
+        c = 1
+    elif image_type == "ANY_DATA":
+        c = 3 if src.stream is not None and nvb.is_cmyk(src.stream) else info.channels
+    else:
+        c = 3
+    return (h, w, c)

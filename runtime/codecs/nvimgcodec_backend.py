@@ -1,0 +1,128 @@
+"""nvImageCodec CPU decoding: one decoder per thread, created lazily.
+
+nvImageCodec's CPU-only decoder (libjpeg-turbo, libpng, libtiff, libwebp, OpenCV, OpenJPEG
+plug-ins) limits itself to one thread, so each worker thread gets its own
+:class:`nvimgcodec.Decoder` (``threading.local``) and the caller's thread pool provides the
+parallelism. Nothing is imported or created at module import time.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["available", "parse", "decode_stream"]
+
+_local = threading.local()
+_import_lock = threading.Lock()
+_module = None
+_import_error = None
+
+
+def _nvimgcodec():
+    """Import nvImageCodec once; return the module or None when it cannot be used here."""
+    global _module, _import_error
+    if _module is not None or _import_error is not None:
+        return _module
+    with _import_lock:
+        if _module is None and _import_error is None:
+            # Our DecodeError messages replace the library's own stderr logging.
+            os.environ.setdefault("PYNVIMGCODEC_VERBOSITY", "0")
+            try:
+                from nvidia import nvimgcodec
+                _module = nvimgcodec
+            except Exception as exc:  # ImportError, or a missing CUDA runtime library
+                _import_error = exc
+    return _module
+
+
+def _decoder():
+    dec = getattr(_local, "decoder", None)
+    if dec is None:
+        nv = _nvimgcodec()
+        dec = nv.Decoder(device_id=nv.NVIMGCODEC_DEVICE_CPU_ONLY, max_num_cpu_threads=1,
+                         backends=[nv.Backend(nv.BackendKind.CPU_ONLY)])
+        _local.decoder = dec
+    return dec
+
+
+def available():
+    """Return True when nvImageCodec can be imported and a CPU decoder created."""
+    if _nvimgcodec() is None:
+        return False
+    try:
+        _decoder()
+    except Exception:
+        return False
+    return True
+
+
+def parse(buf):
+    """Parse a stream's header.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the encoded file (must stay alive while the stream is used).
+
+    Returns
+    -------
+    nvimgcodec.CodeStream or None
+        None when nvImageCodec does not recognise the data.
+    """
+    nv = _nvimgcodec()
+    try:
+        stream = nv.CodeStream(buf)
+        stream.codec_name  # the header is parsed lazily; force it here
+    except RuntimeError:
+        return None
+    return stream
+
+
+def is_cmyk(stream):
+    """True when the stream stores CMYK or YCCK samples."""
+    nv = _nvimgcodec()
+    return stream.color_spec in (nv.ColorSpec.CMYK, nv.ColorSpec.YCCK)
+
+
+def decode_stream(stream, mode, roi=None, native_depth=False, adjust_orientation=True):
+    """Decode a parsed stream to an interleaved (HWC) numpy array.
+
+    Parameters
+    ----------
+    stream : nvimgcodec.CodeStream
+        From :func:`parse`.
+    mode : {"RGB", "BGR", "GRAY", "UNCHANGED"}
+        Colour output: 3 channels RGB or BGR, 1 channel luma (libjpeg-turbo's Y for JPEG), or
+        the file's own channels.
+    roi : tuple of int, optional
+        ``(y0, x0, y1, x1)`` end-exclusive box in oriented (post-EXIF) coordinates; only that
+        region is decoded (nvImageCodec ``Region``; bit-exact with decode-then-crop).
+    native_depth : bool
+        Keep the file's bit depth (e.g. uint16 for 16-bit PNG) instead of scaling to uint8.
+    adjust_orientation : bool
+        Apply the EXIF orientation.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        C-contiguous array, layout HWC; None when the codec failed to decode the stream.
+    """
+    nv = _nvimgcodec()
+    spec = {"RGB": nv.ColorSpec.SRGB, "BGR": nv.ColorSpec.SRGB, "GRAY": nv.ColorSpec.GRAY,
+            "UNCHANGED": nv.ColorSpec.UNCHANGED}[mode]
+    fmt = nv.SampleFormat.I_BGR if mode == "BGR" else nv.SampleFormat.I_AUTO_COMPONENTS
+    params = nv.DecodeParams(apply_exif_orientation=adjust_orientation, color_spec=spec,
+                             allow_any_depth=native_depth, sample_format=fmt)
+    if roi is not None:
+        stream = stream.get_sub_code_stream(region=nv.Region(*[int(v) for v in roi]))
+    try:
+        image = _decoder().decode(stream, params=params)
+    except (RuntimeError, ValueError):
+        return None
+    if image is None:
+        return None
+    out = np.asarray(image.cpu())
+    if out.ndim == 2:
+        out = out[:, :, None]
+    return np.ascontiguousarray(out)

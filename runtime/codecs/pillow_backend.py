@@ -1,0 +1,101 @@
+"""Pillow fallback for streams nvImageCodec cannot decode (GIF, gray+alpha, RGBA BMP, ...).
+
+The output follows the same conventions as the nvImageCodec path: HWC, EXIF orientation
+applied like ``PIL.ImageOps.exif_transpose`` (which is what nvImageCodec and DALI do),
+8- or 16-bit samples.
+"""
+
+import io
+
+import numpy as np
+
+__all__ = ["open_header", "decode_pillow", "file_channels"]
+
+
+def open_header(buf):
+    """Open a stream with Pillow, reading only its header.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the encoded file.
+
+    Returns
+    -------
+    PIL.Image.Image
+        A lazily-loaded image (pixels not decoded yet).
+
+    Raises
+    ------
+    Exception
+        Whatever Pillow raises for data it cannot identify (``PIL.UnidentifiedImageError``,
+        ``OSError``, ...); callers turn it into a :class:`DecodeError`.
+    """
+    from PIL import Image
+    return Image.open(io.BytesIO(buf.tobytes()))
+
+
+def file_channels(img):
+    """Channels as they are stored: L/I;16/1/F -> 1, LA -> 2, RGB/P/CMYK -> 3, RGBA -> 4.
+
+    Palette images count as 3 channels even with a transparent entry, as nvImageCodec and
+    DALI 2.4 report them.
+    """
+    mode = img.mode
+    if mode in ("LA", "La"):
+        return 2
+    if mode in ("RGBA", "RGBa"):
+        return 4
+    if mode in ("RGB", "P", "CMYK", "YCbCr", "LAB", "HSV"):
+        return 3
+    return 1
+
+
+def decode_pillow(buf, mode, adjust_orientation=True):
+    """Decode a whole stream with Pillow.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the encoded file.
+    mode : {"RGB", "GRAY", "UNCHANGED"}
+        ``"RGB"``: 3 channels; ``"GRAY"``: 1 channel, the file's own gray samples for gray
+        images, otherwise RGB is returned and the caller converts; ``"UNCHANGED"``: the
+        file's channels (gray 1, gray+alpha 2, colour and palette 3, RGBA 4).
+    adjust_orientation : bool
+        Apply the EXIF orientation (``ImageOps.exif_transpose`` semantics).
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous uint8 (or uint16 for 16-bit gray) array, layout HWC.
+
+    Raises
+    ------
+    Exception
+        Whatever Pillow raises for corrupt or truncated data.
+    """
+    from PIL import ImageOps
+    img = open_header(buf)
+    img.load()
+    if adjust_orientation:
+        img = ImageOps.exif_transpose(img)
+    pmode = img.mode
+    if pmode in ("I;16", "I;16B", "I;16L", "I;16N"):
+        arr = np.asarray(img).astype(np.uint16)[:, :, None]
+        if mode == "RGB":
+            arr = np.repeat(arr, 3, axis=2)
+        return np.ascontiguousarray(arr)
+    channels = file_channels(img)
+    if mode == "UNCHANGED":
+        target = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}[channels]
+    elif mode == "GRAY" and channels <= 2:
+        target = "L"
+    else:
+        target = "RGB"
+    if pmode != target:
+        img = img.convert(target)
+    arr = np.asarray(img, dtype=np.uint8)
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    return np.ascontiguousarray(arr)

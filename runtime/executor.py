@@ -1,0 +1,114 @@
+"""Runs nodes and plans: looks kernels up, feeds them storage, stores their outputs.
+
+Errors raised by a kernel are re-raised with the op name and the user's ``file:line``
+(ARCHITECTURE invariant 4), keeping the original exception type when possible.
+"""
+from __future__ import annotations
+
+import threading
+
+from compiler.ir import Node
+from runtime.kernels.registry import KernelContext, lookup
+from runtime.threadpool import get_pool
+
+
+class OpError(RuntimeError):
+    """An operator failed and the original exception type could not carry the message."""
+
+
+def wrap_error(node: Node, exc: BaseException) -> BaseException:
+    """Return an exception of the same type naming the op and the user's call site."""
+    if getattr(exc, "_ndd_site", None) is not None:
+        return exc
+    msg = f"{node.op} (called at {node.callsite}): {exc}"
+    try:
+        new = type(exc)(msg)
+    except Exception:
+        new = OpError(msg)
+    new._ndd_site = node.callsite
+    new.__cause__ = exc
+    return new
+
+
+def run_node(node: Node) -> None:
+    """Execute one node whose inputs are all materialized; sets ``data`` on its outputs."""
+    kernel = node.meta.get("kernel") or lookup(node.op, node.device.kind)
+    inputs = []
+    for v in node.inputs:
+        if v.data is None:
+            raise RuntimeError(f"internal error: input %{v.id} of {node.op} is not computed")
+        inputs.append(v.data)
+    args = dict(node.args)
+    for k, v in node.tensor_args.items():
+        args[k] = v.data
+    ctx = KernelContext(pool=get_pool(), in_metas=[v.meta for v in node.inputs],
+                        out_metas=[v.meta for v in node.outputs],
+                        tensor_arg_names=set(node.tensor_args),
+                        batch_size=node.outputs[0].meta.batch_size if node.outputs else 0,
+                        op=node.op)
+    try:
+        outs = kernel(ctx, inputs, args)
+    except Exception as exc:  # noqa: BLE001 - re-raised with the call site
+        raise wrap_error(node, exc) from exc
+    if len(outs) != len(node.outputs):
+        raise RuntimeError(f"internal error: kernel {node.op} returned {len(outs)} outputs, "
+                           f"expected {len(node.outputs)}")
+    for v, d in zip(node.outputs, outs):
+        v.data = d
+    node.meta["done"] = True
+
+
+def release_inputs(node: Node) -> None:
+    """Drop a computed node's references to its inputs so their memory can be freed."""
+    if all(v.data is not None for v in node.outputs):
+        for v in node.outputs:
+            v.producer = None
+
+
+class LaneRunner:
+    """Runs a plan's lanes concurrently, one thread per lane, with events between lanes."""
+
+    def __init__(self):
+        self._threads: dict[int, object] = {}
+
+    @staticmethod
+    def run(plan) -> None:
+        lanes = plan.lanes()
+        if len(lanes) <= 1:
+            for step in plan.steps:
+                run_node(step.node)
+            return
+        done = {step.node.id: threading.Event() for step in plan.steps}
+        errors: list[BaseException] = []
+
+        def run_lane(steps):
+            for step in steps:
+                for dep in step.waits:
+                    done[dep].wait()
+                    if errors:
+                        return
+                try:
+                    if not errors:
+                        run_node(step.node)
+                except BaseException as exc:  # noqa: BLE001
+                    errors.append(exc)
+                finally:
+                    done[step.node.id].set()
+            for step in steps:
+                done[step.node.id].set()
+
+        threads = [threading.Thread(target=run_lane, args=(steps,), daemon=True,
+                                    name=f"ndd-lane-{lane}")
+                   for lane, steps in sorted(lanes.items())[1:]]
+        for t in threads:
+            t.start()
+        run_lane(sorted(lanes.items())[0][1])
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+
+
+def execute(plan) -> None:
+    """Run a compiled plan (``compiler.plan.Plan``)."""
+    LaneRunner.run(plan)

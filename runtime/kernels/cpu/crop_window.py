@@ -1,0 +1,254 @@
+"""Crop windows: fixed-size windows placed by relative position, and random
+area/aspect-ratio windows (``random_resized_crop`` / ``decoders.image_random_crop``).
+
+Windows are ``(y0, x0, h, w)`` tuples of Python ints, in input pixels. Pure
+Python on scalars; thread-safe (no shared state; the random generator is the
+caller's).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["crop_window", "crop_size", "random_crop_window", "round_half_away_scalar"]
+
+
+def round_half_away_scalar(v):
+    """Round a Python/numpy float to int, halves away from zero (C ``roundf``)."""
+    v = float(v)
+    t = math.trunc(v)
+    if abs(v - t) >= 0.5:
+        t += 1 if v > 0 else -1
+    return int(t)
+
+
+def _check_hw(in_hw, name="in_hw"):
+    try:
+        h, w = (int(v) for v in in_hw)
+        ok = all(float(v) == int(v) for v in in_hw)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}={in_hw!r}: expected a pair of integers (H, W)") from None
+    if not ok or h < 0 or w < 0:
+        raise ValueError(f"{name}={in_hw!r}: expected a pair of non-negative integers (H, W)")
+    return h, w
+
+
+def _extent(value, name):
+    """One crop extent: floats truncate toward zero (as DALI); 0 = whole extent."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}={value!r}: expected a number of pixels")
+    if not math.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{name}={value!r}: expected a non-negative number of pixels")
+    return int(value)
+
+
+def crop_size(in_hw, *, crop=None, crop_h=None, crop_w=None):
+    """Resolve DALI's ``crop`` / ``crop_h`` / ``crop_w`` arguments to ``(h, w)``.
+
+    Parameters
+    ----------
+    in_hw : tuple of int
+        Input ``(H, W)`` in pixels.
+    crop : float or sequence of 2 floats, optional
+        ``(crop_h, crop_w)``; a single number is used for both. Fractions are
+        truncated toward zero (DALI: ``crop=(2.9, 2.1)`` -> 2x2). An extent of 0
+        means "the whole input extent" (DALI behaviour).
+    crop_h, crop_w : float, optional
+        Must be given together, and not together with ``crop``.
+
+    Returns
+    -------
+    tuple of int
+        ``(h, w)``; no crop arguments give the whole input.
+
+    Raises
+    ------
+    ValueError
+        Negative or non-finite extents, ``crop`` of the wrong length, ``crop``
+        combined with ``crop_h``/``crop_w``, or only one of ``crop_h``/``crop_w``.
+    TypeError
+        Non-numeric extents.
+    """
+    H, W = _check_hw(in_hw)
+    if crop is not None and (crop_h is not None or crop_w is not None):
+        raise ValueError(
+            f"crop={crop!r} cannot be combined with crop_h={crop_h!r} / crop_w={crop_w!r}")
+    if (crop_h is None) != (crop_w is None):
+        raise ValueError(
+            f"crop_h={crop_h!r} and crop_w={crop_w!r} must be given together")
+    if crop is not None:
+        if isinstance(crop, numbers.Real) and not isinstance(crop, bool):
+            h = w = _extent(crop, "crop")
+        else:
+            vals = list(np.asarray(crop).ravel().tolist()) if not isinstance(crop, (list, tuple)) \
+                else list(crop)
+            if len(vals) != 2:
+                raise ValueError(f"crop={crop!r}: expected (crop_h, crop_w), 2 values for 2D input")
+            h, w = _extent(vals[0], "crop[0]"), _extent(vals[1], "crop[1]")
+    elif crop_h is not None:
+        h, w = _extent(crop_h, "crop_h"), _extent(crop_w, "crop_w")
+    else:
+        return H, W
+    return (h or H), (w or W)
+
+
+def _check_pos(pos, name):
+    if isinstance(pos, (bool, np.bool_)) or not isinstance(pos, numbers.Real):
+        raise TypeError(f"{name}={pos!r}: expected a number in [0, 1]")
+    if not 0.0 <= float(pos) <= 1.0:
+        raise ValueError(f"{name}={pos!r}: expected a number in [0, 1]")
+    return float(pos)
+
+
+def _anchor(pos, in_extent, out_extent):
+    # DALI computes in float32: roundf(pos * (in - out)), halves away from zero
+    prod = np.float32(pos) * np.float32(in_extent - out_extent)
+    return round_half_away_scalar(prod)
+
+
+def crop_window(in_hw, *, crop=None, crop_h=None, crop_w=None, crop_pos_x=0.5, crop_pos_y=0.5):
+    """Place a fixed-size crop window by relative position (DALI ``crop`` semantics).
+
+    ``y0 = round(crop_pos_y * (H - h))``, ``x0 = round(crop_pos_x * (W - w))``,
+    computed in float32 and rounded half away from zero, as DALI 2.4 does.
+
+    Parameters
+    ----------
+    in_hw : tuple of int
+        Input ``(H, W)`` in pixels.
+    crop, crop_h, crop_w : see :func:`crop_size`.
+    crop_pos_x, crop_pos_y : float in [0, 1]
+        Relative position of the window: 0 = left/top, 1 = right/bottom.
+
+    Returns
+    -------
+    tuple of int
+        ``(y0, x0, h, w)``. The anchor is negative (or the window runs past the
+        end) when the window is larger than the input.
+
+    Raises
+    ------
+    ValueError
+        Positions outside [0, 1]; see :func:`crop_size` for the crop extents.
+    """
+    H, W = _check_hw(in_hw)
+    h, w = crop_size((H, W), crop=crop, crop_h=crop_h, crop_w=crop_w)
+    px = _check_pos(crop_pos_x, "crop_pos_x")
+    py = _check_pos(crop_pos_y, "crop_pos_y")
+    return _anchor(py, H, h), _anchor(px, W, w), h, w
+
+
+def _range_arg(value, name, lower_exclusive=0.0, upper=math.inf):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        lo = hi = float(value)
+    else:
+        try:
+            vals = [float(v) for v in value]
+        except TypeError:
+            raise TypeError(f"{name}={value!r}: expected a number or a pair (min, max)") from None
+        if len(vals) != 2:
+            raise ValueError(f"{name}={value!r}: expected a pair (min, max)")
+        lo, hi = vals
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= lower_exclusive or lo > hi \
+            or hi > upper:
+        bound = "" if upper == math.inf else f" <= {upper}"
+        raise ValueError(
+            f"{name}={value!r}: expected finite {lower_exclusive} < min <= max{bound}")
+    return lo, hi
+
+
+def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
+                       random_aspect_ratio=(3 / 4, 4 / 3), num_attempts=10):
+    """Draw a random crop window of random area and aspect ratio (Inception style).
+
+    Semantics of DALI's ``random_resized_crop`` / ``decoders.image_random_crop`` /
+    ``random_crop_generator`` window choice:
+
+    1. If even the most extreme allowed aspect ratio cannot reach the minimum
+       area (the image is too wide or too tall), the window is the full height
+       (resp. width) with the widest (tallest) allowed aspect ratio.
+    2. Otherwise up to ``num_attempts`` tries: area fraction ``s ~ U(random_area)``,
+       aspect ratio ``r = w/h`` log-uniform in ``random_aspect_ratio``,
+       ``w = round(sqrt(s*H*W*r))``, ``h = round(sqrt(s*H*W/r))`` (at least 1);
+       accepted when it fits in the image and ``w/h`` (after rounding) lies in
+       the aspect range.
+    3. If every try fails: the whole image, narrowed to the aspect range, then
+       scaled down (keeping its aspect) to at most ``max(random_area)`` of the
+       image area.
+    4. The position is uniform over all integer positions that keep the window
+       inside the image.
+
+    Parameters
+    ----------
+    in_hw : tuple of int
+        Input ``(H, W)`` in pixels.
+    rng : numpy.random.Generator
+        Source of randomness; consumed by this call only (thread-safe as long as
+        each thread has its own generator).
+    random_area : float or (float, float)
+        Range of the window's area as a fraction of the input area;
+        0 < min <= max <= 1.
+    random_aspect_ratio : float or (float, float)
+        Range of ``w / h``; 0 < min <= max.
+    num_attempts : int
+        Number of tries before the fallback (>= 1).
+
+    Returns
+    -------
+    tuple of int
+        ``(y0, x0, h, w)`` with ``0 <= y0``, ``y0 + h <= H``, ``0 <= x0``,
+        ``x0 + w <= W``. An empty input (H or W is 0) gives ``(0, 0, 0, 0)``.
+
+    Raises
+    ------
+    ValueError
+        Bad ranges or ``num_attempts < 1``.
+    TypeError
+        ``rng`` is not a ``numpy.random.Generator``.
+    """
+    H, W = _check_hw(in_hw)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng={rng!r}: expected a numpy.random.Generator")
+    area_lo, area_hi = _range_arg(random_area, "random_area", upper=1.0)
+    ar_lo, ar_hi = _range_arg(random_aspect_ratio, "random_aspect_ratio")
+    if isinstance(num_attempts, bool) or not isinstance(num_attempts, numbers.Integral) \
+            or num_attempts < 1:
+        raise ValueError(f"num_attempts={num_attempts!r}: expected an integer >= 1")
+    if H == 0 or W == 0:
+        return 0, 0, 0, 0
+
+    area = H * W
+    min_area = area * area_lo
+    max_w = max(1, int(H * ar_hi))  # widest window that is H tall
+    max_h = max(1, int(W / ar_lo))  # tallest window that is W wide
+    if H * max_w < min_area:  # image too wide for the aspect range
+        h, w = H, max_w
+    elif W * max_h < min_area:  # image too tall
+        h, w = max_h, W
+    else:
+        log_lo, log_hi = math.log(ar_lo), math.log(ar_hi)
+        for _ in range(int(num_attempts)):
+            target = rng.uniform(area_lo, area_hi) * area
+            ratio = math.exp(rng.uniform(log_lo, log_hi)) if log_hi > log_lo else ar_lo
+            w = max(1, round_half_away_scalar(math.sqrt(target * ratio)))
+            h = max(1, round_half_away_scalar(math.sqrt(target / ratio)))
+            if w <= W and h <= H and ar_lo <= w / h <= ar_hi:
+                break
+        else:
+            ratio = W / H
+            if ratio > ar_hi:
+                h, w = H, max_w
+            elif ratio < ar_lo:
+                h, w = max_h, W
+            else:
+                h, w = H, W
+            scale = min(1.0, area_hi * area / (w * h))
+            w = max(1, int(w * math.sqrt(scale)))
+            h = max(1, int(h * math.sqrt(scale)))
+    h, w = min(h, H), min(w, W)
+    x0 = int(rng.integers(0, W - w, endpoint=True))
+    y0 = int(rng.integers(0, H - h, endpoint=True))
+    return y0, x0, h, w

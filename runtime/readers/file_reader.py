@@ -1,0 +1,485 @@
+"""Runtime core of ``ndd.readers.File`` (DALI's ``fn.readers.file`` in dynamic mode).
+
+Yields plain numpy arrays: the encoded file contents (uint8, shape (size,)) and the label
+(int32, shape (1,)), per sample or per batch. The front end wraps them into Tensors/Batches.
+Semantics: ``runtime/readers/file_index.py`` (what is listed), ``sharding.py`` (what is read
+in which epoch); differences from DALI 2.4 are listed in ``docs/semantics/reader.md``.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+
+from runtime.readers.file_index import DEFAULT_FILE_FILTERS, build_file_index
+from runtime.readers.prefetch import Prefetcher
+from runtime.readers.sharding import ShardSpec, epoch_order, split_batches
+
+__all__ = ["FileReaderCore", "EpochIterator", "STATE_FORMAT"]
+
+#: Tag of the ``get_state`` dictionaries (checked by ``set_state``).
+STATE_FORMAT = "ndd.readers.File/1"
+_SAMPLE_CHUNK = 16
+_CHECKED_STATE_KEYS = ("num_samples", "num_shards", "shard_id", "stick_to_shard",
+                       "pad_last_batch", "random_shuffle", "shuffle_after_epoch")
+
+
+def _check_bool(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be a bool; got {value!r} ({type(value).__name__})")
+    return bool(value)
+
+
+def _check_int(value, name, minimum=None):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"`{name}` must be an integer; got {value!r} ({type(value).__name__})")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}; got {value}")
+    return int(value)
+
+
+def _resolve_seed(seed, name):
+    """DALI's ``seed=-1`` (or None) means "pick one": draw from OS entropy."""
+    if seed is None or (not isinstance(seed, bool) and isinstance(seed, (int, np.integer))
+                        and seed == -1):
+        return int(np.random.SeedSequence().entropy % (2**63))
+    return _check_int(seed, name, minimum=0)
+
+
+def _read_file(path):
+    """Whole file as uint8, shape (size,). Raises RuntimeError naming the path."""
+    try:
+        return np.fromfile(path, dtype=np.uint8)
+    except OSError as e:
+        raise RuntimeError(f"File reader: cannot read {path!r}: {e.strerror or e}") from e
+
+
+def _make_loader(paths, labels, with_indices):
+    """Return ``indices -> (encoded list, label list[, index list])``, run on the worker."""
+
+    def load(indices):
+        encoded, out_labels, cache = [], [], {}
+        for i in indices.tolist():
+            if i in cache:  # a padding repeat: same content, separate buffer
+                encoded.append(cache[i].copy())
+            else:
+                cache[i] = data = _read_file(paths[i])
+                encoded.append(data)
+            out_labels.append(labels[i:i + 1].copy())
+        if with_indices:
+            return encoded, out_labels, indices.tolist()
+        return encoded, out_labels
+
+    return load
+
+
+class _EpochRun:
+    """Bookkeeping of the epoch in progress (consumer side)."""
+
+    __slots__ = ("epoch", "order", "position", "finished", "iterator", "__weakref__")
+
+    def __init__(self, epoch, order, position):
+        self.epoch = epoch
+        self.order = order
+        self.position = position  # index into `order` of the next sample to deliver
+        self.finished = False
+        self.iterator = None  # weakref to the EpochIterator
+
+
+class EpochIterator:
+    """Iterator over one epoch of a ``FileReaderCore``.
+
+    Yields ``(encoded, label)`` per sample, or ``(list of encoded, list of labels)`` per
+    batch (plus a list of dataset indices when ``return_indices=True``). ``close()`` ends the
+    epoch early; the reader's next ``next_epoch`` then starts the following epoch.
+    """
+
+    def __init__(self, reader, run, prefetcher, batch_size, with_indices):
+        self._reader = reader
+        self._run = run
+        self._prefetcher = prefetcher
+        self._batch_size = batch_size
+        self._with_indices = with_indices
+        self._pending = []  # sample mode: samples of the current chunk not yet delivered
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._run.finished:
+            raise StopIteration
+        try:
+            return self._next_item()
+        except StopIteration:
+            raise
+        except BaseException:
+            self.close()  # a failed read ends the epoch; the next one can start
+            raise
+
+    def _next_item(self):
+        if self._batch_size is not None:
+            item = self._prefetcher.get()
+            self._reader._advance(self._run, min(self._batch_size,
+                                                 len(self._run.order) - self._run.position))
+            return tuple(item)
+        if not self._pending:
+            chunk = self._prefetcher.get()
+            self._pending = list(zip(*chunk))[::-1]
+        sample = self._pending.pop()
+        self._reader._advance(self._run, 1)
+        return sample
+
+    def close(self):
+        """End this epoch now (remaining samples are skipped) and stop prefetching."""
+        self._prefetcher.close()
+        self._reader._finish(self._run)
+
+    def __len__(self):
+        """Number of items (batches or samples) this iterator yields in total."""
+        n = len(self._run.order)
+        return n if self._batch_size is None else -(-n // self._batch_size)
+
+
+class FileReaderCore:
+    """Reads (file contents, label) pairs, sharded and optionally shuffled, with prefetching.
+
+    Parameters mirror DALI's ``fn.readers.file`` (names and defaults of DALI 2.4).
+
+    Parameters
+    ----------
+    file_root : str, optional
+        Folder with one sub-folder per class, or the folder ``file_list``/``files`` paths are
+        relative to.
+    file_list : str, optional
+        Text file of ``path label`` lines (exclusive with ``files``).
+    files : str or list of str, optional
+        Explicit file paths.
+    labels : int or list of int, optional
+        Labels of ``files``; default ``0..N-1``.
+    file_filters : str or list of str
+        Glob patterns for the ``file_root`` mode; default DALI's list of image/audio suffixes.
+    case_sensitive_filter : bool, default False
+    dir_filters : str or list of str, optional
+        Glob patterns selecting class folders.
+    random_shuffle : bool, default False
+        Seeded permutation of the shard, new every epoch (DALI: shuffle buffer).
+    seed : int, optional
+        Seed of ``random_shuffle``; None or -1 draws one (kept in ``get_state``).
+    initial_fill : int, default 1024
+        Accepted for compatibility (DALI's shuffle buffer size); the permutation is global.
+    shuffle_after_epoch : bool, default False
+        Permute the whole dataset every epoch, identically on all shards.
+    shuffle_after_epoch_seed : int, optional
+        Seed of ``shuffle_after_epoch`` (default 0: fixed, as in DALI).
+    shard_id, num_shards : int, default 0, 1
+    stick_to_shard : bool, default False
+        Without it the shard advances by one every epoch.
+    pad_last_batch : bool, default False
+        Pad the shard to ``ceil(N/num_shards)`` and the last batch to the batch size by
+        repeating the last sample.
+    prefetch_queue_depth : int, default 1
+        Batches read ahead by the background thread.
+    dont_use_mmap, read_ahead, lazy_init : bool
+        Accepted for compatibility; files are read with ``np.fromfile``. ``lazy_init=True``
+        lists the dataset at first use instead of in the constructor.
+    name : str, optional
+        Reader name (used in thread names and messages).
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad arguments, an empty dataset, missing files, a bad ``file_list`` line, or a
+        ``shard_id`` outside ``[0, num_shards)``.
+    """
+
+    def __init__(self, *, file_root=None, file_list=None, files=None, labels=None,
+                 file_filters=DEFAULT_FILE_FILTERS, case_sensitive_filter=False,
+                 dir_filters=None, random_shuffle=False, seed=None, initial_fill=1024,
+                 shuffle_after_epoch=False, shuffle_after_epoch_seed=None, shard_id=0,
+                 num_shards=1, stick_to_shard=False, pad_last_batch=False,
+                 prefetch_queue_depth=1, dont_use_mmap=False, read_ahead=False,
+                 lazy_init=False, name=None):
+        self.name = name
+        num_shards = _check_int(num_shards, "num_shards", minimum=1)
+        shard_id = _check_int(shard_id, "shard_id")
+        if not 0 <= shard_id < num_shards:
+            raise ValueError(f"`shard_id` {shard_id} is out of range for num_shards="
+                             f"{num_shards}; expected 0 <= shard_id < {num_shards}")
+        flags = {k: _check_bool(v, k) for k, v in dict(
+            case_sensitive_filter=case_sensitive_filter, random_shuffle=random_shuffle,
+            shuffle_after_epoch=shuffle_after_epoch, stick_to_shard=stick_to_shard,
+            pad_last_batch=pad_last_batch, dont_use_mmap=dont_use_mmap,
+            read_ahead=read_ahead, lazy_init=lazy_init).items()}
+        if flags["shuffle_after_epoch"] and (flags["random_shuffle"] or
+                                             flags["stick_to_shard"]):
+            raise ValueError("`shuffle_after_epoch=True` cannot be combined with "
+                             "`random_shuffle=True` or `stick_to_shard=True` (as in DALI)")
+        _check_int(initial_fill, "initial_fill", minimum=1)
+        self._depth = _check_int(prefetch_queue_depth, "prefetch_queue_depth", minimum=1)
+        self._listing_args = dict(
+            file_root=file_root, file_list=file_list, files=files, labels=labels,
+            file_filters=file_filters, case_sensitive_filter=flags["case_sensitive_filter"],
+            dir_filters=dir_filters)
+        self._spec_args = dict(
+            num_shards=num_shards, shard_id=shard_id,
+            stick_to_shard=flags["stick_to_shard"], pad_last_batch=flags["pad_last_batch"],
+            random_shuffle=flags["random_shuffle"], seed=_resolve_seed(seed, "seed"),
+            shuffle_after_epoch=flags["shuffle_after_epoch"],
+            shuffle_after_epoch_seed=0 if shuffle_after_epoch_seed is None else
+            _check_int(shuffle_after_epoch_seed, "shuffle_after_epoch_seed", minimum=0))
+        self._index = None
+        self._spec = None
+        self._lock = threading.RLock()
+        self._epoch = 0          # number of the next epoch to start
+        self._start_position = 0  # where the next epoch starts (set_state)
+        self._run = None          # _EpochRun in progress
+        self._mode = None         # "batch" or "sample" once used
+        self._batch_size = None
+        self._started = False
+        if not flags["lazy_init"]:
+            self._dataset()
+
+    # -- dataset ---------------------------------------------------------------------------
+    def _dataset(self):
+        if self._index is None:
+            index = build_file_index(**self._listing_args)
+            n = len(index)
+            if n < self._spec_args["num_shards"]:
+                raise ValueError(f"{index.source} has {n} sample(s), fewer than num_shards="
+                                 f"{self._spec_args['num_shards']}; every shard needs at "
+                                 "least one sample")
+            self._spec = ShardSpec(num_samples=n, **self._spec_args)
+            self._index = index
+        return self._index
+
+    @property
+    def files(self):
+        """tuple of str: paths of all samples, in dataset order (all shards)."""
+        return self._dataset().paths
+
+    @property
+    def labels(self):
+        """numpy.ndarray: int32, shape (N,): labels of all samples, in dataset order."""
+        return self._dataset().labels.copy()
+
+    def source_info(self, index):
+        """Path of dataset sample ``index`` (DALI's ``source_info`` of that sample)."""
+        paths = self._dataset().paths
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or \
+                not 0 <= index < len(paths):
+            raise IndexError(f"sample index {index!r} out of range for {len(paths)} samples")
+        return paths[int(index)]
+
+    def epoch_size(self):
+        """Dataset size N over all shards (DALI's reader meta ``epoch_size``)."""
+        return len(self._dataset())
+
+    def __len__(self):
+        """Samples the next (or current) epoch yields, before batch padding.
+
+        This is DALI's per-shard epoch size: the size of the shard read in that epoch, or
+        ``ceil(N/num_shards)`` with ``pad_last_batch``.
+        """
+        self._dataset()
+        epoch = self._run.epoch if self._run is not None else self._epoch
+        return self._spec.shard_size(epoch)
+
+    def num_batches(self, batch_size):
+        """Batches the next (or current) epoch yields with ``batch_size``."""
+        batch_size = _check_int(batch_size, "batch_size", minimum=1)
+        return -(-len(self) // batch_size)
+
+    def get_metadata(self):
+        """DALI-style reader meta: epoch_size, epoch_size_padded, number_of_shards, ..."""
+        n = self.epoch_size()
+        spec = self._spec
+        padded = spec.num_shards * -(-n // spec.num_shards) if spec.pad_last_batch else n
+        return {"epoch_size": n, "epoch_size_padded": padded,
+                "number_of_shards": spec.num_shards, "shard_id": spec.shard_id,
+                "pad_last_batch": int(spec.pad_last_batch),
+                "stick_to_shard": int(spec.stick_to_shard)}
+
+    # -- epochs ----------------------------------------------------------------------------
+    def next_epoch(self, batch_size=None, *, return_indices=False):
+        """Start the next epoch.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Yield batches of this size; None yields single samples.
+        return_indices : bool, default False
+            Also yield the dataset indices of the samples (for ``source_info``).
+
+        Returns
+        -------
+        EpochIterator
+            Per batch: ``(list of uint8 (size,) arrays, list of int32 (1,) arrays)``;
+            per sample: ``(uint8 (size,) array, int32 (1,) array)``.
+
+        Raises
+        ------
+        RuntimeError
+            If the previous epoch's iterator was neither consumed nor closed, or the mode
+            (batch/sample) or batch size differs from an earlier call.
+        ValueError, TypeError
+            For a bad ``batch_size``.
+        """
+        if batch_size is not None:
+            batch_size = _check_int(batch_size, "batch_size", minimum=1)
+        with self._lock:
+            index = self._dataset()
+            run = self._run
+            if run is not None and not run.finished:
+                done = run.position
+                raise RuntimeError(
+                    f"{self._label()}: the iterator of epoch {run.epoch} was not fully "
+                    f"consumed ({done} of {len(run.order)} samples delivered). Consume it "
+                    "completely, or call close() on it (or on the reader) before calling "
+                    "next_epoch again")
+            mode = "sample" if batch_size is None else "batch"
+            if self._mode is not None and mode != self._mode:
+                raise RuntimeError(
+                    f"{self._label()} was used in {self._mode} mode and cannot switch to "
+                    f"{mode} mode (next_epoch(batch_size={batch_size}))")
+            if mode == "batch" and self._batch_size is not None and \
+                    batch_size != self._batch_size:
+                raise RuntimeError(
+                    f"{self._label()} was used with batch_size={self._batch_size}; the batch "
+                    f"size cannot change (got batch_size={batch_size})")
+            if mode == "batch" and self._start_position % batch_size:
+                raise ValueError(
+                    f"{self._label()}: the restored position {self._start_position} is not "
+                    f"a multiple of batch_size={batch_size}")
+            self._mode, self._batch_size, self._started = mode, batch_size, True
+            order = epoch_order(self._spec, self._epoch)
+            run = _EpochRun(self._epoch, order, self._start_position)
+            self._start_position = 0
+            self._run = run
+            rest = order[run.position:]
+            if mode == "batch":
+                items = split_batches(rest, batch_size, self._spec.pad_last_batch)
+            else:
+                items = [rest[i:i + _SAMPLE_CHUNK] for i in range(0, len(rest), _SAMPLE_CHUNK)]
+            loader = _make_loader(index.paths, index.labels, return_indices)
+            prefetcher = Prefetcher(loader, items, self._depth, name=f"ndd-{self._label()}")
+            it = EpochIterator(self, run, prefetcher, batch_size, return_indices)
+            run.iterator = weakref.ref(it)
+            if run.position >= len(order):
+                self._finish(run)
+            return it
+
+    def _advance(self, run, count):
+        with self._lock:
+            run.position += count
+            if run.position >= len(run.order):
+                self._finish(run)
+
+    def _finish(self, run):
+        with self._lock:
+            if not run.finished:
+                run.finished = True
+                if self._run is run:
+                    self._epoch = run.epoch + 1
+                    self._run = None
+
+    def close(self):
+        """End the epoch in progress (if any) and stop its prefetch thread.
+
+        The reader stays usable: the next ``next_epoch`` starts the following epoch.
+        """
+        with self._lock:
+            run = self._run
+            if run is None:
+                return
+            it = run.iterator() if run.iterator is not None else None
+            if it is not None:
+                it.close()
+            else:
+                self._finish(run)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _label(self):
+        return f"File reader {self.name!r}" if self.name else "File reader"
+
+    # -- checkpointing ---------------------------------------------------------------------
+    def get_state(self):
+        """JSON-serialisable state: where the next delivered sample comes from.
+
+        Returns
+        -------
+        dict
+            ``format``, ``epoch`` (0-based epoch in progress or next), ``position`` (samples
+            of that epoch already delivered), ``seed``, ``shuffle_after_epoch_seed``,
+            ``mode``, ``batch_size`` and the dataset/sharding settings that ``set_state``
+            checks.
+        """
+        with self._lock:
+            self._dataset()
+            run = self._run
+            if run is not None and not run.finished:
+                epoch, position = run.epoch, run.position
+            else:
+                epoch, position = self._epoch, self._start_position
+            spec = self._spec
+            state = {"format": STATE_FORMAT, "epoch": int(epoch), "position": int(position),
+                     "seed": int(spec.seed),
+                     "shuffle_after_epoch_seed": int(spec.shuffle_after_epoch_seed),
+                     "mode": self._mode, "batch_size": self._batch_size}
+            state.update({k: getattr(spec, k) for k in _CHECKED_STATE_KEYS})
+            return state
+
+    def set_state(self, state):
+        """Restore a ``get_state`` snapshot; the next epoch continues right after it.
+
+        Raises
+        ------
+        RuntimeError
+            If this reader already started an epoch.
+        ValueError
+            If the state is malformed or was taken on a different dataset/sharding setup.
+        """
+        with self._lock:
+            if self._started:
+                raise RuntimeError(f"{self._label()}: set_state must be called before the "
+                                   "first next_epoch")
+            if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+                raise ValueError(f"not a File reader state (expected a dict with format="
+                                 f"{STATE_FORMAT!r}); got {state!r:.200}")
+            self._dataset()
+            spec = self._spec
+            wrong = [f"{k}: state has {state.get(k)!r}, reader has {getattr(spec, k)!r}"
+                     for k in _CHECKED_STATE_KEYS if state.get(k) != getattr(spec, k)]
+            if wrong:
+                raise ValueError(f"{self._label()}: the state belongs to a different "
+                                 "dataset or sharding setup (" + "; ".join(wrong) + ")")
+            epoch = _check_int(state.get("epoch"), "state['epoch']", minimum=0)
+            position = _check_int(state.get("position"), "state['position']", minimum=0)
+            mode, batch_size = state.get("mode"), state.get("batch_size")
+            if mode not in (None, "batch", "sample") or (mode == "batch") != (
+                    batch_size is not None):
+                raise ValueError(f"state has inconsistent mode={mode!r} and "
+                                 f"batch_size={batch_size!r}")
+            if batch_size is not None:
+                batch_size = _check_int(batch_size, "state['batch_size']", minimum=1)
+            new_spec = ShardSpec(
+                **{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
+                   "seed": _check_int(state.get("seed"), "state['seed']", minimum=0),
+                   "shuffle_after_epoch_seed": _check_int(
+                       state.get("shuffle_after_epoch_seed"),
+                       "state['shuffle_after_epoch_seed']", minimum=0)})
+            size = new_spec.shard_size(epoch)
+            if position > size:
+                raise ValueError(f"state['position'] {position} exceeds the {size} samples "
+                                 f"of epoch {epoch}")
+            if position == size:  # the saved epoch was complete
+                epoch, position = epoch + 1, 0
+            self._spec = new_spec
+            self._epoch, self._start_position = epoch, position
+            self._mode, self._batch_size = mode, batch_size

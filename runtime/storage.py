@@ -1,0 +1,13 @@
+"""Batch storage on the CPU: a list of per-sample numpy arrays, optionally with source info."""
+from __future__ import annotations
+
+
+class SampleList(list):
+    """A list of per-sample arrays that also remembers where each sample came from
+    (``source_info[i]``, e.g. the file path), so errors can name the file."""
+
+    __slots__ = ("source_info",)
+
+    def __init__(self, samples, source_info=None):
+        super().__init__(samples)
+        self.source_info = source_info

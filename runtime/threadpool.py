@@ -1,0 +1,104 @@
+"""The one thread pool that runs per-sample work (``ndd.set_num_threads``).
+
+Torch's own intra-op threads are set to 1 on first use so that they do not oversubscribe the
+cores the pool already uses.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence
+
+
+def default_num_threads() -> int:
+    env = os.environ.get("DALI_NUM_THREADS") or os.environ.get("NDD_NUM_THREADS")
+    if env:
+        try:
+            n = int(env)
+            if n > 0:
+                return n
+        except ValueError:
+            pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class ThreadPool:
+    """Runs ``fn(i)`` for ``i in range(n)`` on ``num_threads`` workers, in contiguous chunks."""
+
+    def __init__(self, num_threads: int):
+        self.num_threads = num_threads
+        self._executor = ThreadPoolExecutor(num_threads, thread_name_prefix="ndd-pool") \
+            if num_threads > 1 else None
+
+    def map(self, fn: Callable[[int], object], n: int) -> list:
+        if n == 0:
+            return []
+        if self._executor is None or n == 1:
+            return [fn(i) for i in range(n)]
+        # One task per sample keeps the load balanced for uneven samples (images of different
+        # sizes); futures are cheap next to the per-sample work.
+        futures = [self._executor.submit(fn, i) for i in range(n)]
+        return [f.result() for f in futures]
+
+    def run_all(self, fns: Sequence[Callable[[], object]]) -> list:
+        """Run independent callables concurrently (used for parallel lanes)."""
+        if self._executor is None or len(fns) <= 1:
+            return [f() for f in fns]
+        futures = [self._executor.submit(f) for f in fns]
+        return [f.result() for f in futures]
+
+    def shutdown(self):
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+
+
+_lock = threading.Lock()
+_pool: ThreadPool | None = None
+_requested: int | None = None
+_torch_configured = False
+
+
+def configure_torch() -> None:
+    global _torch_configured
+    if not _torch_configured:
+        import torch
+        torch.set_num_threads(1)
+        _torch_configured = True
+
+
+def set_num_threads(n: int) -> None:
+    """Set the number of worker threads for CPU operators.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer.
+    """
+    global _pool, _requested
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: num_threads must be a positive integer, got {n!r}")
+    with _lock:
+        _requested = n
+        if _pool is not None and _pool.num_threads != n:
+            _pool.shutdown()
+            _pool = None
+
+
+def get_num_threads() -> int:
+    return _requested if _requested is not None else default_num_threads()
+
+
+def get_pool() -> ThreadPool:
+    global _pool
+    pool = _pool
+    if pool is None:
+        with _lock:
+            if _pool is None:
+                configure_torch()
+                _pool = ThreadPool(get_num_threads())
+            pool = _pool
+    return pool

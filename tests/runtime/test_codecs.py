@@ -1,0 +1,362 @@
+"""Tests of runtime.codecs (CPU image decoding).
+
+Fixtures are generated at run time with Pillow from scikit-image's bundled photos; references
+are Pillow decodes (libjpeg-turbo, libpng, libwebp: bit-exact with nvImageCodec here), numpy
+formulas, and DALI 2.4 under ``@pytest.mark.oracle``.
+"""
+
+import io
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from PIL import Image, ImageOps
+
+skdata = pytest.importorskip("skimage.data")
+
+from runtime.codecs import DecodeError, decode, image_info, peek_shape  # noqa: E402
+
+
+def _encode(img, fmt, **kw):
+    buf = io.BytesIO()
+    img.save(buf, fmt, **kw)
+    return buf.getvalue()
+
+
+def _exif(orientation):
+    ex = Image.Exif()
+    ex[0x0112] = orientation
+    return ex.tobytes()
+
+
+@pytest.fixture(scope="module")
+def files():
+    chel = skdata.chelsea()  # 300x451 RGB photo
+    ast = skdata.astronaut()[:200, :300]
+    coffee = skdata.coffee()  # 400x600
+    im = Image.fromarray(chel)
+    alpha = np.broadcast_to((np.arange(chel.shape[1]) % 256).astype(np.uint8), chel.shape[:2])
+    rgba = Image.fromarray(np.dstack([chel, alpha]), "RGBA")
+    pal = im.convert("P", palette=Image.ADAPTIVE, colors=64)
+    g16 = chel[..., 1].astype(np.uint16) * 257 + (np.arange(chel.shape[1]) % 257).astype(np.uint16)
+    f = {
+        "base.jpg": _encode(im, "JPEG", quality=90),
+        "prog.jpg": _encode(im, "JPEG", quality=90, progressive=True),
+        "s444.jpg": _encode(im, "JPEG", quality=90, subsampling=0),
+        "s422.jpg": _encode(im, "JPEG", quality=90, subsampling=1),
+        "s420.jpg": _encode(im, "JPEG", quality=90, subsampling=2),
+        "gray.jpg": _encode(im.convert("L"), "JPEG"),
+        "cmyk.jpg": _encode(im.convert("CMYK"), "JPEG"),
+        "rgb.png": _encode(im, "PNG"),
+        "rgba.png": _encode(rgba, "PNG"),
+        "gray.png": _encode(im.convert("L"), "PNG"),
+        "la.png": _encode(Image.fromarray(np.dstack([chel[..., 0], alpha]), "LA"), "PNG"),
+        "pal.png": _encode(pal, "PNG"),
+        "palt.png": _encode(pal, "PNG", transparency=5),
+        "g16.png": _encode(Image.fromarray(g16), "PNG"),
+        "x.bmp": _encode(im, "BMP"),
+        "x.tif": _encode(im, "TIFF"),
+        "lossy.webp": _encode(im, "WEBP", quality=80),
+        "lossless.webp": _encode(im, "WEBP", lossless=True),
+        "x.gif": _encode(pal, "GIF"),
+        "1x1.jpg": _encode(Image.new("RGB", (1, 1), (10, 200, 30)), "JPEG"),
+        "1x1.png": _encode(Image.new("RGB", (1, 1), (10, 200, 30)), "PNG"),
+        "odd.jpg": _encode(Image.fromarray(coffee[:3, :517]), "JPEG"),
+        "odd.png": _encode(Image.fromarray(coffee[:3, :517]), "PNG"),
+    }
+    for o in range(1, 9):
+        f[f"o{o}.jpg"] = _encode(Image.fromarray(ast), "JPEG", quality=95, exif=_exif(o))
+        f[f"o{o}.png"] = _encode(Image.fromarray(ast), "PNG", exif=_exif(o))
+    f["g16.raw"] = g16
+    return f
+
+
+def _buf(b):
+    return np.frombuffer(b, dtype=np.uint8)
+
+
+def _pil(b, mode=None, transpose=True):
+    img = Image.open(io.BytesIO(b))
+    if transpose:
+        img = ImageOps.exif_transpose(img)
+    if mode is not None:
+        img = img.convert(mode)
+    a = np.asarray(img)
+    return a[:, :, None] if a.ndim == 2 else a
+
+
+# EXIF orientation -> numpy transform of the stored image (EXIF 2.3 definitions).
+_ORIENT = {
+    1: lambda a: a,
+    2: lambda a: a[:, ::-1],
+    3: lambda a: a[::-1, ::-1],
+    4: lambda a: a[::-1],
+    5: lambda a: a.transpose(1, 0, 2),
+    6: lambda a: np.rot90(a, -1),
+    7: lambda a: a[::-1, ::-1].transpose(1, 0, 2),
+    8: lambda a: np.rot90(a, 1),
+}
+
+COLOR_FILES = ["base.jpg", "prog.jpg", "s444.jpg", "s422.jpg", "s420.jpg", "cmyk.jpg",
+               "rgb.png", "rgba.png", "pal.png", "palt.png", "x.bmp", "x.tif", "lossy.webp",
+               "lossless.webp", "x.gif", "1x1.jpg", "1x1.png", "odd.jpg", "odd.png"]
+
+
+@pytest.mark.parametrize("name", COLOR_FILES)
+def test_rgb_matches_pillow(files, name):
+    out = decode(_buf(files[name]))
+    ref = _pil(files[name], "RGB")
+    assert out.dtype == np.uint8 and out.flags.c_contiguous
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_accepts_bytes_and_odd_shapes(files):
+    assert decode(files["odd.jpg"]).shape == (3, 517, 3)
+    np.testing.assert_array_equal(decode(files["1x1.png"]), [[[10, 200, 30]]])
+
+
+@pytest.mark.parametrize("name,channels,mode", [
+    ("rgb.png", 3, "RGB"), ("rgba.png", 4, "RGBA"), ("gray.png", 1, "L"), ("la.png", 2, "LA"),
+    ("pal.png", 3, "RGB"), ("palt.png", 3, "RGB"), ("gray.jpg", 1, "L"), ("base.jpg", 3, "RGB"),
+    ("lossless.webp", 3, "RGB"), ("x.gif", 3, "RGB")])
+def test_any_data_keeps_file_channels(files, name, channels, mode):
+    out = decode(_buf(files[name]), "ANY_DATA")
+    assert out.shape[2] == channels
+    np.testing.assert_array_equal(out, _pil(files[name], mode))
+
+
+def test_cmyk_any_data_is_rgb(files):
+    np.testing.assert_array_equal(decode(files["cmyk.jpg"], "ANY_DATA"),
+                                  _pil(files["cmyk.jpg"], "RGB"))
+
+
+@pytest.mark.parametrize("name", ["gray.png", "gray.jpg"])
+def test_gray_of_gray_file(files, name):
+    np.testing.assert_array_equal(decode(files[name], "GRAY"), _pil(files[name], "L"))
+
+
+def test_gray_of_color_is_full_range_luma(files):
+    rgb = decode(files["x.bmp"]).astype(np.float64)
+    gray = decode(files["x.bmp"], "GRAY")[..., 0].astype(np.float64)
+    luma = rgb @ [0.299, 0.587, 0.114]
+    assert gray.shape == luma.shape and np.abs(gray - luma).max() <= 0.51
+
+
+@pytest.mark.parametrize("name", ["base.jpg", "rgb.png", "x.gif", "la.png"])
+def test_bgr_and_ycbcr(files, name):
+    rgb = decode(files[name])
+    np.testing.assert_array_equal(decode(files[name], "BGR"), rgb[..., ::-1])
+    r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
+    ref = np.stack([16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255,
+                    128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255,
+                    128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255], axis=-1)
+    ycc = decode(files[name], "YCbCr")
+    assert ycc.shape == rgb.shape
+    assert np.abs(ycc - ref).max() <= 0.5 + 1e-4
+
+
+def test_sixteen_bit_png(files):
+    raw = files["g16.raw"].astype(np.int64)
+    u8 = decode(files["g16.png"], "GRAY")[..., 0]
+    np.testing.assert_array_equal(u8, np.floor(raw / 257 + 0.5))
+    assert not np.array_equal(u8, raw >> 8)  # the fixture does tell the two roundings apart
+    np.testing.assert_array_equal(decode(files["g16.png"], "ANY_DATA", dtype="uint16")[..., 0], raw)
+    rgb = decode(files["g16.png"], "RGB", dtype="float32")
+    np.testing.assert_allclose(rgb, np.repeat((raw / 65535.0)[..., None], 3, 2), atol=1e-6)
+
+
+def test_dtypes_rescale(files):
+    u8 = decode(files["base.jpg"])
+    np.testing.assert_array_equal(decode(files["base.jpg"], dtype="uint16"), u8.astype(np.uint16) * 257)
+    f = decode(files["base.jpg"], dtype=np.float32)
+    assert f.dtype == np.float32
+    np.testing.assert_allclose(f, u8 / 255.0, atol=1e-7)
+
+
+@pytest.mark.parametrize("o", range(1, 9))
+def test_exif_orientation(files, o):
+    stored = _pil(files[f"o{o}.jpg"], transpose=False)
+    out = decode(files[f"o{o}.jpg"])
+    np.testing.assert_array_equal(out, _ORIENT[o](stored))
+    np.testing.assert_array_equal(decode(files[f"o{o}.png"]), _pil(files[f"o{o}.png"]))
+    np.testing.assert_array_equal(decode(files[f"o{o}.png"]), _ORIENT[o](_pil(files[f"o{o}.png"], transpose=False)))
+    np.testing.assert_array_equal(decode(files[f"o{o}.jpg"], adjust_orientation=False), stored)
+    info = image_info(files[f"o{o}.jpg"])
+    assert info.orientation == o and info.format == "jpeg"
+    assert (info.height, info.width) == out.shape[:2]
+    assert peek_shape(files[f"o{o}.png"]) == out.shape
+    assert image_info(files[f"o{o}.png"]).orientation == o
+
+
+ROIS = [(0, 0, 10, 10), (13, 17, 101, 97), (5, 3, -7, -1), (1, 2, -0, -0), (7, 0, 8, -0)]
+
+
+@pytest.mark.parametrize("name", ["base.jpg", "s422.jpg", "prog.jpg", "rgb.png", "o6.jpg",
+                                  "o7.png", "lossy.webp", "x.gif", "la.png"])
+@pytest.mark.parametrize("output_type", ["RGB", "GRAY", "ANY_DATA"])
+def test_roi_equals_decode_then_crop(files, name, output_type):
+    full = decode(files[name], output_type)
+    h, w = full.shape[:2]
+    for y0, x0, y1, x1 in ROIS:
+        y1, x1 = (y1 if y1 > 0 else h + y1), (x1 if x1 > 0 else w + x1)
+        out = decode(files[name], output_type, roi=(y0, x0, y1, x1))
+        assert out.flags.c_contiguous
+        np.testing.assert_array_equal(out, full[y0:y1, x0:x1])
+
+
+def test_roi_errors(files):
+    with pytest.raises(ValueError, match=r"roi .*y1=201.*\(H=200, W=300\)"):
+        decode(files["o1.jpg"], roi=(0, 0, 201, 10))
+    with pytest.raises(ValueError, match="H=300, W=200"):  # oriented shape of o6
+        decode(files["o6.jpg"], roi=(0, 0, 10, 201))
+    with pytest.raises(ValueError, match="empty or outside"):
+        decode(files["o1.jpg"], roi=(5, 5, 5, 9))
+    with pytest.raises(TypeError, match="roi must be"):
+        decode(files["o1.jpg"], roi=(0, 0, 1.5, 3))
+
+
+def test_argument_errors(files):
+    with pytest.raises(ValueError, match="output_type .* got 'XYZ'"):
+        decode(files["base.jpg"], "XYZ")
+    with pytest.raises(ValueError, match="dtype .* got 'int64'"):
+        decode(files["base.jpg"], dtype="int64")
+    with pytest.raises(TypeError, match="got list"):
+        decode([1, 2, 3])
+    with pytest.raises(TypeError, match="1-D"):
+        decode(np.zeros((2, 2), np.uint8))
+
+
+def test_bad_data_errors(files):
+    jpg = files["base.jpg"]
+    with pytest.raises(DecodeError, match=r"^sample 3 \('a.jpg'\): empty input \(0 bytes\)$"):
+        decode(b"", sample="sample 3 ('a.jpg')")
+    with pytest.raises(DecodeError, match=r"^s1: truncated JPEG"):
+        decode(jpg[: len(jpg) // 2], sample="s1")
+    with pytest.raises(DecodeError, match="JPEG header"):
+        decode(jpg[:100])
+    with pytest.raises(DecodeError, match=r"not a recognised image format \(first bytes: 3c 68 74 6d\)"):
+        decode(b"<html><body>hello</body></html>\n")
+    garbage = np.random.default_rng(0).integers(0, 256, 1000, dtype=np.uint8)
+    garbage[:2] = (0x5F, 0x82)
+    with pytest.raises(DecodeError, match="first bytes: 5f 82"):
+        decode(garbage)
+    with pytest.raises(DecodeError, match="empty input"):
+        peek_shape(np.zeros(0, np.uint8))
+    assert issubclass(DecodeError, ValueError)
+
+
+def test_peek_shape_and_info(files):
+    assert peek_shape(files["gray.png"]) == (300, 451, 3)  # DALI: image_type RGB by default
+    assert peek_shape(files["gray.png"], image_type="ANY_DATA") == (300, 451, 1)
+    assert peek_shape(files["rgba.png"], image_type="ANY_DATA") == (300, 451, 4)
+    assert peek_shape(files["o8.jpg"], image_type="GRAY") == (300, 200, 1)
+    assert peek_shape(files["o8.jpg"], adjust_orientation=False) == (200, 300, 3)
+    half = files["base.jpg"][: len(files["base.jpg"]) // 2]
+    assert peek_shape(half) == (300, 451, 3)  # the header is intact
+    for name, fmt, c, depth in [("g16.png", "png", 1, 16), ("la.png", "png", 2, 8),
+                                ("cmyk.jpg", "jpeg", 4, 8), ("lossy.webp", "webp", 3, 8),
+                                ("x.tif", "tiff", 3, 8), ("x.bmp", "bmp", 3, 8),
+                                ("x.gif", "gif", 3, 8)]:
+        info = image_info(files[name])
+        assert (info.height, info.width, info.channels, info.format, info.bit_depth,
+                info.orientation) == (300, 451, c, fmt, depth, 1), name
+
+
+def test_threads_each_get_a_decoder(files):
+    names = ["base.jpg", "prog.jpg", "rgb.png", "o6.jpg", "lossy.webp", "x.tif"] * 4
+    expected = [decode(files[n]) for n in names]
+    from runtime.codecs import nvimgcodec_backend as nvb
+    decoders = set()
+
+    def work(n):
+        out = decode(files[n])
+        decoders.add((threading.get_ident(), id(nvb._local.decoder)))
+        return out
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(work, names))
+    for a, b in zip(results, expected):
+        np.testing.assert_array_equal(a, b)
+    assert len({d for _, d in decoders}) == len({t for t, _ in decoders})
+
+
+# --------------------------------------------------------------------------- DALI oracle
+
+ORACLE_FILES = ["base.jpg", "prog.jpg", "s444.jpg", "s422.jpg", "s420.jpg", "gray.jpg",
+                "cmyk.jpg", "rgb.png", "rgba.png", "gray.png", "la.png", "pal.png", "palt.png",
+                "g16.png", "x.bmp", "x.tif", "lossy.webp", "lossless.webp", "1x1.jpg",
+                "odd.jpg", "odd.png"] + [f"o{o}.{e}" for o in (2, 5, 6, 7) for e in ("jpg", "png")]
+# DALI 2.4 fails on gray+alpha and CMYK with ANY_DATA, and gray JPEG + ANY_DATA can crash it.
+ANY_DATA_SKIP = {"la.png", "cmyk.jpg", "gray.jpg"}
+
+
+@pytest.fixture(scope="module")
+def dali():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as ndd
+    import nvidia.dali.types as types
+    return ndd, types
+
+
+def _dali_batch(dali, names, files, op="image", **kw):
+    ndd, types = dali
+    batch = ndd.as_batch([_buf(files[n]) for n in names])
+    fn = getattr(ndd.decoders, op) if op != "peek" else ndd.peek_image_shape
+    out = fn(batch, device="cpu", **kw) if op != "peek" else fn(batch, **kw)
+    return [np.asarray(t) for t in out.tensors]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("output_type", ["RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA"])
+def test_oracle_decode(files, dali, output_type):
+    names = [n for n in ORACLE_FILES if not (output_type == "ANY_DATA" and n in ANY_DATA_SKIP)]
+    ref = _dali_batch(dali, names, files, output_type=getattr(dali[1], output_type))
+    for name, r in zip(names, ref):
+        out = decode(files[name], output_type)
+        assert out.shape == r.shape and out.dtype == r.dtype, name
+        if output_type in ("GRAY", "YCbCr") and name == "cmyk.jpg":
+            # DALI converts CMYK to gray/YCbCr by its own route; see docs/semantics/codecs.md.
+            assert np.abs(out.astype(int) - r).max() <= 1, name
+            continue
+        np.testing.assert_array_equal(out, r, err_msg=name)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", ["uint16", "float32"])
+def test_oracle_dtype(files, dali, dtype):
+    names = ["base.jpg", "g16.png", "rgb.png"]
+    dt = {"uint16": dali[1].UINT16, "float32": dali[1].FLOAT}[dtype]
+    for name, r in zip(names, _dali_batch(dali, names, files, dtype=dt)):
+        out = decode(files[name], dtype=dtype)
+        assert out.dtype == r.dtype, name
+        np.testing.assert_allclose(out, r, atol=1e-6 if dtype == "float32" else 0, err_msg=name)
+
+
+@pytest.mark.oracle
+def test_oracle_peek_shape(files, dali):
+    names = ["base.jpg", "gray.png", "rgba.png", "o6.jpg", "o5.png", "odd.jpg", "g16.png"]
+    for name, r in zip(names, _dali_batch(dali, names, files, op="peek")):
+        assert peek_shape(files[name]) == tuple(int(v) for v in r), name
+
+
+@pytest.mark.oracle
+def test_oracle_image_slice_and_crop(files, dali):
+    names = ["base.jpg", "o6.jpg", "rgb.png", "s422.jpg"]
+    # image_slice with absolute anchor/shape in (x, y) order (axes "WH").
+    for start, shape in [((17, 13), (80, 88)), ((0, 0), (200, 150)), ((101, 33), (99, 120))]:
+        refs = _dali_batch(dali, names, files, op="image_slice", start=list(start),
+                           shape=list(shape), normalized_anchor=False, normalized_shape=False)
+        for name, r in zip(names, refs):
+            x0, y0 = start
+            w, h = shape
+            np.testing.assert_array_equal(decode(files[name], roi=(y0, x0, y0 + h, x0 + w)), r,
+                                          err_msg=name)
+    # image_crop centred window: anchor = round((size - crop) * 0.5), half away from zero.
+    refs = _dali_batch(dali, names, files, op="image_crop", crop=(101, 77))
+    for name, r in zip(names, refs):
+        h, w = peek_shape(files[name])[:2]
+        y0 = int(np.floor((h - 101) * 0.5 + 0.5))
+        x0 = int(np.floor((w - 77) * 0.5 + 0.5))
+        np.testing.assert_array_equal(decode(files[name], roi=(y0, x0, y0 + 101, x0 + 77)), r,
+                                      err_msg=name)
