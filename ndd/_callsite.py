@@ -24,3 +24,17 @@ def callsite(depth: int = 2) -> str:
     if f is None:
         return "<ndd>"
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+
+
+def callsite_key(depth: int = 2, max_frames: int = 6) -> tuple:
+    """Identity of a call site for compile mode: (code object, instruction offset) of the user's
+    frame and of up to ``max_frames - 1`` enclosing user frames, so one helper called from two
+    places gives two keys."""
+    f = user_frame(depth + 1)
+    key = []
+    while f is not None and len(key) < max_frames:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_ROOTS):
+            key.append((f.f_code, f.f_lasti))
+        f = f.f_back
+    return tuple(key)

@@ -5,6 +5,7 @@ import threading
 
 from compiler.ir import Graph, Node, Value
 from compiler.pipeline import compile_graph
+from ndd._capture_state import current_capture
 from runtime import executor
 
 _deferred_lock = threading.RLock()
@@ -29,6 +30,9 @@ def materialize(value: Value):
 
     Raises the (wrapped) error of the op that failed to produce it.
     """
+    cap = current_capture()
+    if cap is not None:
+        cap.consumed(value)
     data = value.data
     if data is not None:
         return data

@@ -6,8 +6,6 @@ This is the single path every ``ndd.<op>`` function, operator and method goes th
 from __future__ import annotations
 
 import enum
-import threading
-
 import numpy as np
 
 from compiler import schema as S
@@ -19,16 +17,7 @@ from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
 from ndd._tensor import Tensor
 
-_local = threading.local()
-
-
-def current_capture():
-    """The active compile-mode capture/replay context on this thread, if any."""
-    return getattr(_local, "capture", None)
-
-
-def set_capture(ctx) -> None:
-    _local.capture = ctx
+from ndd._capture_state import current_capture, set_capture  # noqa: F401
 
 
 def canonical(value):
@@ -160,10 +149,18 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             require_gpu(op)
         raise ValueError(f"{op}: not available on device '{dev}'; available: "
                          f"{', '.join(schema.devices)}")
+    cap = current_capture()
+    if cap is not None:
+        hit = cap.lookup(op, in_values, args, tensor_args, dev, n)
+        if hit is not None:     # compile-mode replay: the result was prepared ahead of time
+            outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in hit]
+            return outs[0] if len(outs) == 1 else tuple(outs)
     # ---- randomness: drawn now, so every mode consumes the RNG the same way
+    rng_obj = None
     if schema.is_random:
-        from ndd.random._rng import draw_seeds
-        args["_seeds"] = draw_seeds(rng, n)
+        from ndd.random._rng import resolve_rng
+        rng_obj = resolve_rng(rng)
+        args["_seeds"] = rng_obj.draw(n)
     elif rng is not None:
         raise TypeError(f"{op}() got an unexpected argument 'rng' (the op is not random)")
     # ---- metadata and node
@@ -176,9 +173,10 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         raise ValueError(f"{op}: {exc}") from None
     out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
-    cap = current_capture()
+    if rng_obj is not None:
+        node.meta["rng"] = rng_obj
     if cap is not None:
-        node = cap.on_call(node)
+        cap.record(node)
     _dispatch(node)
     outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in node.outputs]
     return outs[0] if len(outs) == 1 else tuple(outs)

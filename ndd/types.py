@@ -11,28 +11,28 @@ from compiler.types import DTYPES
 
 
 class DALIDataType(enum.IntEnum):
-    """Element types, with DALI's numeric ids."""
+    """Element types, with DALI 2.4's numeric ids (``nvidia.dali.types.DALIDataType``)."""
 
     NO_TYPE = -1
-    UINT8 = 1
-    UINT16 = 2
-    UINT32 = 3
-    UINT64 = 4
-    INT8 = 5
-    INT16 = 6
-    INT32 = 7
-    INT64 = 8
-    FLOAT16 = 9
-    FLOAT = 10
-    FLOAT64 = 11
-    BOOL = 12
-    STRING = 13
+    UINT8 = 0
+    UINT16 = 1
+    UINT32 = 2
+    UINT64 = 3
+    INT8 = 4
+    INT16 = 5
+    INT32 = 6
+    INT64 = 7
+    FLOAT16 = 8
+    FLOAT = 9
+    FLOAT64 = 10
+    BOOL = 11
+    STRING = 12
     BFLOAT16 = 25
 
     @property
     def dtype_name(self) -> str:
         for d in DTYPES.values():
-            if d.type_id == self.value:
+            if d.dali_name == self.name:
                 return d.name
         raise ValueError(f"{self.name} has no array element type")
 

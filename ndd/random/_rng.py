@@ -26,6 +26,7 @@ class RNG:
             raise ValueError(f"RNG: seed must be a non-negative integer, got {seed!r}")
         self._seed = seed
         self._gen = np.random.Generator(np.random.PCG64(seed))
+        self._lock = threading.Lock()
 
     @property
     def seed(self):
@@ -35,7 +36,9 @@ class RNG:
         """An independent generator in the same state (draws the same numbers)."""
         other = RNG.__new__(RNG)
         other._seed = self._seed
-        other._gen = copy.deepcopy(self._gen)
+        with self._lock:
+            other._gen = copy.deepcopy(self._gen)
+        other._lock = threading.Lock()
         return other
 
     def get_state(self) -> dict:
@@ -63,7 +66,9 @@ class RNG:
 
     def draw(self, n: int) -> tuple[int, ...]:
         """n seeds for per-sample generators (advances the state)."""
-        return tuple(int(x) for x in self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64))
+        with self._lock:
+            drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
+        return tuple(int(x) for x in drawn)
 
     def __call__(self) -> int:
         """One random 32-bit integer (DALI's RNG objects are callable)."""
@@ -89,9 +94,14 @@ def set_seed(seed: int) -> None:
     _local.rng = RNG(seed)
 
 
-def draw_seeds(rng, n: int) -> tuple[int, ...]:
+def resolve_rng(rng) -> RNG:
+    """The generator a random op draws from: ``rng`` or this thread's default."""
     if rng is None:
-        rng = get_default_rng()
-    elif not isinstance(rng, RNG):
+        return get_default_rng()
+    if not isinstance(rng, RNG):
         raise TypeError(f"rng must be an ndd.random.RNG, got {type(rng).__name__}")
-    return rng.draw(n)
+    return rng
+
+
+def draw_seeds(rng, n: int) -> tuple[int, ...]:
+    return resolve_rng(rng).draw(n)

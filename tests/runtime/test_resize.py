@@ -5,9 +5,13 @@ against NVIDIA DALI 2.4's CPU ``resize`` (shapes exact, uint8 within 1, float wi
 """
 import numpy as np
 import pytest
+import torch
 
 from runtime.kernels.cpu.resize import resample, resize
 from runtime.kernels.cpu.resize_params import ResizeParams, resize_output_shape
+
+# The runtime runs kernels with one intra-op thread per worker; do the same here.
+torch.set_num_threads(1)
 
 INTERPS = ("nn", "linear", "cubic", "lanczos3", "triangular", "gaussian")
 

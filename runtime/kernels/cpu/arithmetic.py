@@ -147,9 +147,9 @@ def _trunc_div_mod(a: np.ndarray, b: np.ndarray):
     """C-style (truncating) quotient and remainder of two integer arrays of the same dtype."""
     _check_int_divisor(b)
     with np.errstate(all="ignore"):
+        if a.dtype.kind == "u" or (a.min(initial=0) >= 0 and b.min(initial=1) > 0):
+            return np.floor_divide(a, b), np.remainder(a, b)  # floor == trunc here
         r = np.fmod(a, b)
-        if a.dtype.kind == "u":
-            return np.floor_divide(a, b), r
         # (a - r) is an exact multiple of b, so floor division is exact; INT_MIN // -1 wraps
         return np.floor_divide(a - r, b), r
 
@@ -190,17 +190,23 @@ def _pow(a, b, out_dtype):
 
 def _min(a, b, out_dtype):
     a, b = _to(a, out_dtype), _to(b, out_dtype)
-    return np.where(a < b, a, b)
+    if out_dtype.kind != "f":
+        return np.minimum(a, b)
+    return np.where(a < b, a, b)  # NaN rule: a < b ? a : b
 
 
 def _max(a, b, out_dtype):
     a, b = _to(a, out_dtype), _to(b, out_dtype)
+    if out_dtype.kind != "f":
+        return np.maximum(a, b)
     return np.where(a > b, a, b)
 
 
 def _clamp(x, lo, hi, out_dtype):
     x, lo, hi = _to(x, out_dtype), _to(lo, out_dtype), _to(hi, out_dtype)
-    t = np.where(x < lo, lo, x)
+    if out_dtype.kind != "f":
+        return np.minimum(np.maximum(x, lo), hi)  # lo > hi gives hi, as in DALI
+    t = np.where(x < lo, lo, x)  # std::max(x, lo): NaN x stays NaN, NaN bound is ignored
     return np.where(hi < t, hi, t)
 
 

@@ -104,8 +104,9 @@ def _check_pos(pos, name):
 
 
 def _anchor(pos, in_extent, out_extent):
-    # DALI computes in float32: roundf(pos * (in - out)), halves away from zero
-    prod = np.float32(pos) * np.float32(in_extent - out_extent)
+    # DALI stores the position as float32 and multiplies in double precision:
+    # round(double(float32(pos)) * (in - out)), halves away from zero
+    prod = float(np.float32(pos)) * float(in_extent - out_extent)
     return round_half_away_scalar(prod)
 
 
@@ -113,7 +114,9 @@ def crop_window(in_hw, *, crop=None, crop_h=None, crop_w=None, crop_pos_x=0.5, c
     """Place a fixed-size crop window by relative position (DALI ``crop`` semantics).
 
     ``y0 = round(crop_pos_y * (H - h))``, ``x0 = round(crop_pos_x * (W - w))``,
-    computed in float32 and rounded half away from zero, as DALI 2.4 does.
+    rounded half away from zero, with the position first rounded to float32
+    and the product taken in double precision (matches DALI 2.4 bit for bit,
+    e.g. ``crop_pos=0.7`` over a 5-pixel margin gives 3, not 4).
 
     Parameters
     ----------

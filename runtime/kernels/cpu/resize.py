@@ -258,11 +258,15 @@ def _to_output(res: torch.Tensor, dt: np.dtype) -> np.ndarray:
     if dt.kind == "f":
         return res.numpy().astype(dt, copy=False)
     info = np.iinfo(dt)
-    rounded = torch.where(res >= 0, torch.floor(res + 0.5), torch.ceil(res - 0.5))
-    rounded = rounded.clamp_(float(info.min), float(info.max))
+    if info.min == 0:
+        # non-negative results: half away from zero == floor(x + 0.5); truncation is floor here
+        rounded = (res + 0.5).clamp_(0.0, float(info.max))
+    else:
+        rounded = torch.trunc(res + torch.copysign(torch.full_like(res, 0.5), res))
+        rounded = rounded.clamp_(float(info.min), float(info.max))
     if dt == np.uint8:
         return rounded.to(torch.uint8).numpy()
-    return rounded.to(torch.int64 if dt.itemsize >= 4 else torch.int32).numpy().astype(dt)
+    return rounded.to(torch.int64).numpy().astype(dt)
 
 
 # --------------------------------------------------------------------------------------------
@@ -343,19 +347,20 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
                               kind_min if out_len < win else kind_mag, antialias, rows)
         idx_y, w_y = pick(in_h, oh, params.y0, params.y1, True)
         idx_x, w_x = pick(in_w, ow, params.x0, params.x1, False)
-        src = np.ascontiguousarray(hwc)
-        if src.dtype == np.float32:
-            t = torch.from_numpy(src)
-        else:
-            t = torch.from_numpy(src).to(torch.float32)
-        # Order the passes so that the first one shrinks the data most (fewer operations).
-        if oh * in_w <= in_h * ow:
+        # Both passes run along axis 0 of a contiguous float32 tensor (fast row gathers); the
+        # other axis is brought to the front by a transposing copy.  The axis whose pass leaves
+        # the smaller intermediate goes first.
+        src = torch.from_numpy(np.ascontiguousarray(hwc))
+        if in_h * ow <= oh * in_w:      # W first: (W, H, C) -> (ow, H, C) -> (H, ow, C)
+            t = torch.empty((in_w, in_h, chans), dtype=torch.float32)
+            t.copy_(src.permute(1, 0, 2))
+            t = _resample_rows(t, idx_x, w_x)
+            t = _resample_rows(t.transpose(0, 1).contiguous(), idx_y, w_y)
+        else:                           # H first: (H, W, C) -> (oh, W, C) -> (ow, oh, C)
+            t = src if src.dtype == torch.float32 else src.to(torch.float32)
             t = _resample_rows(t, idx_y, w_y)
-            t = _resample_rows(t.transpose(0, 1), idx_x, w_x).transpose(0, 1)
-        else:
-            t = _resample_rows(t.transpose(0, 1), idx_x, w_x).transpose(0, 1)
-            t = _resample_rows(t, idx_y, w_y)
-        res = _to_output(t.contiguous(), out_dt)
+            t = _resample_rows(t.transpose(0, 1).contiguous(), idx_x, w_x).transpose(0, 1)
+        res = np.ascontiguousarray(_to_output(t, out_dt))
 
     if layout == "CHW":
         return np.ascontiguousarray(res.transpose(2, 0, 1))

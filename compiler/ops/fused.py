@@ -1,0 +1,35 @@
+"""Schemas of fused ops: created only by the ``fuse`` pass (``compiler/fusion_rules.py``).
+
+They are real ops with kernels (``runtime/kernels/cpu/fused.py``) so a fused graph is checked,
+printed and executed like any other; users never call them (their ``infer`` refuses).
+"""
+from __future__ import annotations
+
+from compiler.schema import ArgSpec, OpSchema, register
+
+
+def _internal(name):
+    def infer(metas, args):
+        raise ValueError(f"{name} is created by the compiler's fuse pass and cannot be called")
+    return infer
+
+
+register(OpSchema(
+    "fused.image", ("input",), (
+        ArgSpec("stages", "any", None,
+                doc="Stage names in order: 'decode', 'rrc', 'resize', 'flip', 'cmn'."),
+    ), _internal("fused.image"), traits=frozenset({"geometric", "fused"}),
+    doc="Image chain in one kernel: optional decode of only the needed region (ROI), optional "
+        "resize or random_resized_crop (window drawn from the same per-sample seeds), optional "
+        "crop_mirror_normalize written into one preallocated (N, ...) batch array. Stage "
+        "arguments are stored as ``'<stage>.<arg>'``. Bit-exact with the unfused chain."))
+
+register(OpSchema(
+    "elementwise_fused", ("operands",), (
+        ArgSpec("program", "any", None,
+                doc="Steps ``(op, operands, out_dtype)``; operands are ('t', input index), "
+                    "('s', scalar) or ('r', step index); op 'cast' converts."),
+    ), _internal("elementwise_fused"), traits=frozenset({"elementwise", "fused"}),
+    variadic=True, min_inputs=1,
+    doc="A chain of arithmetic/cast nodes evaluated per sample without intermediate batches; "
+        "each step rounds to its own dtype exactly as the unfused node does."))

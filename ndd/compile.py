@@ -1,0 +1,353 @@
+"""Compile mode: ``reader.next_epoch(batch_size=N, compile=True)``.
+
+The first batch runs eagerly while every op call is traced (call site, op, arguments, where its
+inputs came from). The traced calls form a per-batch graph template; for later batches a
+prefetch worker instantiates the template on the reader's next batches, compiles it (plans are
+cached by signature, so this happens once per batch size) and runs it ahead of time. In the loop
+body, a call that matches the trace (same call site and occurrence, op, arguments — the guards —
+and inputs that are this batch's reader outputs or replayed results) returns the prepared
+result; anything else runs eagerly. Random ops draw their seeds from the same generators in the
+same order as eager execution, so a seeded compiled epoch equals a seeded eager epoch.
+
+``ndd.compile.invariant(x)`` promises that a Tensor/Batch built by Python code never changes,
+so calls that take it can be replayed.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import warnings
+import weakref
+from dataclasses import dataclass, field
+
+from compiler.ir import Graph, Node, Value
+from compiler.pipeline import compile_graph
+from ndd._batch import Batch
+from ndd._callsite import callsite_key
+from ndd._capture_state import current_capture, set_capture
+from runtime import executor
+
+DEFAULT_QUEUE_DEPTH = 2
+_invariants: "weakref.WeakSet[Value]" = weakref.WeakSet()
+
+
+def invariant(value):
+    """Mark a Tensor/Batch as invariant across iterations (it may then be used as a replayed
+    input). Returns the value itself."""
+    if not hasattr(value, "_value"):
+        raise TypeError(f"ndd.compile.invariant expects an ndd.Tensor or ndd.Batch, got "
+                        f"{type(value).__name__}")
+    _invariants.add(value._value)
+    return value
+
+
+@dataclass
+class TraceEntry:
+    """One recorded call: where it was made and how its inputs were obtained."""
+
+    key: tuple
+    occurrence: int
+    op: str
+    args: dict
+    inputs: list            # provenance per input: ("reader", k) | ("call", m, j) | ("const", v)
+    tensor_args: dict       # name -> provenance
+    device: object
+    callsite: str
+    rng: object = None
+    out_metas: list = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What the last compiled loop did (``ndd.compile.report()``)."""
+
+    traced: int = 0
+    replayed: int = 0
+    fallbacks: dict = field(default_factory=dict)   # (callsite, reason) -> count
+    plan_text: str = ""
+
+    def __str__(self):
+        lines = [f"compiled loop: {self.traced} traced calls, {self.replayed} replayed calls"]
+        for (site, reason), n in sorted(self.fallbacks.items()):
+            lines.append(f"  not replayed x{n}: {site}: {reason}")
+        if self.plan_text:
+            lines += ["", self.plan_text]
+        return "\n".join(lines)
+
+
+_last_report = threading.local()
+
+
+def report() -> Report | None:
+    """The report of the last compiled loop run on this thread."""
+    return getattr(_last_report, "report", None)
+
+
+class _Tracer:
+    """Records calls of the traced (first) iteration."""
+
+    def __init__(self, reader_values):
+        self.entries: list[TraceEntry] = []
+        self.prov: dict[int, tuple] = {v.id: ("reader", k) for k, v in enumerate(reader_values)}
+        self.counts: dict[tuple, int] = {}
+        self.consumed_ids: set[int] = set()
+        self.values: dict[int, Value] = {}
+
+    def lookup(self, *a):
+        return None
+
+    def _provenance(self, v: Value):
+        p = self.prov.get(v.id)
+        if p is not None:
+            return p
+        if v in _invariants and v.data is not None:
+            return ("const", v)
+        return None
+
+    def record(self, node: Node):
+        key = callsite_key(1)
+        occ = self.counts.get(key, 0)
+        self.counts[key] = occ + 1
+        ins = [self._provenance(v) for v in node.inputs]
+        targs = {k: self._provenance(v) for k, v in node.tensor_args.items()}
+        if any(p is None for p in ins) or any(p is None for p in targs.values()):
+            return      # an input built by Python code: this call is not replayable
+        m = len(self.entries)
+        args = {k: v for k, v in node.args.items() if k != "_seeds"}
+        self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
+                                       node.callsite, node.meta.get("rng"),
+                                       [v.meta for v in node.outputs]))
+        for j, v in enumerate(node.outputs):
+            self.prov[v.id] = ("call", m, j)
+            self.values[v.id] = v
+
+    def consumed(self, value: Value):
+        p = self.prov.get(value.id)
+        if p is not None and p[0] == "call":
+            self.consumed_ids.add((p[1], p[2]))
+
+
+class _Instance:
+    """The template instantiated on one batch: nodes, values and the compiled plan's results."""
+
+    def __init__(self, template, reader_values):
+        self.reader_values = reader_values
+        self.outputs: list[list[Value]] = []
+        self.nodes: list[Node] = []
+        n = reader_values[0].meta.batch_size
+        for e in template.entries:
+            ins = [self._resolve(p) for p in e.inputs]
+            targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
+            args = dict(e.args)
+            if e.rng is not None:
+                args["_seeds"] = e.rng.draw(n)
+            metas = [m.with_(batch_size=n) for m in e.out_metas]
+            node = Node(e.op, ins, args, targs, metas, device=e.device, callsite=e.callsite)
+            self.nodes.append(node)
+            self.outputs.append(node.outputs)
+
+    def _resolve(self, p):
+        if p[0] == "reader":
+            return self.reader_values[p[1]]
+        if p[0] == "call":
+            return self.outputs[p[1]][p[2]]
+        return p[1]
+
+    def run(self, template):
+        wanted = [self.outputs[m][j] for (m, j) in sorted(template.consumed)]
+        if not wanted:
+            wanted = [v for outs in self.outputs for v in outs]
+        graph = Graph.from_outputs(wanted)
+        plan = compile_graph(graph)
+        template.plan_text = plan
+        executor.execute(plan)
+        for mine, theirs in getattr(plan.graph, "aliases", {}).values():
+            if mine.data is None and theirs.data is not None:
+                mine.data = theirs.data
+
+
+class _Template:
+    def __init__(self, tracer: _Tracer):
+        self.entries = tracer.entries
+        self.consumed = tracer.consumed_ids
+        self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
+        self.plan_text = None
+
+
+class _Replayer:
+    """Answers the body's calls from an instance; falls back to eager on any mismatch."""
+
+    def __init__(self, template: _Template, inst: _Instance, rep: Report):
+        self.t = template
+        self.inst = inst
+        self.rep = rep
+        self.counts: dict[tuple, int] = {}
+        self.mine = {v.id for outs in inst.outputs for v in outs}
+        self.mine.update(v.id for v in inst.reader_values)
+
+    def lookup(self, op, in_values, args, tensor_args, dev, n):
+        key = callsite_key(1)
+        occ = self.counts.get(key, 0)
+        self.counts[key] = occ + 1
+        m = self.t.index.get((key, occ))
+        site = _site_text(key)
+        if m is None:
+            return self._miss(site, "call site not in the trace (data-dependent Python?)")
+        e = self.t.entries[m]
+        if e.op != op:
+            return self._miss(site, f"op changed ({e.op} -> {op})")
+        if e.device != dev:
+            raise RuntimeError(f"{op} at {e.callsite}: the device changed from {e.device} to "
+                               f"{dev} after the loop was compiled")
+        plain = {k: v for k, v in args.items() if k != "_seeds"}
+        if plain != e.args:
+            changed = sorted(k for k in set(plain) | set(e.args) if plain.get(k) != e.args.get(k))
+            return self._miss(site, f"guard failed: argument(s) {', '.join(changed)} changed")
+        for j, v in enumerate(in_values):
+            if v is not self.inst._resolve(e.inputs[j]):
+                return self._miss(site, f"input {j} is not the traced one (a fresh array or a "
+                                        f"different value); wrap constants in "
+                                        f"ndd.compile.invariant()")
+        if set(tensor_args) != set(e.tensor_args):
+            return self._miss(site, "per-sample arguments differ from the trace")
+        for k, v in tensor_args.items():
+            if v is not self.inst._resolve(e.tensor_args[k]):
+                return self._miss(site, f"per-sample argument '{k}' is not the traced one")
+        self.rep.replayed += 1
+        return self.inst.outputs[m]
+
+    def _miss(self, site, reason):
+        k = (site, reason)
+        self.rep.fallbacks[k] = self.rep.fallbacks.get(k, 0) + 1
+        return None
+
+    def record(self, node):
+        pass
+
+    def consumed(self, value):
+        pass
+
+
+def _site_text(key) -> str:
+    if not key:
+        return "<unknown>"
+    code, lasti = key[0]
+    import os
+    line = None
+    for start, end, ln in code.co_lines():
+        if start <= lasti < end:
+            line = ln
+            break
+    return f"{os.path.basename(code.co_filename)}:{line}"
+
+
+class _Prefetcher:
+    """Runs the template on the next reader batches in a background thread (bounded queue)."""
+
+    def __init__(self, template, batches, depth):
+        self.q: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.template = template
+        self.batches = batches
+        self.thread = threading.Thread(target=self._run, name="ndd-compile-prefetch",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            for handles in self.batches:
+                if self.stop.is_set():
+                    return
+                values = [h._value for h in handles]
+                inst = _Instance(self.template, values)
+                err = None
+                try:
+                    inst.run(self.template)
+                except BaseException as exc:  # noqa: BLE001 - raised in the consumer
+                    err = exc
+                self._put((handles, inst, err))
+            self._put(None)
+        except BaseException as exc:  # noqa: BLE001 - reader errors go to the consumer
+            self._put(("error", exc))
+
+    def _put(self, item):
+        while not self.stop.is_set():
+            try:
+                self.q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def get(self):
+        return self.q.get()
+
+    def close(self):
+        self.stop.set()
+        while True:
+            try:
+                self.q.get_nowait()
+            except queue.Empty:
+                break
+        self.thread.join(timeout=5)
+
+
+def compiled_epoch(reader, batches, queue_depth: int | None = None):
+    """Generator behind ``next_epoch(compile=True)``: trace the first batch (unless the reader
+    already has a template), then replay."""
+    depth = queue_depth or getattr(reader, "compile_queue_depth", DEFAULT_QUEUE_DEPTH)
+    rep = Report()
+    _last_report.report = rep
+    template = getattr(reader, "_compile_template", None)
+    prefetch = None
+    try:
+        if template is None:
+            first = next(batches, None)
+            if first is None:
+                return
+            tracer = _Tracer([h._value for h in first])
+            set_capture(tracer)
+            try:
+                yield first
+            finally:
+                set_capture(None)
+            rep.traced = len(tracer.entries)
+            if not tracer.entries:
+                warnings.warn("next_epoch(compile=True): the loop body made no replayable ndd "
+                              "calls; running eagerly", RuntimeWarning, stacklevel=2)
+                reader._compile_template = False
+                yield from batches
+                return
+            template = _Template(tracer)
+            reader._compile_template = template
+        elif template is False:
+            yield from batches
+            return
+        rep.traced = len(template.entries)
+        prefetch = _Prefetcher(template, batches, depth)
+        while True:
+            item = prefetch.get()
+            if item is None:
+                break
+            if item[0] == "error":
+                raise item[1]
+            handles, inst, err = item
+            if err is not None:
+                raise err
+            set_capture(_Replayer(template, inst, rep))
+            try:
+                yield handles
+            finally:
+                set_capture(None)
+        if template.plan_text is not None:
+            from compiler.explain import explain_graph
+            rep.plan_text = explain_graph(template.plan_text)
+    finally:
+        if prefetch is not None:
+            prefetch.close()
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+
+capture = invariant   # alias namespace helper: ndd.capture.invariant
+__all__ = ["invariant", "report", "compiled_epoch", "Report"]

@@ -1,0 +1,74 @@
+"""Shared fixtures: a small sample photo dataset, a tiny class-folder tree and encoded photos."""
+from __future__ import annotations
+
+import io
+import pathlib
+
+import numpy as np
+import pytest
+
+
+def encode_jpeg(arr: np.ndarray, quality: int = 92) -> bytes:
+    """JPEG bytes of an HWC uint8 RGB array (Pillow)."""
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="JPEG", quality=quality)
+    return buf.getvalue()
+
+
+def encode_png(arr: np.ndarray) -> bytes:
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def skimage_photos() -> list[np.ndarray]:
+    """A few real RGB photos from scikit-image (HWC uint8)."""
+    from skimage import data
+    return [data.astronaut(), data.chelsea(), data.coffee()]
+
+
+@pytest.fixture(scope="session")
+def photos():
+    """Real photos cropped to small odd sizes, HWC uint8."""
+    out = []
+    for k, p in enumerate(skimage_photos()):
+        h, w = 97 + 10 * k, 131 - 6 * k
+        out.append(np.ascontiguousarray(p[40:40 + h, 60:60 + w]))
+    return out
+
+
+@pytest.fixture(scope="session")
+def photo_jpegs(photos):
+    return [encode_jpeg(p) for p in photos]
+
+
+@pytest.fixture(scope="session")
+def photo_pngs(photos):
+    return [encode_png(p) for p in photos]
+
+
+@pytest.fixture(scope="session")
+def sample_dataset(tmp_path_factory) -> pathlib.Path:
+    """The offline sample photo dataset (60 images in class sub-folders)."""
+    from ndd.datasets.sample import build_sample_dataset
+    root = tmp_path_factory.mktemp("sample") / "train"
+    return build_sample_dataset(root, num_images=60, seed=0, progress=False)
+
+
+@pytest.fixture(scope="session")
+def image_folder(tmp_path_factory, photos) -> pathlib.Path:
+    """A tiny class-folder tree: cat/ (3 files), dog/ (2 files), plus hidden entries that must be
+    ignored (.ipynb_checkpoints/ folder, ._x.jpg file)."""
+    root = tmp_path_factory.mktemp("folder")
+    layout = {"cat": [0, 1, 2], "dog": [1, 2]}
+    for cls, idx in layout.items():
+        (root / cls).mkdir()
+        for j, i in enumerate(idx):
+            (root / cls / f"img{j}.jpg").write_bytes(encode_jpeg(photos[i]))
+    hidden = root / ".ipynb_checkpoints"
+    hidden.mkdir()
+    (hidden / "junk.jpg").write_bytes(encode_jpeg(photos[0]))
+    (root / "cat" / "._img0.jpg").write_bytes(b"garbage")
+    return root

@@ -1,0 +1,329 @@
+"""ndd.Tensor / ndd.Batch: construction (copy vs wrap), metadata, slicing, sample selection,
+iteration, operators and repr, checked against numpy."""
+import numpy as np
+import pytest
+
+import ndd
+
+
+def _np(x):
+    return np.asarray(x)
+
+
+# ------------------------------------------------------------------ construction
+def test_as_tensor_shares_numpy_memory_tensor_copies():
+    a = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    wrapped = ndd.as_tensor(a)
+    copied = ndd.tensor(a)
+    assert np.shares_memory(_np(wrapped), a)
+    assert not np.shares_memory(_np(copied), a)
+    a[0, 0] = 99
+    assert _np(wrapped)[0, 0] == 99
+    assert _np(copied)[0, 0] == 0
+
+
+def test_tensor_metadata():
+    a = np.zeros((5, 7, 3), np.float32)
+    t = ndd.tensor(a, layout="HWC")
+    assert t.shape == (5, 7, 3)
+    assert t.dtype is ndd.float32
+    assert t.ndim == 3
+    assert t.layout == "HWC"
+    assert t.device.kind == "cpu"
+    assert t.cpu() is t
+    assert t.evaluate() is t
+    assert ndd.tensor(a).layout is None
+
+
+def test_tensor_dtype_conversion_rounds_half_away():
+    t = ndd.tensor([0.5, 1.5, 2.5, -0.5, 300.0, -3.0], dtype=ndd.uint8)
+    np.testing.assert_array_equal(_np(t), [1, 2, 3, 0, 255, 0])
+    assert t.dtype is ndd.uint8
+
+
+def test_python_scalars_and_lists_default_types():
+    assert ndd.tensor(1.5).dtype is ndd.float32
+    assert ndd.tensor([1, 2]).dtype is ndd.int32
+    assert ndd.tensor(np.float64(1.0)).dtype is ndd.float64
+
+
+def test_layout_mismatch_raises():
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.tensor(np.zeros((2, 2)), layout="HWC")
+
+
+def test_unconvertible_data_raises_type_error():
+    with pytest.raises(TypeError, match="dict"):
+        ndd.tensor({"a": 1})
+    with pytest.raises(TypeError):
+        ndd.tensor([[1, 2], [3]])
+
+
+def test_gpu_without_gpu_raises_clearly():
+    from runtime.device import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    t = ndd.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="(?i)gpu|cuda"):
+        t.gpu()
+    b = ndd.batch([[1, 2]])
+    with pytest.raises(RuntimeError, match="(?i)gpu|cuda"):
+        b.gpu()
+    with pytest.raises(RuntimeError, match="(?i)gpu|cuda"):
+        ndd.tensor([1], device="gpu")
+
+
+def test_batch_copies_as_batch_wraps():
+    samples = [np.arange(6, dtype=np.int16).reshape(2, 3), np.arange(3, dtype=np.int16)[None]]
+    wrapped = ndd.as_batch(samples)
+    copied = ndd.batch(samples)
+    assert np.shares_memory(_np(wrapped.tensors[0]), samples[0])
+    assert not np.shares_memory(_np(copied.tensors[0]), samples[0])
+    assert wrapped.batch_size == 2 and len(wrapped) == 2
+    assert wrapped.shape == [(2, 3), (1, 3)]
+    assert wrapped.dtype is ndd.int16
+    assert wrapped.ndim == 2
+
+
+def test_batch_from_stacked_array():
+    a = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
+    b = ndd.as_batch(a, layout="HW")
+    assert b.batch_size == 4
+    assert b.layout == "HW"
+    for i in range(4):
+        np.testing.assert_array_equal(_np(b.tensors[i]), a[i])
+
+
+def test_batch_mixed_dtypes_or_ndims_rejected():
+    with pytest.raises(TypeError, match="dtype"):
+        ndd.batch([np.zeros(2, np.uint8), np.zeros(2, np.float32)])
+    with pytest.raises(ValueError, match="dimensions"):
+        ndd.batch([np.zeros(2), np.zeros((2, 2))])
+    with pytest.raises(ValueError):
+        ndd.batch([])
+
+
+def test_batch_dtype_argument():
+    b = ndd.batch([[1.4, 2.6], [-1.5, 0.2]], dtype="int32")
+    assert b.dtype is ndd.int32
+    np.testing.assert_array_equal(_np(b.tensors[1]), [-2, 0])
+
+
+# ------------------------------------------------------------------ sample selection
+@pytest.fixture
+def ragged():
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 255, (h, w, 3), dtype=np.uint8)
+            for h, w in [(4, 5), (6, 3), (2, 8), (5, 5)]]
+
+
+def test_tensors_int_slice_list(ragged):
+    b = ndd.batch(ragged, layout="HWC")
+    t = b.tensors[1]
+    assert isinstance(t, ndd.Tensor)
+    np.testing.assert_array_equal(_np(t), ragged[1])
+    assert t.layout == "HWC"
+    np.testing.assert_array_equal(_np(b.tensors[-1]), ragged[-1])
+    sub = b.tensors[1:3]
+    assert isinstance(sub, ndd.Batch) and sub.batch_size == 2
+    np.testing.assert_array_equal(_np(sub.tensors[0]), ragged[1])
+    picked = b.tensors[[3, 0]]
+    assert picked.batch_size == 2 and picked.layout == "HWC"
+    np.testing.assert_array_equal(_np(picked.tensors[0]), ragged[3])
+    np.testing.assert_array_equal(_np(picked.tensors[1]), ragged[0])
+    with pytest.raises(IndexError, match="4"):
+        b.tensors[4]
+    with pytest.raises(TypeError):
+        b.tensors["a"]
+
+
+def test_batch_getitem_names_tensors_and_slice(ragged):
+    b = ndd.batch(ragged)
+    with pytest.raises(TypeError) as ei:
+        b[0]
+    assert ".tensors" in str(ei.value) and ".slice" in str(ei.value)
+
+
+def test_iteration_yields_tensors(ragged):
+    b = ndd.batch(ragged)
+    got = list(b)
+    assert len(got) == 4
+    for t, ref in zip(got, ragged):
+        assert isinstance(t, ndd.Tensor)
+        np.testing.assert_array_equal(_np(t), ref)
+
+
+# ------------------------------------------------------------------ slicing
+def test_tensor_slicing_matches_numpy():
+    a = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    t = ndd.tensor(a, layout="HWC")
+    for idx in [1, -1, (slice(None), 2), (slice(1, 3), slice(None, None, 2), 0),
+                (Ellipsis, 1), (0, Ellipsis), (slice(None, None, -1),), (1, 2, 3)]:
+        np.testing.assert_array_equal(_np(t[idx]), a[idx], err_msg=str(idx))
+    assert t[0].layout == "WC"
+    assert t[:, 0].layout == "HC"
+    assert t[..., 0].layout == "HW"
+    assert t[1:2].layout == "HWC"
+    np.testing.assert_array_equal(_np(t[None]), a[None])
+
+
+def test_tensor_slicing_errors():
+    t = ndd.tensor(np.zeros((2, 3)))
+    with pytest.raises(IndexError):
+        t[0, 0, 0]
+    with pytest.raises(IndexError):
+        t[..., 0, ...]
+
+
+def test_tensor_index_out_of_range():
+    t = ndd.tensor(np.zeros((2, 3)))
+    with pytest.raises((IndexError, ValueError)):
+        t[5].evaluate()
+
+
+def test_batch_slice_scalars_and_slices(ragged):
+    b = ndd.batch(ragged, layout="HWC")
+    s = b.slice[0]
+    assert isinstance(s, ndd.Batch) and s.batch_size == 4
+    assert s.layout == "WC"
+    for i in range(4):
+        np.testing.assert_array_equal(_np(s.tensors[i]), ragged[i][0])
+    s2 = b.slice[1:, ::2, 2]
+    assert s2.layout == "HW"
+    for i in range(4):
+        np.testing.assert_array_equal(_np(s2.tensors[i]), ragged[i][1:, ::2, 2])
+
+
+def test_batch_slice_with_per_sample_batch_indices(ragged):
+    b = ndd.batch(ragged, layout="HWC")
+    stops = ndd.batch([np.int32(s.shape[0] // 2) for s in ragged])
+    starts = ndd.batch([np.int32(0), np.int32(1), np.int32(0), np.int32(2)])
+    out = b.slice[starts:stops]
+    assert out.batch_size == 4
+    for i, s in enumerate(ragged):
+        lo, hi = [0, 1, 0, 2][i], s.shape[0] // 2
+        np.testing.assert_array_equal(_np(out.tensors[i]), s[lo:hi])
+    at = ndd.batch([np.int32(i % 2) for i in range(4)])
+    col = b.slice[:, at]
+    assert col.layout == "HC"
+    for i, s in enumerate(ragged):
+        np.testing.assert_array_equal(_np(col.tensors[i]), s[:, i % 2])
+
+
+def test_per_sample_index_batch_size_mismatch(ragged):
+    b = ndd.batch(ragged)
+    bad = ndd.batch([np.int32(0)] * 3)
+    with pytest.raises(ValueError, match="batch size"):
+        b.slice[bad]
+
+
+# ------------------------------------------------------------------ operators
+def test_operators_match_numpy_int():
+    a = np.array([[-7, 3], [11, -991]], np.int32)
+    c = np.array([[2, -2], [5, 30]], np.int32)
+    ta, tc = ndd.tensor(a), ndd.tensor(c)
+    np.testing.assert_array_equal(_np(ta + tc), a + c)
+    np.testing.assert_array_equal(_np(ta - tc), a - c)
+    np.testing.assert_array_equal(_np(ta * tc), a * c)
+    np.testing.assert_array_equal(_np(-ta), -a)
+    np.testing.assert_array_equal(_np(ta & tc), a & c)
+    np.testing.assert_array_equal(_np(ta | tc), a | c)
+    np.testing.assert_array_equal(_np(ta ^ tc), a ^ c)
+    # DALI: integer // and % truncate toward zero
+    np.testing.assert_array_equal(_np(ta // tc), np.trunc(a / c).astype(np.int32))
+    np.testing.assert_array_equal(_np(ta % tc), np.fmod(a, c))
+    tdiv = ta / tc
+    assert tdiv.dtype is ndd.float32
+    np.testing.assert_allclose(_np(tdiv), (a / c).astype(np.float32), rtol=1e-6)
+
+
+def test_comparisons_give_bool():
+    a = np.array([1, 5, 3], np.uint8)
+    t = ndd.tensor(a)
+    for op, ref in [(t < 3, a < 3), (t <= 3, a <= 3), (t > 3, a > 3), (t >= 3, a >= 3),
+                    (t == 3, a == 3), (t != 3, a != 3), (3 < t, 3 < a)]:
+        assert op.dtype is ndd.bool
+        np.testing.assert_array_equal(_np(op), ref)
+
+
+def test_promotion_hand_cases():
+    u8 = ndd.tensor(np.array([250, 10], np.uint8))
+    r = u8 + 10
+    assert r.dtype is ndd.int32
+    np.testing.assert_array_equal(_np(r), [260, 20])
+    w = u8 + u8          # wraps in uint8 (DALI)
+    assert w.dtype is ndd.uint8
+    np.testing.assert_array_equal(_np(w), [244, 20])
+    assert (u8 * 1.5).dtype is ndd.float32
+    assert (ndd.tensor(np.int8([1])) + 1).dtype is ndd.int32
+    assert (ndd.tensor(np.float64([1])) + ndd.tensor(np.float32([1]))).dtype is ndd.float64
+
+
+def test_reverse_operators():
+    a = np.array([1.0, 2.0, 4.0], np.float32)
+    t = ndd.tensor(a)
+    np.testing.assert_allclose(_np(10 - t), 10 - a)
+    np.testing.assert_allclose(_np(8 / t), 8 / a)
+    np.testing.assert_allclose(_np(2 ** t), 2 ** a)
+
+
+def test_batch_operators_per_sample(ragged):
+    b = ndd.batch(ragged)
+    out = b.slice[..., 0] - b.slice[..., 1]
+    assert isinstance(out, ndd.Batch)
+    for i, s in enumerate(ragged):
+        np.testing.assert_array_equal(_np(out.tensors[i]),
+                                      s[..., 0].astype(np.int32) - s[..., 1].astype(np.int32)
+                                      if out.dtype is ndd.int32 else s[..., 0] - s[..., 1])
+
+
+def test_batch_and_tensor_operand_broadcast():
+    b = ndd.batch([np.array([1, 2], np.float32), np.array([3, 4], np.float32)])
+    t = ndd.tensor(np.array([10, 20], np.float32))
+    out = b + t
+    assert isinstance(out, ndd.Batch)
+    np.testing.assert_array_equal(_np(out.tensors[1]), [13, 24])
+
+
+def test_math_functions_against_numpy():
+    a = np.array([0.25, 1.0, 4.0, 9.0], np.float32)
+    t = ndd.tensor(a)
+    for name, ref in [("sqrt", np.sqrt), ("exp", np.exp), ("log", np.log), ("log2", np.log2),
+                      ("sin", np.sin), ("floor", np.floor), ("ceil", np.ceil),
+                      ("tanh", np.tanh), ("cbrt", np.cbrt)]:
+        out = getattr(ndd.math, name)(t)
+        assert out.dtype is ndd.float32, name
+        np.testing.assert_allclose(_np(out), ref(a), rtol=1e-5, err_msg=name)
+    np.testing.assert_allclose(_np(ndd.math.rsqrt(t)), 1 / np.sqrt(a), rtol=1e-5)
+    np.testing.assert_allclose(_np(ndd.math.atan2(t, t + 1)), np.arctan2(a, a + 1), rtol=1e-5)
+    np.testing.assert_array_equal(_np(ndd.math.min(t, 2.0)), np.minimum(a, 2))
+    np.testing.assert_array_equal(_np(ndd.math.max(t, 2.0)), np.maximum(a, 2))
+
+
+def test_math_int_input_gives_float32_and_clamp_int32():
+    u8 = ndd.tensor(np.array([4, 9, 255], np.uint8))
+    s = ndd.math.sqrt(u8)
+    assert s.dtype is ndd.float32
+    np.testing.assert_allclose(_np(s), [2, 3, np.sqrt(255)], rtol=1e-6)
+    c = ndd.math.clamp(u8, 50, 200)
+    assert c.dtype is ndd.int32
+    np.testing.assert_array_equal(_np(c), [50, 50, 200])
+    assert ndd.math.abs(ndd.tensor(np.int16([-3]))).dtype is ndd.int16
+
+
+def test_operator_with_nothing_tensorlike_rejected():
+    from ndd._operators import elementwise
+    with pytest.raises(TypeError):
+        elementwise("add", 1, 2)
+
+
+# ------------------------------------------------------------------ repr
+def test_repr_readable(ragged):
+    t = ndd.tensor(np.array([[1, 2], [3, 4]], np.uint8), layout="HW")
+    r = repr(t)
+    assert r.startswith("Tensor(") and "dtype=uint8" in r and 'layout="HW"' in r
+    assert "[3 4]" in r
+    lines = r.splitlines()
+    assert lines[1].index("[[") + 1 == lines[2].index("[3"), r   # rows aligned
+    rb = repr(ndd.batch(ragged, layout="HWC"))
+    assert "batch_size=4" in rb and "uint8" in rb and "HWC" in rb
