@@ -12,6 +12,7 @@ from typing import Callable
 from compiler.ir import Graph
 from compiler.passes.cse import cse
 from compiler.passes.dce import dce
+from compiler.passes.fuse import fuse
 from compiler.passes.schedule import schedule
 from compiler.plan import Plan
 
@@ -19,6 +20,7 @@ from compiler.plan import Plan
 PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("dce", dce),
     ("cse", cse),
+    ("fuse", fuse),
 ]
 
 _options = {"disable": set(), "max_lanes": 2, "check": False}

@@ -39,7 +39,11 @@ def _to_numpy(data, copy: bool, what: str):
     elif hasattr(data, "__array_interface__") or hasattr(data, "__array__"):
         arr = np.asarray(data)
     elif isinstance(data, (int, float, bool, list, tuple, np.generic)):
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:
+            raise ValueError(f"{what}: the nested lists are ragged (sub-lists of different "
+                             f"lengths); give a Batch of samples instead") from None
         if arr.dtype == np.float64 and not _has_np_float64(data):
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64 and not _has_np_int64(data):

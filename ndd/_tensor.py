@@ -152,7 +152,7 @@ class Tensor(OperatorMixin):
     def __repr__(self) -> str:
         try:
             body = np.array2string(np.asarray(self._array()), threshold=20, edgeitems=2,
-                                   prefix="        ")
+                                   prefix="    ")
         except Exception as exc:  # noqa: BLE001 - repr must not raise
             body = f"<error: {exc}>"
         lay = f", layout=\"{self.layout}\"" if self.layout else ""

@@ -92,6 +92,7 @@ class _Tracer:
         self.counts: dict[tuple, int] = {}
         self.consumed_ids: set[int] = set()
         self.values: dict[int, Value] = {}
+        self.refused: dict[tuple, str] = {}
 
     def lookup(self, *a):
         return None
@@ -111,7 +112,13 @@ class _Tracer:
         ins = [self._provenance(v) for v in node.inputs]
         targs = {k: self._provenance(v) for k, v in node.tensor_args.items()}
         if any(p is None for p in ins) or any(p is None for p in targs.values()):
-            return      # an input built by Python code: this call is not replayable
+            # an input built by Python code: this call is not replayable
+            bad = [f"input {j}" for j, p in enumerate(ins) if p is None]
+            bad += [f"argument '{k}'" for k, p in targs.items() if p is None]
+            self.refused[(key, occ)] = (
+                f"{', '.join(bad)} is a fresh array built by Python code, not a reader output "
+                f"or a traced result; wrap it in ndd.compile.invariant() if it never changes")
+            return
         m = len(self.entries)
         args = {k: v for k, v in node.args.items() if k != "_seeds"}
         self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
@@ -170,6 +177,7 @@ class _Template:
     def __init__(self, tracer: _Tracer):
         self.entries = tracer.entries
         self.consumed = tracer.consumed_ids
+        self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.plan_text = None
 
@@ -192,7 +200,9 @@ class _Replayer:
         m = self.t.index.get((key, occ))
         site = _site_text(key)
         if m is None:
-            return self._miss(site, "call site not in the trace (data-dependent Python?)")
+            reason = self.t.refused.get((key, occ))
+            return self._miss(site, reason or "call site not in the trace (data-dependent "
+                                              "Python?)")
         e = self.t.entries[m]
         if e.op != op:
             return self._miss(site, f"op changed ({e.op} -> {op})")

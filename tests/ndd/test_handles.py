@@ -55,7 +55,7 @@ def test_layout_mismatch_raises():
 def test_unconvertible_data_raises_type_error():
     with pytest.raises(TypeError, match="dict"):
         ndd.tensor({"a": 1})
-    with pytest.raises(TypeError):
+    with pytest.raises((TypeError, ValueError), match="ragged"):
         ndd.tensor([[1, 2], [3]])
 
 

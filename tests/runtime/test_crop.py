@@ -28,10 +28,10 @@ def test_crop_positions(pos, y0, x0):
 
 def test_crop_layouts_chw_and_hw():
     chw = np.ascontiguousarray(IMG.transpose(2, 0, 1))
-    np.testing.assert_array_equal(crop(chw, layout="CHW", crop=(3, 2)), chw[:, 1:4, 2:4])
+    np.testing.assert_array_equal(crop(chw, layout="CHW", crop=(3, 2)), chw[:, 1:4, 3:5])  # x0 = round(2.5) = 3
     hw = np.ascontiguousarray(IMG[..., 0])
-    np.testing.assert_array_equal(crop(hw, layout="HW", crop=(3, 2)), hw[1:4, 2:4])
-    np.testing.assert_array_equal(crop(hw, layout=None, crop=(3, 2)), hw[1:4, 2:4])
+    np.testing.assert_array_equal(crop(hw, layout="HW", crop=(3, 2)), hw[1:4, 3:5])
+    np.testing.assert_array_equal(crop(hw, layout=None, crop=(3, 2)), hw[1:4, 3:5])
 
 
 def test_pad_policy_per_channel_fill():

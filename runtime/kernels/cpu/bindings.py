@@ -9,6 +9,7 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 from runtime.kernels.cpu import random as _random  # noqa: F401  (registers random kernels)
+from runtime.kernels.cpu import fused as _fused  # noqa: F401  (registers fused kernels)
 
 _SIZE_ARGS = ("size", "resize_x", "resize_y", "resize_shorter", "resize_longer", "mode",
               "max_size", "roi_start", "roi_end", "roi_relative", "subpixel_scale")

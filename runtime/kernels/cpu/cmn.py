@@ -132,8 +132,10 @@ def normalize_params(mean, std, scale, shift, channels):
     if np.any(std_v == 0) or not np.all(np.isfinite(std_v)):
         raise ValueError(f"std={std!r}: expected finite, non-zero values")
     scale32, shift32 = _scalar(scale, "scale"), _scalar(shift, "shift")
+    n = max(mean_v.size, std_v.size)
+    mean_v, std_v = np.broadcast_to(mean_v, (n,)), np.broadcast_to(std_v, (n,))
     if scale32 == 0:
-        return mean_v, np.zeros_like(std_v), shift32
+        return mean_v.copy(), np.zeros(n, np.float32), shift32
     inv = scale32 / std_v
     base = mean_v - shift32 * std_v / scale32
     return base.astype(np.float32), inv.astype(np.float32), np.float32(0)

@@ -347,6 +347,15 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
                               kind_min if out_len < win else kind_mag, antialias, rows)
         idx_y, w_y = pick(in_h, oh, params.y0, params.y1, True)
         idx_x, w_x = pick(in_w, ow, params.x0, params.x1, False)
+        nn_y = w_y.shape[1] == 1 and bool(np.all(w_y == 1))
+        nn_x = w_x.shape[1] == 1 and bool(np.all(w_x == 1))
+        if nn_y and nn_x:  # pure nearest neighbour: a gather in the input type
+            picked = hwc[idx_y[:, 0][:, None], idx_x[:, 0][None, :]]
+            if picked.dtype == out_dt:
+                res = np.ascontiguousarray(picked)
+            else:
+                res = _to_output(torch.from_numpy(picked.astype(np.float32)), out_dt)
+            return _from_hwc(res, layout)
         # Both passes run along axis 0 of a contiguous float32 tensor (fast row gathers); the
         # other axis is brought to the front by a transposing copy.  The axis whose pass leaves
         # the smaller intermediate goes first.
@@ -362,6 +371,10 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
             t = _resample_rows(t.transpose(0, 1).contiguous(), idx_x, w_x).transpose(0, 1)
         res = np.ascontiguousarray(_to_output(t, out_dt))
 
+    return _from_hwc(res, layout)
+
+
+def _from_hwc(res: np.ndarray, layout: str) -> np.ndarray:
     if layout == "CHW":
         return np.ascontiguousarray(res.transpose(2, 0, 1))
     if layout == "HW":

@@ -1,0 +1,229 @@
+"""The one table of fusion rules used by the ``fuse`` pass.
+
+Each :class:`Rule` matches a producer -> consumer edge (``producer`` op names, ``consumer`` op
+names), has a legality check returning ``None`` (legal) or a refusal reason, and a rewrite that
+builds the fused node. Fused nodes reuse the consumer's output values (user handles keep working)
+and record ``meta["fused_from"]``. Every fused op must be bit-exact with the unfused chain.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from compiler.ir import Node, Value
+
+_CROP = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
+_SEEDS = "_seeds"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One fusion: ``producer`` -> ``consumer`` (op names) rewritten by ``rewrite``.
+
+    ``check(producer, consumer) -> str | None`` gives the rule-specific refusal reason;
+    the generic conditions (see :func:`edge_refusal`) are checked by the pass first.
+    """
+
+    name: str
+    producer: tuple[str, ...]
+    consumer: tuple[str, ...]
+    check: Callable[[Node, Node], str | None]
+    rewrite: Callable[[Node, Node], Node]
+
+
+# ------------------------------------------------------------------ helpers
+def _all_args(node: Node) -> dict:
+    out = dict(node.args)
+    out.update(node.tensor_args)
+    return out
+
+
+def _get(node: Node, name: str, default=None):
+    if name in node.tensor_args:
+        return node.tensor_args[name]
+    return node.args.get(name, default)
+
+
+def stages_of(node: Node) -> tuple[str, ...]:
+    """Stage names of a ``fused.image`` node, or the single stage an image op stands for."""
+    if node.op == "fused.image":
+        return tuple(node.args["stages"])
+    return (_STAGE[node.op],)
+
+
+_STAGE = {"decoders.image": "decode", "random_resized_crop": "rrc", "resize": "resize",
+          "flip": "flip", "crop_mirror_normalize": "cmn"}
+
+
+def _stage_args(node: Node) -> tuple[dict, dict]:
+    """(constant args, tensor args) of a node as ``'<stage>.<name>'`` keys."""
+    if node.op == "fused.image":
+        return ({k: v for k, v in node.args.items()}, dict(node.tensor_args))
+    st = _STAGE[node.op]
+    return ({(k if k == _SEEDS else f"{st}.{k}"): v for k, v in node.args.items()},
+            {f"{st}.{k}": v for k, v in node.tensor_args.items()})
+
+
+def fused_image_node(producer: Node, consumer: Node) -> Node:
+    """A ``fused.image`` node doing producer's stages then consumer's stages."""
+    pa, pt = _stage_args(producer)
+    ca, ct = _stage_args(consumer)
+    args = {**pa, **ca}
+    args["stages"] = stages_of(producer) + stages_of(consumer)
+    return _replace(producer, consumer, "fused.image", producer.inputs, args, {**pt, **ct})
+
+
+def _replace(producer: Node, consumer: Node, op: str, inputs, args, tensor_args) -> Node:
+    node = Node(op, inputs, args, tensor_args, [], device=consumer.device,
+                callsite=consumer.callsite)
+    node.outputs = list(consumer.outputs)
+    for v in node.outputs:
+        v.producer = node
+    node.meta["fused_from"] = (list(producer.meta.get("fused_from") or [producer.op])
+                               + list(consumer.meta.get("fused_from") or [consumer.op]))
+    return node
+
+
+# ------------------------------------------------------------------ legality pieces
+def _decode_ok(p: Node) -> str | None:
+    if p.op == "decoders.image" and p.args.get("dtype", "uint8") != "uint8":
+        return f"decoder dtype={p.args.get('dtype')!r}; only uint8 decodes are fused"
+    if p.op == "decoders.image" and not p.args.get("adjust_orientation", True):
+        return "adjust_orientation=False (ROI coordinates are those of the oriented image)"
+    return None
+
+
+def _cmn_ok(c: Node) -> str | None:
+    pol = c.args.get("out_of_bounds_policy", "error")
+    if pol != "error":
+        return f"out_of_bounds_policy={pol!r} (only 'error' is fused)"
+    if c.args.get("pad_output"):
+        return "pad_output=True is not fused"
+    if "pad_output" in c.tensor_args or "out_of_bounds_policy" in c.tensor_args:
+        return "per-sample pad_output/out_of_bounds_policy"
+    return None
+
+
+def _tail_ok(p: Node) -> str | None:
+    st = stages_of(p)
+    if st[-1] not in ("rrc", "resize", "flip"):
+        return f"the fused chain ends with {st[-1]!r}; cmn can follow only rrc, resize or flip"
+    if "flip" in st[:-1] or (st[-1] == "flip" and len(st) > 1):
+        return "flip is folded only directly into cmn"
+    return None
+
+
+def _check_decode_crop(p, c):
+    if c.args.get("out_of_bounds_policy", "error") != "error":
+        return f"out_of_bounds_policy={c.args['out_of_bounds_policy']!r} needs padding"
+    if c.args.get("dtype") not in (None, "uint8"):
+        return f"crop converts to dtype={c.args['dtype']!r}"
+    return _decode_ok(p)
+
+
+def _check_decode_rrc(p, c):
+    return _decode_ok(p)
+
+
+def _check_decode_cmn(p, c):
+    return _decode_ok(p) or _cmn_ok(c)
+
+
+def _check_to_cmn(p, c):
+    return _tail_ok(p) or _cmn_ok(c)
+
+
+def _check_flip_cmn(p, c):
+    if any(_get(c, k) is not None for k in ("crop", "crop_h", "crop_w")):
+        return "cmn crops: a window of the flipped image is not the mirrored window"
+    for k in ("vertical", "depthwise"):
+        v = _get(p, k, 0)
+        if isinstance(v, Value) or v:
+            return f"flip {k}={'<per-sample>' if isinstance(v, Value) else v} is not a mirror"
+    return _cmn_ok(c)
+
+
+def _check_crop_resize(p, c):
+    return ("resize filter taps near the window edge read pixels outside the crop in an ROI "
+            "resize, so the result would differ from resizing the cropped copy")
+
+
+def _check_elementwise(p, c):
+    if c.op == "arithmetic" and any(v is p.outputs[0] for v in c.tensor_args.values()):
+        return "read as a tensor argument"
+    for v in p.inputs:
+        if v.meta.batch_size != c.outputs[0].meta.batch_size and v.meta.batch_size != 1:
+            return "operand batch sizes differ"
+    return None
+
+
+# ------------------------------------------------------------------ rewrites
+def _rewrite_decode_crop(p, c):
+    args = {k: p.args[k] for k in p.args}
+    targs = {}
+    for k in _CROP:
+        if k in c.tensor_args:
+            targs[k] = c.tensor_args[k]
+        elif c.args.get(k) is not None:
+            args[k] = c.args[k]
+    return _replace(p, c, "decoders.image_crop", p.inputs, args, targs)
+
+
+def _program_of(node: Node) -> tuple[list[Value], list[tuple]]:
+    """(inputs, program) of an arithmetic / cast / elementwise_fused node."""
+    if node.op == "elementwise_fused":
+        return list(node.inputs), list(node.args["program"])
+    if node.op == "cast":
+        return [node.inputs[0]], [("cast", (("t", 0),), node.args["dtype"])]
+    return list(node.inputs), [(node.args["op"], tuple(node.args["operands"]),
+                                node.outputs[0].meta.dtype)]
+
+
+def _rewrite_elementwise(p, c):
+    p_ins, p_prog = _program_of(p)
+    c_ins, c_prog = _program_of(c)
+    inputs = list(p_ins)
+    pos = {v.id: i for i, v in enumerate(inputs)}
+    last = len(p_prog) - 1
+    produced = p.outputs[0]
+    mapping = {}
+    for i, v in enumerate(c_ins):
+        if v is produced:
+            mapping[i] = ("r", last)
+        else:
+            if v.id not in pos:
+                pos[v.id] = len(inputs)
+                inputs.append(v)
+            mapping[i] = ("t", pos[v.id])
+
+    def remap(operand):
+        if operand[0] == "t":
+            return mapping[operand[1]]
+        if operand[0] == "r":
+            return ("r", operand[1] + len(p_prog))
+        return operand
+    prog = list(p_prog) + [(op, tuple(remap(o) for o in ops), dt) for op, ops, dt in c_prog]
+    return _replace(p, c, "elementwise_fused", inputs, {"program": tuple(prog)}, {})
+
+
+def _never(p, c):   # pragma: no cover - the check always refuses
+    raise AssertionError("rule is never applied")
+
+
+_IMG_TAIL = ("random_resized_crop", "resize", "flip", "fused.image")
+
+RULES: tuple[Rule, ...] = (
+    Rule("decode->crop", ("decoders.image",), ("crop",), _check_decode_crop,
+         _rewrite_decode_crop),
+    Rule("decode->random_resized_crop", ("decoders.image",), ("random_resized_crop",),
+         _check_decode_rrc, fused_image_node),
+    Rule("decode->crop_mirror_normalize", ("decoders.image",), ("crop_mirror_normalize",),
+         _check_decode_cmn, fused_image_node),
+    Rule("flip->crop_mirror_normalize", ("flip",), ("crop_mirror_normalize",),
+         _check_flip_cmn, fused_image_node),
+    Rule("resize->crop_mirror_normalize", ("random_resized_crop", "resize", "fused.image"),
+         ("crop_mirror_normalize",), _check_to_cmn, fused_image_node),
+    Rule("crop->resize", ("crop",), ("resize",), _check_crop_resize, _never),
+    Rule("elementwise", ("arithmetic", "cast", "elementwise_fused"), ("arithmetic", "cast"),
+         _check_elementwise, _rewrite_elementwise),
+)

@@ -1,0 +1,32 @@
+from compiler.passes.dce import dce
+from tests.compiler._graphs import graph, leaf, node
+
+
+def test_dce_removes_unrequested_branch_and_keeps_requested():
+    x = leaf()
+    a = node("flip", [x])
+    b = node("flip", [a.outputs[0]])
+    dead = node("copy", [a.outputs[0]])
+    g = graph([b.outputs[0], dead.outputs[0]])
+    g.outputs = [b.outputs[0]]          # the copy is no longer asked for
+    g = dce(g)
+    assert [n.id for n in g.nodes] == [a.id, b.id]
+    assert any(name == "dce" and f"#{dead.id}" in msg for name, msg in g.notes)
+
+
+def test_dce_keeps_value_held_by_live_handle():
+    x = leaf()
+    a = node("flip", [x])
+    held = node("copy", [a.outputs[0]])
+
+    class Handle:
+        pass
+    h = Handle()
+    held.outputs[0].set_holder(h)
+    g = graph([a.outputs[0], held.outputs[0]])
+    g.outputs = [a.outputs[0]]
+    assert [n.id for n in dce(g).nodes] == [a.id, held.id]
+    del h
+    g2 = graph([a.outputs[0], held.outputs[0]])
+    g2.outputs = [a.outputs[0]]
+    assert [n.id for n in dce(g2).nodes] == [a.id]

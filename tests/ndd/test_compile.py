@@ -1,0 +1,243 @@
+"""Compile mode (``next_epoch(compile=True)``): replay equals eager, and DALI's rules hold."""
+from __future__ import annotations
+
+import gc
+import io
+import threading
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import ndd
+from compiler.ir import Value
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+@pytest.fixture(scope="module")
+def photo_root(tmp_path_factory):
+    """3 classes x 7 JPEGs cut from real photos (skimage), odd sizes."""
+    from skimage import data
+    root = tmp_path_factory.mktemp("photos")
+    sources = {"astronaut": data.astronaut(), "chelsea": data.chelsea(), "coffee": data.coffee()}
+    rng = np.random.default_rng(0)
+    for name, img in sources.items():
+        (root / name).mkdir()
+        for k in range(7):
+            h, w = int(rng.integers(60, 120)), int(rng.integers(60, 120))
+            y, x = int(rng.integers(0, img.shape[0] - h)), int(rng.integers(0, img.shape[1] - w))
+            buf = io.BytesIO()
+            Image.fromarray(img[y:y + h, x:x + w]).save(buf, "JPEG", quality=85)
+            (root / name / f"{k}.jpg").write_bytes(buf.getvalue())
+    return str(root)
+
+
+def _train_body(jpegs, labels):
+    imgs = ndd.decoders.image(jpegs)
+    imgs = ndd.random_resized_crop(imgs, size=(32, 32))
+    flip = ndd.random.coin_flip(batch_size=jpegs.batch_size, probability=0.5)
+    out = ndd.crop_mirror_normalize(imgs, mirror=flip, mean=MEAN, std=STD)
+    return out.torch().clone(), labels.torch().clone()
+
+
+def _val_body(jpegs, labels):
+    imgs = ndd.decoders.image(jpegs)
+    imgs = ndd.resize(imgs, resize_shorter=40)
+    out = ndd.crop_mirror_normalize(imgs, crop=(32, 32), mean=MEAN, std=STD)
+    return out.torch().clone(), labels.torch().clone()
+
+
+def _run(root, body, compile, epochs=3, batch_size=4, seed=5, **reader_args):
+    ndd.random.set_seed(seed)
+    reader = ndd.readers.File(file_root=root, random_shuffle=True, seed=11, **reader_args)
+    out = []
+    for _ in range(epochs):
+        for jpegs, labels in reader.next_epoch(batch_size=batch_size, compile=compile):
+            out.append(body(jpegs, labels))
+    return out
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        for p, q in zip(x, y):
+            assert p.shape == q.shape and torch.equal(p, q)
+
+
+@pytest.mark.parametrize("body", [_train_body, _val_body], ids=["train", "val"])
+def test_compiled_epochs_equal_eager(photo_root, body):
+    eager = _run(photo_root, body, compile=False)
+    compiled = _run(photo_root, body, compile=True)
+    _same(eager, compiled)
+    rep = ndd.compile.report()
+    assert rep.replayed > 0 and not rep.fallbacks
+
+
+def test_capture_alias_and_sharding_padding(photo_root):
+    args = dict(shard_id=1, num_shards=2, pad_last_batch=True)
+    eager = _run(photo_root, _val_body, compile=False, epochs=3, batch_size=4, **args)
+    ndd.random.set_seed(5)
+    reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=11, **args)
+    compiled = []
+    for _ in range(3):
+        for jpegs, labels in reader.next_epoch(batch_size=4, capture=True):
+            compiled.append(_val_body(jpegs, labels))
+    _same(eager, compiled)
+
+
+def test_partial_capture_with_data_dependent_python(photo_root):
+    def body(jpegs, labels):
+        imgs = ndd.decoders.image(jpegs)
+        imgs = ndd.resize(imgs, size=(24, 24))
+        lab = labels.torch()
+        if int(lab[0]) % 2 == 0:         # data-dependent branch: not always in the trace
+            imgs = ndd.flip(imgs, horizontal=1)
+        out = ndd.cast(imgs, dtype=ndd.float32) * 0.5
+        return out.torch().clone(), lab.clone()
+    _same(_run(photo_root, body, False), _run(photo_root, body, True))
+
+
+def _helper(images, k):
+    return ndd.resize(images, size=(k, k))
+
+
+def test_helper_called_from_two_call_sites(photo_root):
+    def body(jpegs, labels):
+        imgs = ndd.decoders.image(jpegs)
+        a = _helper(imgs, 20)
+        b = _helper(imgs, 12)
+        return a.torch(pad=True).clone(), b.torch(pad=True).clone()
+    _same(_run(photo_root, body, False), _run(photo_root, body, True))
+    assert not ndd.compile.report().fallbacks
+
+
+def test_call_site_in_python_loop(photo_root):
+    def body(jpegs, labels):
+        imgs = ndd.decoders.image(jpegs)
+        outs = []
+        for k in (16, 18, 20):          # same line, three occurrences per iteration
+            outs.append(ndd.resize(imgs, size=(k, k)).torch().clone())
+        return tuple(outs)
+    _same(_run(photo_root, body, False), _run(photo_root, body, True))
+
+
+def test_fresh_array_falls_back_unless_invariant(photo_root):
+    def body(jpegs, labels):
+        imgs = ndd.cast(ndd.decoders.image(jpegs), dtype=ndd.float32)
+        offset = ndd.as_tensor(np.float32(3.0))        # built by Python every iteration
+        return ((imgs + offset).torch(pad=True).clone(),)
+    _run(photo_root, body, True, epochs=1)
+    rep = ndd.compile.report()
+    assert any("fresh array" in reason or "not the traced one" in reason
+               for (_, reason) in rep.fallbacks)
+
+    const = ndd.compile.invariant(ndd.as_tensor(np.float32(3.0)))
+
+    def body2(jpegs, labels):
+        imgs = ndd.cast(ndd.decoders.image(jpegs), dtype=ndd.float32)
+        return ((imgs + const).torch(pad=True).clone(),)
+    a = _run(photo_root, body2, False, epochs=1)
+    b = _run(photo_root, body2, True, epochs=1)
+    _same(a, b)
+    assert not ndd.compile.report().fallbacks
+
+
+SCALE = [2.0]
+
+
+def test_guard_failure_on_changed_constant_runs_eagerly(photo_root):
+    def body(jpegs, labels):
+        imgs = ndd.decoders.image(jpegs)
+        out = ndd.crop_mirror_normalize(imgs, crop=(16, 16), scale=SCALE[0])
+        SCALE[0] += 1.0                      # the argument changes every iteration
+        return (out.torch().clone(),)
+    SCALE[0] = 2.0
+    a = _run(photo_root, body, False, epochs=1)
+    SCALE[0] = 2.0
+    b = _run(photo_root, body, True, epochs=1)
+    _same(a, b)
+    assert any("guard failed" in reason for (_, reason) in ndd.compile.report().fallbacks)
+
+
+def test_rules(photo_root):
+    reader = ndd.readers.File(file_root=photo_root)
+    with pytest.raises(ValueError, match="batch_size"):
+        reader.next_epoch(compile=True)
+    for _ in reader.next_epoch(batch_size=4):
+        pass
+    with pytest.raises(RuntimeError, match="compile"):
+        reader.next_epoch(batch_size=4, compile=True)
+
+    reader = ndd.readers.File(file_root=photo_root)
+    for _ in reader.next_epoch(batch_size=4, compile=True):
+        pass
+    with pytest.raises(RuntimeError, match="compile"):
+        reader.next_epoch(batch_size=4)
+    with pytest.raises(RuntimeError):
+        for _ in reader.next_epoch(batch_size=8, compile=True):
+            pass
+
+    reader = ndd.readers.File(file_root=photo_root, enable_checkpointing=True)
+    with pytest.raises(NotImplementedError, match="checkpointing"):
+        reader.next_epoch(batch_size=4, compile=True)
+
+
+def test_empty_trace_warns_and_falls_back(photo_root):
+    reader = ndd.readers.File(file_root=photo_root)
+    n = 0
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for jpegs, labels in reader.next_epoch(batch_size=4, compile=True):
+            n += jpegs.batch_size
+    assert n == 21
+    assert any("no replayable" in str(x.message) for x in w)
+
+
+def test_break_shuts_down_prefetch_worker(photo_root):
+    reader = ndd.readers.File(file_root=photo_root)
+    for _ in range(2):   # trace, then a replaying epoch that is left early
+        it = reader.next_epoch(batch_size=2, compile=True)
+        for k, (jpegs, labels) in enumerate(it):
+            ndd.decoders.image(jpegs).evaluate()
+            if k == 2:
+                break
+        it.close()
+        reader._core.close()
+        reader = ndd.readers.File(file_root=photo_root)
+    gc.collect()
+    alive = [t for t in threading.enumerate() if t.name == "ndd-compile-prefetch"]
+    for t in alive:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in alive)
+
+
+def test_device_change_of_captured_op_raises(photo_root):
+    dev = ["cpu"]
+
+    def body(jpegs, labels):
+        imgs = ndd.decoders.image(jpegs, device=dev[0])
+        dev[0] = "gpu"
+        return (imgs.torch(pad=True),)
+    with pytest.raises(RuntimeError, match="gpu|device"):
+        _run(photo_root, body, True, epochs=1)
+
+
+def test_memory_flat_over_20_epochs(photo_root):
+    ndd.random.set_seed(1)
+    reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=2)
+
+    def count_values():
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is Value)
+    counts = []
+    for epoch in range(20):
+        for jpegs, labels in reader.next_epoch(batch_size=4, compile=True):
+            _train_body(jpegs, labels)
+        del jpegs, labels
+        if epoch in (4, 19):
+            counts.append(count_values())
+    assert counts[1] <= counts[0] + 10, counts
