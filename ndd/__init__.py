@@ -10,7 +10,7 @@ on numpy / torch / nvImageCodec with a graph compiler underneath.
 from __future__ import annotations
 
 from compiler.types import Device
-from ndd import capture, compile, decoders, math, random, readers, types
+from ndd import capture, checkpoint, compile, decoders, math, random, readers, types
 from ndd._batch import Batch
 from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8, int16,
@@ -53,7 +53,7 @@ __all__ = [
     "tensor", "as_tensor", "batch", "as_batch", "dtype", "device",
     "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
     "float32", "float64", "bfloat16", "bool",
-    "set_num_threads", "get_num_threads", "capture", "compile", "decoders", "math", "random", "readers", "types",
+    "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math", "random", "readers", "types",
     "resize", "crop", "crop_mirror_normalize", "flip", "random_resized_crop", "cast", "copy",
     "transpose", "reshape", "peek_image_shape", "explain",
 ]

@@ -20,7 +20,7 @@ def test_checker_rejects_wrong_order_unknown_op_and_duplicates():
     with pytest.raises(IRError, match="before it is produced"):
         check_graph(g, after="x")
     g.nodes.reverse()
-    g.nodes.append(a)
+    g.nodes.append(b)
     with pytest.raises(IRError, match="twice"):
         check_graph(g)
     g.nodes.pop()

@@ -23,6 +23,7 @@ used single-threaded by the runtime.
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -103,6 +104,16 @@ def _scalar(value, name):
     return np.float32(value)
 
 
+def _as_key(value, name):
+    """Hashable form of a scalar / per-channel argument (for the cache)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return (float(value),)
+    try:
+        return tuple(float(v) for v in np.asarray(value, dtype=np.float64).ravel())
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}={value!r}: expected a number or a list of numbers") from None
+
+
 def normalize_params(mean, std, scale, shift, channels):
     """Fold ``mean``/``std``/``scale``/``shift`` into DALI's float32 form.
 
@@ -119,26 +130,40 @@ def normalize_params(mean, std, scale, shift, channels):
     -------
     tuple of numpy.ndarray
         ``(base, inv, post_shift)``: ``out = (in - base) * inv + post_shift``,
-        float32 vectors of length 1 or ``channels``; ``post_shift`` is 0 unless
-        ``scale == 0``.
+        float32 vectors of equal length (1 or ``channels``); ``post_shift`` is
+        0 unless ``scale == 0``. The arrays are shared (cached): do not modify.
 
     Raises
     ------
     ValueError
-        A zero in ``std``, or wrong vector lengths.
+        A zero or non-finite ``std``, or wrong vector lengths.
+    TypeError
+        Non-numeric values.
     """
+    _scalar(scale, "scale")
+    _scalar(shift, "shift")
+    return _folded(_as_key(mean, "mean"), _as_key(std, "std"), float(np.asarray(scale)),
+                   float(np.asarray(shift)), channels)
+
+
+@functools.lru_cache(maxsize=256)
+def _folded(mean, std, scale, shift, channels):
     mean_v = _per_channel(mean, channels, "mean")
     std_v = _per_channel(std, channels, "std")
     if np.any(std_v == 0) or not np.all(np.isfinite(std_v)):
-        raise ValueError(f"std={std!r}: expected finite, non-zero values")
-    scale32, shift32 = _scalar(scale, "scale"), _scalar(shift, "shift")
+        raise ValueError(f"std={list(std)!r}: expected finite, non-zero values")
+    scale32, shift32 = np.float32(scale), np.float32(shift)
     n = max(mean_v.size, std_v.size)
     mean_v, std_v = np.broadcast_to(mean_v, (n,)), np.broadcast_to(std_v, (n,))
     if scale32 == 0:
-        return mean_v.copy(), np.zeros(n, np.float32), shift32
-    inv = scale32 / std_v
-    base = mean_v - shift32 * std_v / scale32
-    return base.astype(np.float32), inv.astype(np.float32), np.float32(0)
+        base, inv, post = mean_v.copy(), np.zeros(n, np.float32), shift32
+    else:
+        inv = (scale32 / std_v).astype(np.float32)
+        base = (mean_v - shift32 * std_v / scale32).astype(np.float32)
+        post = np.float32(0)
+    for arr in (base, inv):
+        arr.flags.writeable = False
+    return base, inv, post
 
 
 def cmn_window_from_crop(in_hw, *, crop=None, crop_h=None, crop_w=None, crop_pos_x=0.5,
