@@ -223,7 +223,7 @@ RULES: tuple[Rule, ...] = (
          _check_flip_cmn, fused_image_node),
     Rule("resize->crop_mirror_normalize", ("random_resized_crop", "resize", "fused.image"),
          ("crop_mirror_normalize",), _check_to_cmn, fused_image_node),
-    Rule("crop->resize", ("crop",), ("resize",), _check_crop_resize, _never),
+    Rule("crop->resize", ("crop", "decoders.image_crop"), ("resize",), _check_crop_resize, _never),
     Rule("elementwise", ("arithmetic", "cast", "elementwise_fused"), ("arithmetic", "cast"),
          _check_elementwise, _rewrite_elementwise),
 )

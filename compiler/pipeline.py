@@ -25,6 +25,10 @@ PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
 
 _options = {"disable": set(), "max_lanes": 2, "check": False}
 
+# Callables ``observer(plan, recorded_graph)`` told about every compiled plan (``ndd graph``);
+# ``recorded_graph`` is a copy of the graph before the passes. Empty list: no cost.
+OBSERVERS: list[Callable] = []
+
 
 def set_options(*, disable=None, max_lanes=None, check=None) -> None:
     """Configure the pipeline globally (``ndd.compiler_options`` forwards here)."""
@@ -53,6 +57,7 @@ def compile_graph(graph: Graph, disable=None, max_lanes=None, dry_run: bool = Fa
     if dry_run:
         graph = clone_graph(graph)
     recorded = format_graph(graph, show_lane=False)
+    snapshot = clone_graph(graph) if OBSERVERS and not dry_run else None
     off = disabled_passes() | set(disable or ())
     for name, fn in PASSES:
         if name in off:
@@ -64,4 +69,6 @@ def compile_graph(graph: Graph, disable=None, max_lanes=None, dry_run: bool = Fa
             check_graph(graph, after=name)
     plan = schedule(graph, max_lanes=max_lanes or _options["max_lanes"])
     plan.recorded = recorded
+    for observer in (list(OBSERVERS) if snapshot is not None else ()):
+        observer(plan, snapshot)
     return plan

@@ -32,6 +32,8 @@ def parse_args(argv=None):
     p.add_argument("--data", default=None, help="image folder (default: build the sample data)")
     p.add_argument("--num-images", type=int, default=600, help="size of the built sample data")
     p.add_argument("--threads", type=int, default=None, help="ndd.set_num_threads(N)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch.set_num_threads for the model (default 1: leave cores to the loader)")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)
@@ -88,6 +90,7 @@ def main(argv=None):
     args = parse_args(argv)
     ndd = importlib.import_module(BACKENDS[args.backend])
     torch.manual_seed(args.seed)
+    torch.set_num_threads(args.torch_threads)
     if args.threads is not None:
         ndd.set_num_threads(args.threads)
     ndd.random.set_seed(args.seed)

@@ -156,19 +156,28 @@ def stack_samples(samples: list, pad: bool, what: str, allow_view: bool = True) 
 
 
 def _common_base(samples):
+    """A view covering all samples when they lie back to back (same shape, dtype, C order) in
+    one numpy buffer; else None. numpy collapses ``.base`` chains to the owning array, so the
+    owner may have any shape: the view is rebuilt from the byte offset of the first sample."""
     first = samples[0]
     base = first.base
-    if not isinstance(base, np.ndarray) or base.ndim != first.ndim + 1 \
-            or base.shape[0] != len(samples) or base.shape[1:] != first.shape \
-            or not base.flags.c_contiguous:
+    if not isinstance(base, np.ndarray) or not base.flags.c_contiguous \
+            or not first.flags.c_contiguous:
         return None
-    step = base.strides[0]
-    start = base.__array_interface__["data"][0]
+    step = first.nbytes
+    start = first.__array_interface__["data"][0]
     for i, s in enumerate(samples):
-        if s.base is not base or s.__array_interface__["data"][0] != start + i * step \
-                or s.shape != first.shape:
+        if s.base is not base or s.shape != first.shape or s.dtype != first.dtype \
+                or not s.flags.c_contiguous or s.__array_interface__["data"][0] != start + i * step:
             return None
-    return base
+    base_start = base.__array_interface__["data"][0]
+    if start < base_start or start + step * len(samples) > base_start + base.nbytes:
+        return None
+    view = np.ndarray((len(samples),) + first.shape, dtype=first.dtype, buffer=base,
+                      offset=start - base_start)
+    if view.flags.writeable and not all(s.flags.writeable for s in samples):
+        view.flags.writeable = False
+    return view
 
 
 class _TensorsView:

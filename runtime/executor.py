@@ -6,8 +6,10 @@ Errors raised by a kernel are re-raised with the op name and the user's ``file:l
 from __future__ import annotations
 
 import threading
+import time
 
 from compiler.ir import Node
+from runtime import trace
 from runtime.kernels.registry import KernelContext, lookup
 from runtime.threadpool import get_pool
 
@@ -46,6 +48,8 @@ def run_node(node: Node) -> None:
                         tensor_arg_names=set(node.tensor_args),
                         batch_size=node.outputs[0].meta.batch_size if node.outputs else 0,
                         op=node.op)
+    rec = trace.ACTIVE
+    t0 = time.perf_counter() if rec is not None else 0.0
     try:
         outs = kernel(ctx, inputs, args)
     except Exception as exc:  # noqa: BLE001 - re-raised with the call site
@@ -55,6 +59,8 @@ def run_node(node: Node) -> None:
                            f"expected {len(node.outputs)}")
     for v, d in zip(node.outputs, outs):
         v.data = d
+    if rec is not None:
+        rec.span(node, t0, time.perf_counter())
     node.meta["done"] = True
 
 

@@ -63,10 +63,10 @@ def image_folder(tmp_path_factory, photos) -> pathlib.Path:
     ignored (.ipynb_checkpoints/ folder, ._x.jpg file)."""
     root = tmp_path_factory.mktemp("folder")
     layout = {"cat": [0, 1, 2], "dog": [1, 2]}
-    for cls, idx in layout.items():
+    for c, (cls, idx) in enumerate(layout.items()):
         (root / cls).mkdir()
-        for j, i in enumerate(idx):
-            (root / cls / f"img{j}.jpg").write_bytes(encode_jpeg(photos[i]))
+        for j, i in enumerate(idx):   # distinct qualities: every file's bytes are unique
+            (root / cls / f"img{j}.jpg").write_bytes(encode_jpeg(photos[i], 70 + 10 * c + j))
     hidden = root / ".ipynb_checkpoints"
     hidden.mkdir()
     (hidden / "junk.jpg").write_bytes(encode_jpeg(photos[0]))

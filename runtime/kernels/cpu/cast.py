@@ -7,7 +7,9 @@ Semantics follow ``nvidia.dali.fn.cast`` (DALI 2.4, observed):
 * integer -> integer: saturate (-5 -> 0 for uint8, 70000 -> 32767 for int16);
 * float -> bool: round first, so ``|x| < 0.5`` is False; integer -> bool is
   ``x != 0``;
-* float -> float: IEEE conversion (overflow gives +-inf, as in DALI);
+* float -> float: IEEE conversion (overflow gives +-inf, as in DALI), except
+  that conversions to float16 round exact ties away from zero, as DALI does
+  (2049 -> 2050, where IEEE ties-to-even gives 2048);
 * NaN -> integer gives 0 (DALI gives an unspecified value: 0, INT_MIN or 2**63
   depending on the type; see ``docs/semantics/geometry.md``); NaN -> bool is True.
 
@@ -104,8 +106,8 @@ def round_half_away(x):
         Integer-valued floats of the same dtype; NaN and +-inf unchanged.
     """
     t = np.trunc(x)
-    frac = np.abs(x - t)  # exact: x and trunc(x) share the exponent range
     with np.errstate(invalid="ignore"):
+        frac = np.abs(x - t)  # exact: x and trunc(x) share the exponent range
         return t + np.where(frac >= 0.5, np.sign(x), 0).astype(t.dtype, copy=False)
 
 
@@ -128,6 +130,20 @@ def _float_to_int(x, dst):
     if over.any():
         out[over] = info.max
     return out
+
+
+def _to_half(x):
+    """float16 conversion rounding ties away from zero (DALI), else nearest."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = x.astype(np.float64)
+        y = wide.astype(np.float16)
+        diff = wide - y.astype(np.float64)
+        other = np.nextafter(y, np.where(diff > 0, np.float16(np.inf), np.float16(-np.inf)))
+        tie = (diff != 0) & (np.abs(wide - other.astype(np.float64)) == np.abs(diff)) \
+            & (np.abs(other) > np.abs(y))
+    if tie.any():
+        y[tie] = other[tie]
+    return y
 
 
 def _int_to_int(x, dst):
@@ -168,6 +184,8 @@ def cast(x, dtype):
     src = x.dtype
     if src == dst:
         return x.copy()
+    if dst == np.float16 and src.kind in "iuf":
+        return _to_half(x)
     if src.kind == "f":
         if dst.kind == "f":
             with np.errstate(over="ignore"):

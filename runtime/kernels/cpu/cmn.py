@@ -161,8 +161,6 @@ def _folded(mean, std, scale, shift, channels):
         inv = (scale32 / std_v).astype(np.float32)
         base = (mean_v - shift32 * std_v / scale32).astype(np.float32)
         post = np.float32(0)
-    for arr in (base, inv):
-        arr.flags.writeable = False
     return base, inv, post
 
 
@@ -271,8 +269,35 @@ def _broadcast_fill(view, fill, c_axis):
         view[...] = fill.reshape(shape)
 
 
+def _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis):
+    """uint8 input, non-float32 output: per-channel 256-entry tables.
+
+    The table holds exactly what the direct path computes (same float32
+    operations, then :func:`cast`), so results are identical, in one gather.
+    """
+    lut = (np.arange(256, dtype=np.float32)[None, :] - base[:, None]) * inv[:, None]
+    if post_shift != 0:
+        lut = lut + post_shift
+    lut = cast(lut, target.dtype)
+    if flip_axis is not None:
+        flipper = [slice(None)] * region.ndim
+        flipper[flip_axis] = slice(None, None, -1)
+        region = region[tuple(flipper)]
+    if c_axis is None or lut.shape[0] == 1:
+        target[...] = np.take(lut[0], region)
+        return
+    for c in range(lut.shape[0]):
+        sel = [slice(None)] * region.ndim
+        sel[c_axis] = c
+        sel = tuple(sel)
+        target[sel] = np.take(lut[c], region[sel])
+
+
 def _normalize_into(region, target, base, inv, post_shift, c_axis, flip_axis):
     """Write ``(region - base) * inv + post_shift`` into ``target`` (same axis order)."""
+    if region.dtype == np.uint8 and target.dtype != np.float32:
+        _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis)
+        return
     if region.dtype not in _TORCH_OK:
         region = region.astype(np.float32)  # bool / uint16 / uint32 / uint64
     src = torch.from_numpy(region)

@@ -85,7 +85,7 @@ def decode_resized_crop(data, name, a, i):
     dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
     oh, ow = params.out_h, params.out_w
     iy, wy, ix, wx = (_taps((H, W), params, interp) if oh and ow else (None,) * 4)
-    if iy is None or iy.shape[1] * 4 >= H or ix.shape[1] * 4 >= W:
+    if True:  # resize kernel rewritten (sparse matrices): ROI path disabled until re-verified
         # dense-matrix branch of the resize kernel: decode everything, resize as unfused
         img = decode(data, sample=name, **dec)
         return R.resample(img, params, dtype=a.get("rrc.dtype"), layout="HWC", **interp)

@@ -27,7 +27,9 @@ Functions here are thread-safe (module-level tables are read-only) and start no 
 """
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -84,6 +86,13 @@ _LUTS = {
 }
 for _table, _ in _LUTS.values():
     _table.setflags(write=False)
+
+# torch warns once per process that sparse CSR support is "beta"; trigger that here, quietly,
+# at import (single-threaded) rather than at the first resize.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    torch.sparse_csr_tensor(torch.zeros(2, dtype=torch.int64), torch.zeros(0, dtype=torch.int64),
+                            torch.zeros(0), size=(1, 1), check_invariants=False)
 
 
 class _Filter:
@@ -187,21 +196,62 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
     return idx, w
 
 
-def _resample_rows(t: torch.Tensor, idx: np.ndarray, w: np.ndarray) -> torch.Tensor:
-    """Resample axis 0 of ``t`` (``(L, ...)`` float32) with taps ``idx``/``w`` -> ``(out, ...)``."""
+def _merge_taps(idx: np.ndarray, w: np.ndarray, in_len: int, chans: int):
+    """Taps -> sorted, duplicate-free ``(rows, cols, vals)`` of the ``(out * chans, in * chans)``
+    resampling matrix (channel-interleaved when ``chans > 1``); zero weights are dropped."""
     out_len, taps = idx.shape
-    in_len = t.shape[0]
-    rest = t.shape[1:]
-    flat = t.reshape(in_len, -1)
-    if taps == 1 and np.all(w == 1):
-        return flat.index_select(0, torch.from_numpy(idx[:, 0])).reshape((out_len,) + rest)
-    if taps * 4 >= in_len:
-        dense = np.zeros((out_len, in_len), np.float32)
-        np.add.at(dense, (np.repeat(np.arange(out_len), taps), idx.ravel()), w.ravel())
-        return (torch.from_numpy(dense) @ flat).reshape((out_len,) + rest)
-    gathered = flat.index_select(0, torch.from_numpy(idx.ravel())).reshape(out_len, taps, -1)
-    res = torch.bmm(torch.from_numpy(w).unsqueeze(1), gathered)
-    return res.reshape((out_len,) + rest)
+    keep = w != 0
+    rows = np.broadcast_to(np.arange(out_len, dtype=np.int64)[:, None], idx.shape)[keep]
+    keys, inv = np.unique(rows * in_len + idx[keep], return_inverse=True)
+    vals = np.bincount(inv.ravel(), weights=w[keep].astype(np.float64)).astype(np.float32)
+    rows, cols = keys // in_len, keys % in_len
+    if chans > 1:
+        c = np.arange(chans, dtype=np.int64)
+        rows = (rows[:, None] * chans + c).ravel()
+        cols = (cols[:, None] * chans + c).ravel()
+        vals = np.repeat(vals, chans)
+        order = np.lexsort((cols, rows))
+        rows, cols, vals = rows[order], cols[order], vals[order]
+    return rows, cols, vals
+
+
+@functools.lru_cache(maxsize=256)
+def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
+                 antialias: bool, accumulate: bool, chans: int):
+    """Resampling matrix of one axis, restricted to the source range it reads.
+
+    Returns ``(lo, hi, m)``: only source pixels ``lo <= j < hi`` have a non-zero weight, and
+    ``m`` (float32 torch tensor, sparse CSR or dense when the filter is wide) has shape
+    ``(out_len * chans, (hi - lo) * chans)``, channel-interleaved, so that
+    ``m @ x`` resamples axis 0 of ``x`` (``((hi - lo) * chans, N)``).  Cached: centre crops and
+    fixed-size resizes repeat the same tables; the tensors are never written to.
+    """
+    idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+    rows, cols, vals = _merge_taps(idx, w, in_len, 1)
+    if cols.size == 0:
+        lo, hi = 0, 1
+    else:
+        lo, hi = int(cols.min()), int(cols.max()) + 1
+    span = hi - lo
+    if chans == 1 and idx.shape[1] * 4 >= span:
+        dense = np.zeros((out_len, span), np.float32)
+        dense[rows, cols - lo] = vals
+        return lo, hi, torch.from_numpy(dense)
+    if chans > 1:
+        rows, cols, vals = _merge_taps(idx - lo, w, span, chans)
+    else:
+        cols = cols - lo
+    crow = np.zeros(out_len * chans + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=out_len * chans), out=crow[1:])
+    m = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(cols),
+                                torch.from_numpy(vals), size=(out_len * chans, span * chans),
+                                check_invariants=False)
+    return lo, hi, m
+
+
+def _transposed(a: np.ndarray) -> np.ndarray:
+    """Contiguous copy of the 2-D transpose of ``a``."""
+    return np.ascontiguousarray(a.T)
 
 
 # --------------------------------------------------------------------------------------------
@@ -253,20 +303,55 @@ def _out_dtype(dtype, in_dtype: np.dtype) -> np.dtype:
     return dt
 
 
-def _to_output(res: torch.Tensor, dt: np.dtype) -> np.ndarray:
-    """Float32 result -> ``dt``: integers round half away from zero and saturate."""
+def _to_output(res: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Float32 result -> ``dt``: integers round half away from zero and saturate.
+
+    ``res`` (float32 numpy array) may be overwritten.
+    """
     if dt.kind == "f":
-        return res.numpy().astype(dt, copy=False)
+        return res.astype(dt, copy=False)
     info = np.iinfo(dt)
+    if dt.itemsize >= 4:    # float32 cannot hold the int32 limits exactly
+        res = res.astype(np.float64)
     if info.min == 0:
-        # non-negative results: half away from zero == floor(x + 0.5); truncation is floor here
-        rounded = (res + 0.5).clamp_(0.0, float(info.max))
+        # non-negative results: half away from zero == floor(x + 0.5); the cast truncates
+        np.add(res, 0.5, out=res)
+        np.clip(res, 0, info.max, out=res)
     else:
-        rounded = torch.trunc(res + torch.copysign(torch.full_like(res, 0.5), res))
-        rounded = rounded.clamp_(float(info.min), float(info.max))
-    if dt == np.uint8:
-        return rounded.to(torch.uint8).numpy()
-    return rounded.to(torch.int64).numpy().astype(dt)
+        np.add(res, np.copysign(res.dtype.type(0.5), res), out=res)
+        np.trunc(res, out=res)
+        np.clip(res, info.min, info.max, out=res)
+    return res.astype(dt)
+
+
+def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
+               kind_x: str, antialias: bool, out_dt: np.dtype) -> np.ndarray:
+    """Two 1-D passes (sparse/dense matrix products in float32) -> ``(oh, ow, C)`` ``out_dt``.
+
+    Only the source window the filters read is touched.  Each pass multiplies a cached axis
+    matrix by a 2-D array whose rows run along that axis (``(H, W*C)`` for the H pass,
+    ``(W*C, H)`` for the W pass, channel-interleaved), so the data is transposed twice; the
+    order is chosen to move the fewest elements.
+    """
+    in_h, in_w, chans = hwc.shape
+    ylo, yhi, my = _axis_matrix(in_h, oh, float(params.y0), float(params.y1), kind_y,
+                                antialias, True, 1)
+    xlo, xhi, mx = _axis_matrix(in_w, ow, float(params.x0), float(params.x1), kind_x,
+                                antialias, False, chans)
+    hc, wc = yhi - ylo, xhi - xlo
+    crop = hwc[ylo:yhi, xlo:xhi].reshape(hc, wc * chans)
+    # elements moved by the transposes (the products cost about the same either way)
+    if oh * wc + oh * ow <= hc * wc + hc * ow:
+        # H first: (hc, wc*C) -> (oh, wc*C) -> T -> (ow*C, oh) -> T -> (oh, ow*C)
+        t = my @ torch.from_numpy(crop.astype(np.float32))
+        t = mx @ torch.from_numpy(_transposed(t.numpy()))
+        res = _transposed(_to_output(t.numpy(), out_dt))
+    else:
+        # W first: (hc, wc*C) -> T -> (ow*C, hc) -> T -> (hc, ow*C) -> (oh, ow*C)
+        t = mx @ torch.from_numpy(_transposed(crop).astype(np.float32, copy=False))
+        t = my @ torch.from_numpy(_transposed(t.numpy()))
+        res = _to_output(t.numpy(), out_dt)
+    return res.reshape(oh, ow, chans)
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,35 +426,21 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
     if oh == 0 or ow == 0 or in_h == 0 or in_w == 0 or chans == 0:
         res = np.zeros((oh, ow, chans), out_dt)
     else:
-        def pick(in_len, out_len, lo, hi, rows):
+        def kind_of(out_len, lo, hi):
             win = abs(float(_f32(_f32(hi) - _f32(lo))))
-            return _axis_taps(in_len, out_len, lo, hi,
-                              kind_min if out_len < win else kind_mag, antialias, rows)
-        idx_y, w_y = pick(in_h, oh, params.y0, params.y1, True)
-        idx_x, w_x = pick(in_w, ow, params.x0, params.x1, False)
-        nn_y = w_y.shape[1] == 1 and bool(np.all(w_y == 1))
-        nn_x = w_x.shape[1] == 1 and bool(np.all(w_x == 1))
-        if nn_y and nn_x:  # pure nearest neighbour: a gather in the input type
+            return kind_min if out_len < win else kind_mag
+        kind_y = kind_of(oh, params.y0, params.y1)
+        kind_x = kind_of(ow, params.x0, params.x1)
+        if kind_y == "nn" and kind_x == "nn":  # pure nearest neighbour: a gather
+            idx_y, _ = _axis_taps(in_h, oh, params.y0, params.y1, "nn", False, True)
+            idx_x, _ = _axis_taps(in_w, ow, params.x0, params.x1, "nn", False, False)
             picked = hwc[idx_y[:, 0][:, None], idx_x[:, 0][None, :]]
             if picked.dtype == out_dt:
                 res = np.ascontiguousarray(picked)
             else:
-                res = _to_output(torch.from_numpy(picked.astype(np.float32)), out_dt)
+                res = _to_output(picked.astype(np.float32), out_dt)
             return _from_hwc(res, layout)
-        # Both passes run along axis 0 of a contiguous float32 tensor (fast row gathers); the
-        # other axis is brought to the front by a transposing copy.  The axis whose pass leaves
-        # the smaller intermediate goes first.
-        src = torch.from_numpy(np.ascontiguousarray(hwc))
-        if in_h * ow <= oh * in_w:      # W first: (W, H, C) -> (ow, H, C) -> (H, ow, C)
-            t = torch.empty((in_w, in_h, chans), dtype=torch.float32)
-            t.copy_(src.permute(1, 0, 2))
-            t = _resample_rows(t, idx_x, w_x)
-            t = _resample_rows(t.transpose(0, 1).contiguous(), idx_y, w_y)
-        else:                           # H first: (H, W, C) -> (oh, W, C) -> (ow, oh, C)
-            t = src if src.dtype == torch.float32 else src.to(torch.float32)
-            t = _resample_rows(t, idx_y, w_y)
-            t = _resample_rows(t.transpose(0, 1).contiguous(), idx_x, w_x).transpose(0, 1)
-        res = np.ascontiguousarray(_to_output(t, out_dt))
+        res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 
     return _from_hwc(res, layout)
 

@@ -1,0 +1,219 @@
+"""``ndd bench``: images/s of a pipeline in each evaluation mode (and DALI's), interleaved.
+
+Every mode gets its own reader over the same folder (no shuffling, same batch size and thread
+count). Epoch ``e`` of every mode runs before epoch ``e + 1`` of any mode, so slow drifts of the
+machine affect all modes alike. An epoch's time covers reading, the pipeline and evaluating its
+output (``Batch.evaluate()``).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import runpy
+import statistics
+import sys
+import time
+
+NDD_MODES = ("eager", "deferred", "compile")
+COMPARES = ("dali", "torchvision")
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2"}
+
+
+def _usage(msg):
+    from ndd.cli import UsageError
+    return UsageError(msg)
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+class Runner:
+    """One benchmarked configuration: ``epoch()`` runs a full epoch, returns (images, seconds)."""
+
+    def __init__(self, name, api, fn, data, batch_size, mode):
+        self.name, self.api, self.fn, self.mode = name, api, fn, mode
+        self.batch_size = batch_size
+        self.reader = api.readers.File(file_root=data, random_shuffle=False)
+
+    def _iterator(self):
+        if self.mode == "compile":
+            return self.reader.next_epoch(batch_size=self.batch_size, compile=True)
+        if self.mode == "capture":
+            return self.reader.next_epoch(batch_size=self.batch_size, capture=True)
+        return self.reader.next_epoch(batch_size=self.batch_size)
+
+    def epoch(self) -> tuple[int, float]:
+        ctx = self.api.EvalMode.deferred if self.mode == "deferred" else contextlib.nullcontext()
+        n = 0
+        t0 = time.perf_counter()
+        with ctx:
+            for jpegs, _labels in self._iterator():
+                self.fn(self.api, jpegs).evaluate()
+                n += jpegs.batch_size
+        return n, time.perf_counter() - t0
+
+
+def _image_count(folder) -> int:
+    return sum(1 for p in pathlib.Path(folder).rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def _data_folder(ns) -> str:
+    if ns.data is not None:
+        if not os.path.isdir(ns.data):
+            raise _usage(f"--data {ns.data!r} is not a folder")
+        if _image_count(ns.data) == 0:
+            raise _usage(f"--data {ns.data!r} has no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        return ns.data
+    from ndd.datasets.sample import build_sample_dataset, default_root
+    root = default_root() / f"bench-{ns.num_images}"
+    return str(build_sample_dataset(root=root, num_images=ns.num_images, progress=True))
+
+
+def _pipeline(ns):
+    if ns.script is None:
+        from ndd._bench_pipelines import PIPELINES
+        return ns.pipeline, PIPELINES[ns.pipeline]
+    if not os.path.isfile(ns.script):
+        raise _usage(f"--script {ns.script!r} not found")
+    fn = runpy.run_path(ns.script).get("pipeline")
+    if not callable(fn):
+        raise _usage(f"--script {ns.script!r} must define pipeline(api, jpegs) -> Batch")
+    return os.path.basename(ns.script), fn
+
+
+def validate(ns) -> tuple[list[str], list[str]]:
+    """Check the numeric options and split --mode / --compare; raises UsageError."""
+    modes = _split(ns.mode)
+    bad = [m for m in modes if m not in NDD_MODES]
+    if bad or not modes:
+        raise _usage(f"unknown --mode {','.join(bad) or repr(ns.mode)}; expected a "
+                     f"comma-separated subset of {','.join(NDD_MODES)}")
+    compare = _split(ns.compare)
+    bad = [c for c in compare if c not in COMPARES]
+    if bad:
+        raise _usage(f"unknown --compare {','.join(bad)}; expected a comma-separated subset of "
+                     f"{','.join(COMPARES)}")
+    for name in ("batch_size", "epochs"):
+        if getattr(ns, name) < 1:
+            raise _usage(f"--{name.replace('_', '-')} must be >= 1, got {getattr(ns, name)}")
+    if ns.warmup < 0:
+        raise _usage(f"--warmup must be >= 0, got {ns.warmup}")
+    if ns.threads is not None and ns.threads < 1:
+        raise _usage(f"--threads must be >= 1, got {ns.threads}")
+    return list(dict.fromkeys(modes)), list(dict.fromkeys(compare))
+
+
+def make_runners(ns, modes, compare, data, fn):
+    """Runners for the ndd modes, then DALI's (eager, capture) when asked and installed."""
+    import ndd
+    if ns.threads is not None:
+        ndd.set_num_threads(ns.threads)
+    runners = [Runner(m, ndd, fn, data, ns.batch_size, m) for m in modes]
+    skipped = {}
+    if "dali" in compare:
+        try:
+            import nvidia.dali.experimental.dynamic as dali
+        except Exception as exc:  # noqa: BLE001 - any import failure means "not usable"
+            skipped["dali"] = f"not installed ({type(exc).__name__}: {exc})"
+        else:
+            if ns.threads is not None:
+                dali.set_num_threads(ns.threads)
+            runners.append(Runner("dali-eager", dali, fn, data, ns.batch_size, "eager"))
+            runners.append(Runner("dali-capture", dali, fn, data, ns.batch_size, "capture"))
+    if "torchvision" in compare:
+        skipped["torchvision"] = "not supported by this version of ndd bench"
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            skipped["torchvision"] = "not installed"
+    return runners, skipped
+
+
+def summarize(results: dict[str, list[float]]) -> dict:
+    """min / median / max images/s per mode and each median relative to the first mode's."""
+    out = {}
+    base = None
+    for name, rates in results.items():
+        if not rates:
+            continue
+        med = statistics.median(rates)
+        base = med if base is None else base
+        out[name] = {"images_per_s": rates, "min": min(rates), "median": med,
+                     "max": max(rates), "ratio": med / base if base else float("nan")}
+    return out
+
+
+def format_table(summary: dict) -> str:
+    first = next(iter(summary), "-")
+    lines = [f"{'mode':<14s} {'min img/s':>10s} {'median img/s':>13s} {'max img/s':>10s} "
+             f"{'vs ' + first:>14s}"]
+    for name, s in summary.items():
+        lines.append(f"{name:<14s} {s['min']:>10.1f} {s['median']:>13.1f} {s['max']:>10.1f} "
+                     f"{s['ratio']:>13.2f}x")
+    return "\n".join(lines)
+
+
+def plot(summary: dict, path: str, title: str) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7, 3.5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    names = list(summary)
+    med = [summary[n]["median"] for n in names]
+    err = [[summary[n]["median"] - summary[n]["min"] for n in names],
+           [summary[n]["max"] - summary[n]["median"] for n in names]]
+    ax.bar(names, med, yerr=err, color="#74c0fc", capsize=4)
+    ax.set_ylabel("images/s (median, min-max)")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def run(ns) -> int:
+    """Run ``ndd bench`` from parsed arguments; returns the exit status."""
+    from tqdm import tqdm
+    modes, compare = validate(ns)
+    name, fn = _pipeline(ns)
+    data = _data_folder(ns)
+    runners, skipped = make_runners(ns, modes, compare, data, fn)
+    for what, why in skipped.items():
+        print(f"ndd bench: skipping {what}: {why}", file=sys.stderr)
+    results = {r.name: [] for r in runners}
+    failed = {}
+    total = (ns.warmup + ns.epochs) * len(runners)
+    with tqdm(total=total, desc=f"bench {name}", unit="epoch", file=sys.stderr) as bar:
+        for e in range(ns.warmup + ns.epochs):
+            for r in runners:
+                if r.name in failed:
+                    bar.update(1)
+                    continue
+                bar.set_postfix_str(f"{r.name} epoch {e + 1}")
+                try:
+                    n, secs = r.epoch()
+                except Exception as exc:  # noqa: BLE001 - reported, other modes go on
+                    failed[r.name] = f"{type(exc).__name__}: {exc}"
+                    bar.update(1)
+                    continue
+                if e >= ns.warmup:
+                    results[r.name].append(n / secs)
+                bar.update(1)
+    for what, why in failed.items():
+        print(f"ndd bench: {what} failed: {why}", file=sys.stderr)
+    summary = summarize(results)
+    print(f"pipeline={name} data={data} images={_image_count(data)} batch={ns.batch_size} "
+          f"threads={ns.threads or 'default'} epochs={ns.epochs} (+{ns.warmup} warmup)")
+    print(format_table(summary))
+    if ns.json:
+        doc = {"pipeline": name, "data": data, "batch_size": ns.batch_size,
+               "threads": ns.threads, "epochs": ns.epochs, "warmup": ns.warmup,
+               "results": summary, "skipped": skipped, "failed": failed}
+        with open(ns.json, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+    if ns.plot and summary:
+        plot(summary, ns.plot, f"ndd bench {name}, batch {ns.batch_size}")
+    ndd_failed = [m for m in failed if m in NDD_MODES]
+    return 1 if ndd_failed else 0

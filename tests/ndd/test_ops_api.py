@@ -1,0 +1,151 @@
+"""Op front end: signatures, argument validation, per-sample Batch arguments, Tensor vs Batch
+results, enum/string/dtype argument forms. Values are checked against numpy."""
+import inspect
+
+import numpy as np
+import pytest
+
+import ndd
+
+
+@pytest.fixture
+def img():
+    rng = np.random.default_rng(0)
+    return rng.integers(0, 256, (10, 12, 3), dtype=np.uint8)
+
+
+def test_signature_and_docstring():
+    sig = inspect.signature(ndd.resize)
+    assert "size" in sig.parameters and "interp_type" in sig.parameters
+    assert sig.parameters["size"].kind is inspect.Parameter.KEYWORD_ONLY
+    doc = ndd.crop.__doc__
+    assert "Parameters" in doc and "crop_pos_x" in doc and "Raises" in doc
+
+
+def test_unknown_argument_lists_valid_ones(img):
+    with pytest.raises(TypeError) as ei:
+        ndd.resize(ndd.tensor(img), sizee=3)
+    msg = str(ei.value)
+    assert "sizee" in msg and "resize_x" in msg and "interp_type" in msg
+
+
+def test_missing_required_argument(img):
+    with pytest.raises(TypeError, match="dtype"):
+        ndd.cast(ndd.tensor(img))
+
+
+def test_too_many_inputs(img):
+    with pytest.raises(TypeError, match="input"):
+        ndd.flip(ndd.tensor(img), ndd.tensor(img))
+
+
+@pytest.mark.parametrize("kwargs,name,value", [
+    ({"interp_type": "cubicc"}, "interp_type", "cubicc"),
+    ({"mode": "bogus"}, "mode", "bogus"),
+    ({"size": "abc"}, "size", "abc"),
+])
+def test_bad_value_names_argument_and_value(img, kwargs, name, value):
+    with pytest.raises((TypeError, ValueError)) as ei:
+        ndd.resize(ndd.tensor(img, layout="HWC"), **kwargs)
+    assert name in str(ei.value) and value in str(ei.value)
+
+
+def test_bad_crop_length_and_flip_value(img):
+    with pytest.raises((TypeError, ValueError), match="crop"):
+        ndd.crop(ndd.tensor(img), crop=[1, 2, 3])
+    with pytest.raises((TypeError, ValueError), match="horizontal"):
+        ndd.flip(ndd.tensor(img), horizontal="x")
+
+
+def test_enum_string_dtype_forms_agree(img):
+    t = ndd.tensor(img, layout="HWC")
+    outs = [ndd.resize(t, size=[5, 7], interp_type=v)
+            for v in (ndd.types.INTERP_NN, "nn", ndd.types.DALIInterpType.INTERP_NN)]
+    for o in outs[1:]:
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(outs[0]))
+    casts = [ndd.cast(t, dtype=d) for d in (ndd.float32, "float32", np.float32,
+                                            ndd.types.FLOAT)]
+    for c in casts:
+        assert c.dtype is ndd.float32
+        np.testing.assert_array_equal(np.asarray(c), img.astype(np.float32))
+
+
+def test_tensor_in_tensor_out_batch_in_batch_out(img):
+    t = ndd.flip(ndd.tensor(img, layout="HWC"), horizontal=1)
+    assert isinstance(t, ndd.Tensor)
+    np.testing.assert_array_equal(np.asarray(t), img[:, ::-1])
+    # DALI's flip defaults to horizontal=1, so vertical-only needs horizontal=0
+    b = ndd.flip(ndd.batch([img, img[:5]], layout="HWC"), vertical=1, horizontal=0)
+    assert isinstance(b, ndd.Batch) and b.batch_size == 2
+    np.testing.assert_array_equal(np.asarray(b.tensors[1]), img[:5][::-1])
+    # numpy input is accepted like a Tensor
+    n = ndd.flip(img, horizontal=1)
+    np.testing.assert_array_equal(np.asarray(n), img[:, ::-1])
+
+
+def test_per_sample_batch_argument(img):
+    b = ndd.batch([img, img[:6, :8]], layout="HWC")
+    flags = ndd.batch([np.int32(0), np.int32(1)])
+    out = ndd.flip(b, horizontal=flags)
+    np.testing.assert_array_equal(np.asarray(out.tensors[0]), img)
+    np.testing.assert_array_equal(np.asarray(out.tensors[1]), img[:6, :8][:, ::-1])
+    r = ndd.resize(b, resize_x=ndd.batch([np.float32(3), np.float32(5)]), resize_y=4)
+    assert r.shape == [(4, 3, 3), (4, 5, 3)]
+
+
+def test_list_argument_is_one_value_for_all_samples(img):
+    b = ndd.batch([img, img[:6, :8]], layout="HWC")
+    c = ndd.crop(b, crop=[4, 2], crop_pos_x=0.0, crop_pos_y=0.0)
+    assert c.shape == [(4, 2, 3), (4, 2, 3)]
+    np.testing.assert_array_equal(np.asarray(c.tensors[1]), img[:4, :2])
+
+
+def test_batch_size_mismatch_error(img):
+    b = ndd.batch([img] * 3, layout="HWC")
+    with pytest.raises(ValueError, match="batch size") as ei:
+        ndd.resize(b, resize_x=ndd.batch([np.float32(2)] * 2))
+    assert "3" in str(ei.value) and "2" in str(ei.value)
+    with pytest.raises(ValueError, match="batch size"):
+        ndd.flip(b, horizontal=ndd.batch([np.int32(1)] * 2))
+    with pytest.raises(ValueError, match="batch size"):
+        ndd.random.uniform(b, batch_size=2)
+
+
+def test_non_tensor_argument_rejects_batch(img):
+    b = ndd.batch([img] * 2, layout="HWC")
+    with pytest.raises(TypeError, match="antialias"):
+        ndd.resize(b, size=[4, 4], antialias=ndd.batch([np.bool_(True)] * 2))
+
+
+def test_bad_input_type(img):
+    with pytest.raises(TypeError, match="input"):
+        ndd.flip(object())
+
+
+def test_value_error_at_run_names_op_and_argument(img):
+    with ndd.EvalMode.sync_cpu:
+        with pytest.raises(ValueError) as ei:
+            ndd.crop_mirror_normalize(ndd.tensor(img, layout="HWC"), std=[0, 1, 1])
+    assert "crop_mirror_normalize" in str(ei.value) and "std" in str(ei.value)
+
+
+def test_geometry_values_hand_checked(img):
+    t = ndd.tensor(img, layout="HWC")
+    c = ndd.crop(t, crop=[4, 6], crop_pos_x=1.0, crop_pos_y=0.0)
+    np.testing.assert_array_equal(np.asarray(c), img[:4, 6:12])
+    tr = ndd.transpose(t, perm=[2, 0, 1])
+    assert tr.layout == "CHW"
+    np.testing.assert_array_equal(np.asarray(tr), img.transpose(2, 0, 1))
+    rs = ndd.reshape(t, shape=[10, 36])
+    np.testing.assert_array_equal(np.asarray(rs), img.reshape(10, 36))
+    cp = ndd.copy(t)
+    np.testing.assert_array_equal(np.asarray(cp), img)
+    nn = ndd.resize(t, size=[20, 24], interp_type="nn")
+    np.testing.assert_array_equal(np.asarray(nn), img.repeat(2, 0).repeat(2, 1))
+
+
+def test_peek_image_shape(photo_jpegs, photos):
+    enc = ndd.batch([np.frombuffer(j, np.uint8) for j in photo_jpegs])
+    shp = ndd.peek_image_shape(enc)
+    for i, p in enumerate(photos):
+        np.testing.assert_array_equal(np.asarray(shp.tensors[i]), p.shape)

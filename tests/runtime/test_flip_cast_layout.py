@@ -1,0 +1,251 @@
+"""Tests for runtime.kernels.cpu.flip, .cast and .layout_ops (transpose, reshape)."""
+
+import numpy as np
+import pytest
+
+from runtime.kernels.cpu.cast import cast, round_half_away, to_numpy_dtype
+from runtime.kernels.cpu.flip import flip
+from runtime.kernels.cpu.layout_ops import reshape, transpose
+
+X = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)
+
+
+# ---------------------------------------------------------------- flip
+
+def test_flip_2x3():
+    a = np.array([[1, 2, 3], [4, 5, 6]], np.int16)
+    np.testing.assert_array_equal(flip(a, layout="HW"), [[3, 2, 1], [6, 5, 4]])
+    np.testing.assert_array_equal(flip(a, layout="HW", horizontal=0, vertical=1),
+                                  [[4, 5, 6], [1, 2, 3]])
+    np.testing.assert_array_equal(flip(a, layout="HW", horizontal=2, vertical=-1),
+                                  [[6, 5, 4], [3, 2, 1]])
+
+
+def test_flip_layouts():
+    np.testing.assert_array_equal(flip(X), X[:, ::-1])
+    chw = np.ascontiguousarray(X.transpose(2, 0, 1))
+    np.testing.assert_array_equal(flip(chw, layout="CHW", vertical=1), chw[:, ::-1, ::-1])
+    d = X[None].repeat(2, 0)
+    d[1] += 1
+    np.testing.assert_array_equal(flip(d, layout="DHWC", horizontal=0, depthwise=1), d[::-1])
+    # depthwise on a layout without D is ignored (as in DALI)
+    np.testing.assert_array_equal(flip(X, horizontal=0, depthwise=1), X)
+    out = flip(X)
+    assert out.flags.c_contiguous and not np.shares_memory(out, X)
+
+
+def test_flip_errors():
+    with pytest.raises(ValueError, match="layout"):
+        flip(X, layout="HW")
+    with pytest.raises(TypeError, match="horizontal"):
+        flip(X, horizontal=0.5)
+
+
+# ---------------------------------------------------------------- cast
+
+F = np.array([0.5, 1.5, 2.5, 3.5, -0.5, -1.5, -2.5, 300, -300, np.inf, -np.inf,
+              0.49999997, -0.49999997], np.float32)
+
+
+@pytest.mark.parametrize("dtype, expected", [
+    ("uint8", [1, 2, 3, 4, 0, 0, 0, 255, 0, 255, 0, 0, 0]),
+    ("int8", [1, 2, 3, 4, -1, -2, -3, 127, -128, 127, -128, 0, 0]),
+    ("int32", [1, 2, 3, 4, -1, -2, -3, 300, -300, 2**31 - 1, -2**31, 0, 0]),
+    ("uint32", [1, 2, 3, 4, 0, 0, 0, 300, 0, 2**32 - 1, 0, 0, 0]),
+    ("int64", [1, 2, 3, 4, -1, -2, -3, 300, -300, 2**63 - 1, -2**63, 0, 0]),
+    ("uint64", [1, 2, 3, 4, 0, 0, 0, 300, 0, 2**64 - 1, 0, 0, 0]),
+    ("bool", [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]),
+])
+def test_cast_float_to_int_round_half_away_and_saturate(dtype, expected):
+    out = cast(F, dtype)
+    assert out.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out, np.array(expected, dtype=np.dtype(dtype)))
+
+
+def test_cast_saturation_near_type_limits():
+    # float32(2**31 - 1) == 2**31: saturates instead of wrapping
+    np.testing.assert_array_equal(cast(np.array([2.1e9, 3e9, 2**31], np.float32), "int32"),
+                                  [2100000000, 2**31 - 1, 2**31 - 1])
+    np.testing.assert_array_equal(
+        cast(np.array([2**31 - 1, 2**31, 2**31 - 100.4], np.float64), "int32"),
+        [2**31 - 1, 2**31 - 1, 2**31 - 100])
+    np.testing.assert_array_equal(cast(np.array([1e20, -1e20], np.float64), "uint64"),
+                                  [2**64 - 1, 0])
+
+
+def test_cast_int_to_int_saturates():
+    a = np.array([-5, 300, 70000, -70000], np.int32)
+    np.testing.assert_array_equal(cast(a, "uint8"), [0, 255, 255, 0])
+    np.testing.assert_array_equal(cast(a, "int8"), [-5, 127, 127, -128])
+    np.testing.assert_array_equal(cast(a, "uint32"), [0, 300, 70000, 0])
+    np.testing.assert_array_equal(cast(np.array([2**63 + 5], np.uint64), "int64"), [2**63 - 1])
+    np.testing.assert_array_equal(cast(np.array([-1, 2**40], np.int64), "uint16"), [0, 65535])
+    np.testing.assert_array_equal(cast(np.array([2, 0, -1], np.int32), "bool"), [1, 0, 1])
+
+
+def test_cast_float_float_and_nan():
+    out = cast(np.array([3e38, 1e10, 1e300], np.float64), "float16")
+    assert np.isinf(out).all()
+    nan = np.array([np.nan], np.float32)
+    assert cast(nan, "int32")[0] == 0 and cast(nan, "uint8")[0] == 0
+    assert cast(nan, "bool")[0]
+    assert np.isnan(cast(nan, "float16")[0])
+
+
+def test_float16_ties_away_from_zero():
+    # exact ties between float16 neighbours go away from zero (DALI), not to even
+    x = np.array([2049, 2051, 2717, -6938, 4097, 4101, 1.0], np.float32)
+    np.testing.assert_array_equal(cast(x, "float16"), [2050, 2052, 2718, -6940, 4096, 4100, 1])
+    np.testing.assert_array_equal(cast(x.astype(np.int32), "float16"),
+                                  [2050, 2052, 2718, -6940, 4096, 4100, 1])
+    assert np.isinf(cast(np.array([70000.0]), "float16")[0])
+
+
+def test_round_half_away_exact():
+    x = np.array([0.49999997, 0.5, -0.5, 2.5, -2.5, 1e20, np.nan], np.float32)
+    out = round_half_away(x)
+    np.testing.assert_array_equal(out[:6], np.float32([0, 1, -1, 3, -3, 1e20]))
+    assert np.isnan(out[6])
+
+
+def test_dtype_names():
+    assert to_numpy_dtype("FLOAT") == np.float32
+    assert to_numpy_dtype("float16") == np.float16
+    assert to_numpy_dtype(np.uint8) == np.uint8
+    assert to_numpy_dtype(np.dtype("int16")) == np.int16
+    import torch
+    assert to_numpy_dtype(torch.float32) == np.float32
+    with pytest.raises(TypeError, match="dtype"):
+        to_numpy_dtype("complex64")
+    with pytest.raises(TypeError, match="dtype"):
+        cast(X, "str")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint16", "int32", "uint32",
+                                   "int64", "bool", "float16", "float32", "float64"])
+@pytest.mark.parametrize("src", ["float32", "float64", "int32", "int64", "uint8", "int16"])
+def test_cast_matches_dali(src, dtype):
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    rng = np.random.default_rng(0)
+    if src.startswith("float"):
+        x = np.concatenate([rng.uniform(-1e5, 1e5, 300), rng.uniform(-300, 300, 300),
+                            np.arange(-10, 10.5, 0.5), [np.inf, -np.inf, 1e30, -1e30]])
+        x = x.astype(src)
+    else:
+        info = np.iinfo(src)
+        x = np.concatenate([rng.integers(info.min, info.max, 300, dtype=src, endpoint=True),
+                            np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2],
+                                     dtype=src)])
+    ref = np.asarray(dalidyn.cast(dalidyn.as_tensor(x), dtype=getattr(dalidyn, dtype)))
+    out = cast(x, dtype)
+    assert out.dtype == ref.dtype
+    np.testing.assert_array_equal(out, ref)
+
+
+# ---------------------------------------------------------------- transpose
+
+def test_transpose():
+    out, lay = transpose(X, [2, 0, 1], layout="HWC")
+    np.testing.assert_array_equal(out, X.transpose(2, 0, 1))
+    assert lay == "CHW" and out.flags.c_contiguous
+    out, lay = transpose(X, layout="HWC")  # reversed by default
+    assert out.shape == (3, 6, 4) and lay == "CWH"
+    assert transpose(X, [2, 0, 1], layout="HWC", transpose_layout=False)[1] == "HWC"
+    assert transpose(X, [2, 0, 1], layout="HWC", output_layout="ABC")[1] == "ABC"
+    assert transpose(X, [2, 0, 1])[1] is None
+
+
+@pytest.mark.parametrize("perm", [[2, 0], [2, 0, 0], [3, 0, 1], [-1, 0, 1]])
+def test_transpose_bad_perm(perm):
+    with pytest.raises(ValueError, match="perm"):
+        transpose(X, perm)
+
+
+def test_transpose_bad_layouts():
+    with pytest.raises(ValueError, match="output_layout"):
+        transpose(X, [2, 0, 1], output_layout="AB")
+    with pytest.raises(TypeError, match="perm"):
+        transpose(X, [2.0, 0, 1])
+
+
+# ---------------------------------------------------------------- reshape
+
+def test_reshape_shape_and_layout():
+    out, lay = reshape(X, shape=[24, 3], src_layout="HWC")
+    assert out.shape == (24, 3) and lay is None
+    assert np.shares_memory(out, X)
+    assert reshape(X, shape=[-1, 3])[0].shape == (24, 3)
+    assert reshape(X, shape=[6, 4, 3], src_layout="HWC")[1] == "HWC"
+    assert reshape(X, shape=[4, 18], layout="AB")[1] == "AB"
+    assert reshape(X, layout="XYZ")[1] == "XYZ"
+    assert reshape(X, shape=72)[0].shape == (72,)
+    assert reshape(np.zeros((0, 3), np.uint8), shape=[-1, 3])[0].shape == (0, 3)
+    np.testing.assert_array_equal(reshape(X, shape=[4, 18])[0], X.reshape(4, 18))
+
+
+def test_reshape_rel_shape():
+    assert reshape(X, rel_shape=[0.5, 2, 1], src_layout="HWC") [0].shape == (2, 12, 3)
+    assert reshape(X, rel_shape=[0.5, 2, 1], src_layout="HWC")[1] == "HWC"
+    assert reshape(X, rel_shape=[0.5, -1])[0].shape == (2, 36)
+    assert reshape(X, rel_shape=[1, 1, 1, -1])[0].shape == (4, 6, 3, 1)
+    # rounding to nearest: 8 * 0.1875 = 1.5 -> 2
+    assert reshape(np.zeros((8, 16)), rel_shape=[0.1875, -1])[0].shape == (2, 64)
+
+
+def test_reshape_src_dims():
+    a = np.zeros((300, 200, 1), np.uint8)
+    assert reshape(a, src_dims=[-1, 1, 0])[0].shape == (1, 200, 300)
+    assert reshape(a, src_dims=[-1, 1, 0], rel_shape=[-1, 0.5, 2])[0].shape == (1, 100, 600)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(), "none of"),
+    (dict(shape=[0, -1]), "negative"),
+    (dict(shape=[-1, -1]), "one dimension"),
+    (dict(shape=[5, -1]), "cannot reshape"),
+    (dict(shape=[7, 3]), "cannot reshape"),
+    (dict(shape=[4, 18], layout="ABC"), "layout"),
+    (dict(shape=[4, 18], rel_shape=[1, 1]), "mutually exclusive"),
+    (dict(rel_shape=[1, 1, 1, 1]), "rel_shape"),
+    (dict(src_dims=[3, 0]), "src_dims"),
+])
+def test_reshape_errors(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        reshape(X, **kwargs)
+    with pytest.raises(TypeError, match="shape"):
+        reshape(X, shape=[2.5, 4])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kwargs", [
+    dict(shape=[24, 3]), dict(shape=[-1, 3]), dict(shape=[6, 4, 3]), dict(rel_shape=[0.5, 2, 1]),
+    dict(rel_shape=[0.5, -1]), dict(rel_shape=[1, 1, 1, -1]), dict(shape=[4, 18], layout="AB"),
+])
+def test_reshape_and_transpose_match_dali(kwargs):
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    t = dalidyn.as_tensor(X, layout="HWC")
+    ref = dalidyn.reshape(t, **kwargs)
+    out, lay = reshape(X, src_layout="HWC", **kwargs)
+    np.testing.assert_array_equal(out, np.asarray(ref))
+    assert lay == (ref.layout or None)
+    ref = dalidyn.transpose(t, perm=[1, 2, 0])
+    out, lay = transpose(X, [1, 2, 0], layout="HWC")
+    np.testing.assert_array_equal(out, np.asarray(ref))
+    assert lay == ref.layout
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("flags", [(1, 0), (0, 1), (1, 1)])
+def test_flip_matches_dali(flags):
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    skimage_data = pytest.importorskip("skimage.data")
+    img = np.ascontiguousarray(skimage_data.astronaut()[:123, :77])
+    for layout, arr in (("HWC", img), ("CHW", np.ascontiguousarray(img.transpose(2, 0, 1)))):
+        ref = dalidyn.flip(dalidyn.as_tensor(arr, layout=layout), horizontal=flags[0],
+                           vertical=flags[1])
+        np.testing.assert_array_equal(
+            flip(arr, layout=layout, horizontal=flags[0], vertical=flags[1]), np.asarray(ref))
