@@ -52,20 +52,20 @@ class DType:
 
 
 _TABLE = [
-    # name, DALIDataType id, itemsize, kind, DALI enum name
-    ("uint8", 1, 1, "u", "UINT8"),
-    ("uint16", 2, 2, "u", "UINT16"),
-    ("uint32", 3, 4, "u", "UINT32"),
-    ("uint64", 4, 8, "u", "UINT64"),
-    ("int8", 5, 1, "i", "INT8"),
-    ("int16", 6, 2, "i", "INT16"),
-    ("int32", 7, 4, "i", "INT32"),
-    ("int64", 8, 8, "i", "INT64"),
-    ("float16", 9, 2, "f", "FLOAT16"),
-    ("float32", 10, 4, "f", "FLOAT"),
-    ("float64", 11, 8, "f", "FLOAT64"),
-    ("bool", 12, 1, "b", "BOOL"),
-    ("bfloat16", 25, 2, "f", "BFLOAT16"),
+    # name, DALIDataType id (DALI 2.4), itemsize, kind, DALI enum name
+    ("uint8", 0, 1, "u", "UINT8"),
+    ("uint16", 1, 2, "u", "UINT16"),
+    ("uint32", 2, 4, "u", "UINT32"),
+    ("uint64", 3, 8, "u", "UINT64"),
+    ("int8", 4, 1, "i", "INT8"),
+    ("int16", 5, 2, "i", "INT16"),
+    ("int32", 6, 4, "i", "INT32"),
+    ("int64", 7, 8, "i", "INT64"),
+    ("float16", 8, 2, "f", "FLOAT16"),
+    ("float32", 9, 4, "f", "FLOAT"),
+    ("float64", 10, 8, "f", "FLOAT64"),
+    ("bool", 11, 1, "b", "BOOL"),
+    ("bfloat16", 25, 2, "f", "BFLOAT16"),   # not in DALI 2.4's enum; id chosen by ndd
 ]
 
 DTYPES: dict[str, DType] = {row[0]: DType(*row) for row in _TABLE}

@@ -86,6 +86,11 @@ _LUTS = {
 }
 for _table, _ in _LUTS.values():
     _table.setflags(write=False)
+# the tables with a zero on each side, for interpolation at the ends
+_PADDED = {name: np.concatenate([[_f32(0)], table, [_f32(0)]]).astype(np.float32)
+           for name, (table, _) in _LUTS.items()}
+for _table in _PADDED.values():
+    _table.setflags(write=False)
 
 # torch warns once per process that sparse CSR support is "beta"; trigger that here, quietly,
 # at import (single-threaded) rather than at the first resize.
@@ -98,10 +103,11 @@ with warnings.catch_warnings():
 class _Filter:
     """A lookup-table filter stretched to a given width (DALI's ResamplingFilter)."""
 
-    __slots__ = ("table", "scale", "anchor", "support")
+    __slots__ = ("table", "padded", "scale", "anchor", "support")
 
     def __init__(self, name: str, width: float):
         table, first_width = _LUTS[name]
+        self.padded = _PADDED[name]
         n = table.shape[0]
         scale = _f32((n - 1) * 0.5)
         anchor = _f32(1.0)
@@ -119,13 +125,16 @@ class _Filter:
         n = self.table.shape[0]
         valid = (pos > -1) & (pos < n)
         p = np.where(valid, pos, _f32(0))
-        i0 = np.floor(p).astype(np.int64)
-        d = (p - i0.astype(np.float32)).astype(np.float32)
-        padded = np.concatenate([[_f32(0)], self.table, [_f32(0)]]).astype(np.float32)
-        f0 = padded[np.clip(i0 + 1, 0, n + 1)]
-        f1 = padded[np.clip(i0 + 2, 0, n + 1)]
-        val = (f0 + d * (f1 - f0)).astype(np.float32)
-        return np.where(valid, val, _f32(0)).astype(np.float32)
+        fl = np.floor(p)
+        d = p - fl
+        i0 = fl.astype(np.int64)
+        i0 += 1
+        np.clip(i0, 0, n, out=i0)
+        f0 = self.padded[i0]
+        f1 = self.padded[i0 + 1]
+        val = f0 + d * (f1 - f0)
+        val[~valid] = 0
+        return val
 
 
 def _make_filter(kind: str, antialias: bool, in_size: float, out_size: int) -> _Filter | None:
@@ -196,23 +205,40 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
     return idx, w
 
 
-def _merge_taps(idx: np.ndarray, w: np.ndarray, in_len: int, chans: int):
-    """Taps -> sorted, duplicate-free ``(rows, cols, vals)`` of the ``(out * chans, in * chans)``
-    resampling matrix (channel-interleaved when ``chans > 1``); zero weights are dropped."""
+def _csr_parts(idx: np.ndarray, w: np.ndarray, lo: int, chans: int):
+    """Taps -> CSR ``(crow, cols, vals)`` of the ``(out * chans, span * chans)`` matrix.
+
+    ``idx`` is non-decreasing along each row (clamping at the edges repeats indices), so
+    duplicate taps are adjacent and are summed; zero weights are dropped; columns are shifted
+    by ``-lo``.  With ``chans > 1`` the matrix is channel-interleaved (``kron(m, I_chans)``).
+    """
     out_len, taps = idx.shape
-    keep = w != 0
-    rows = np.broadcast_to(np.arange(out_len, dtype=np.int64)[:, None], idx.shape)[keep]
-    keys, inv = np.unique(rows * in_len + idx[keep], return_inverse=True)
-    vals = np.bincount(inv.ravel(), weights=w[keep].astype(np.float64)).astype(np.float32)
-    rows, cols = keys // in_len, keys % in_len
-    if chans > 1:
-        c = np.arange(chans, dtype=np.int64)
-        rows = (rows[:, None] * chans + c).ravel()
-        cols = (cols[:, None] * chans + c).ravel()
-        vals = np.repeat(vals, chans)
-        order = np.lexsort((cols, rows))
-        rows, cols, vals = rows[order], cols[order], vals[order]
-    return rows, cols, vals
+    new = np.ones(idx.shape, bool)
+    np.not_equal(idx[:, 1:], idx[:, :-1], out=new[:, 1:])
+    flat_new = new.ravel()
+    group = np.cumsum(flat_new) - 1
+    vals = np.bincount(group, weights=w.ravel()).astype(np.float32)
+    cols = idx.ravel()[flat_new] - lo
+    rows = np.repeat(np.arange(out_len), new.sum(axis=1))
+    keep = vals != 0
+    vals, cols, rows = vals[keep], cols[keep], rows[keep]
+    counts = np.bincount(rows, minlength=out_len)
+    starts = np.zeros(out_len + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    if chans == 1:
+        return starts, cols, vals
+    # entry e of row r, channel c goes to chans * starts[r] + c * counts[r] + (e - starts[r])
+    c = np.arange(chans, dtype=np.int64)
+    offset = np.arange(vals.size, dtype=np.int64) - starts[rows]
+    pos = (chans * starts[rows] + offset)[:, None] + c[None, :] * counts[rows][:, None]
+    kcols = np.empty(vals.size * chans, np.int64)
+    kvals = np.empty(vals.size * chans, np.float32)
+    kcols[pos] = cols[:, None] * chans + c[None, :]
+    kvals[pos] = vals[:, None]
+    crow = np.empty(out_len * chans + 1, np.int64)
+    crow[:-1] = (chans * starts[:-1, None] + c[None, :] * counts[:, None]).ravel()
+    crow[-1] = vals.size * chans
+    return crow, kcols, kvals
 
 
 @functools.lru_cache(maxsize=256)
@@ -227,22 +253,16 @@ def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
     fixed-size resizes repeat the same tables; the tensors are never written to.
     """
     idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
-    rows, cols, vals = _merge_taps(idx, w, in_len, 1)
-    if cols.size == 0:
-        lo, hi = 0, 1
-    else:
-        lo, hi = int(cols.min()), int(cols.max()) + 1
+    used = idx[w != 0]
+    lo, hi = (int(used.min()), int(used.max()) + 1) if used.size else (0, 1)
     span = hi - lo
     if chans == 1 and idx.shape[1] * 4 >= span:
         dense = np.zeros((out_len, span), np.float32)
-        dense[rows, cols - lo] = vals
+        nz = w != 0
+        rows = np.broadcast_to(np.arange(out_len)[:, None], idx.shape)
+        np.add.at(dense, (rows[nz], idx[nz] - lo), w[nz])
         return lo, hi, torch.from_numpy(dense)
-    if chans > 1:
-        rows, cols, vals = _merge_taps(idx - lo, w, span, chans)
-    else:
-        cols = cols - lo
-    crow = np.zeros(out_len * chans + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=out_len * chans), out=crow[1:])
+    crow, cols, vals = _csr_parts(idx, w, lo, chans)
     m = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(cols),
                                 torch.from_numpy(vals), size=(out_len * chans, span * chans),
                                 check_invariants=False)
