@@ -31,10 +31,26 @@ def _fmt_arg(v) -> str:
     return str(v)
 
 
+def _fmt_args(args: dict) -> str:
+    """``k=v`` pairs; a fused node's ``stage.arg`` entries are grouped as ``stage{...}`` in the
+    order of its ``stages``."""
+    plain, staged = [], {}
+    for k, v in sorted(args.items()):
+        if v is None or k.startswith("_") or k == "stages":
+            continue
+        stage, dot, name = k.partition(".")
+        if dot:
+            staged.setdefault(stage, []).append(f"{name}={_fmt_arg(v)}")
+        else:
+            plain.append(f"{k}={_fmt_arg(v)}")
+    order = list(args.get("stages") or ()) + sorted(set(staged) - set(args.get("stages") or ()))
+    groups = [f"{st}{{{', '.join(staged[st])}}}" for st in order if st in staged]
+    return ", ".join(groups + plain)
+
+
 def format_node(node: Node, show_lane: bool = True) -> str:
     outs = " ".join(format_value(v) for v in node.outputs)
-    args = ", ".join(f"{k}={_fmt_arg(v)}" for k, v in sorted(node.args.items())
-                     if v is not None and not k.startswith("_"))
+    args = _fmt_args(node.args)
     if "_seeds" in node.args:
         args = (args + ", " if args else "") + "rng=<drawn>"
     ins = [f"%{v.id}" for v in node.inputs]

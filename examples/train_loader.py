@@ -33,7 +33,7 @@ def parse_args(argv=None):
     p.add_argument("--num-images", type=int, default=600, help="size of the built sample data")
     p.add_argument("--threads", type=int, default=None, help="ndd.set_num_threads(N)")
     p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch.set_num_threads for the model (default 1: leave cores to the loader)")
+                   help="torch.set_num_threads for the model (1: leave cores to the loader)")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--seed", type=int, default=0)

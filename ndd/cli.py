@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("graph", help="run a script and show the graphs ndd compiled for it",
                        description="Run SCRIPT like 'python SCRIPT args' while recording every "
                                    "compiled plan and per-node timings.",
-                       epilog=GRAPH_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=GRAPH_EXAMPLE, allow_abbrev=False,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     g.add_argument("script", help="the Python script to run")
     g.add_argument("--out", default="ndd-graph-out", help="output folder (default: %(default)s)")
     g.add_argument("--iterations", type=int, default=None, metavar="N",

@@ -1,7 +1,7 @@
 """Fusion: rewrite producer -> consumer chains listed in ``compiler.fusion_rules.RULES``.
 
-Generic legality (every rule): the intermediate value is not a graph output, is not held by a
-live user handle, is read by no node but the consumer (as its first input), both nodes run on
+Generic legality (every rule): the intermediate value is not a graph output, is read by no node
+but the consumer (as its first input), both nodes run on
 the CPU, and the producer has a single output. Then the rule's own check runs. Applied fusions
 and refusals are recorded in ``graph.notes`` (``("fuse", "applied <rule>: ...")`` /
 ``("fuse", "refused <rule> at file:line: <reason>")``). Runs to a fixed point, so chains of
@@ -20,8 +20,9 @@ def edge_refusal(graph: Graph, producer: Node, consumer: Node, readers: list[Nod
     v = producer.outputs[0]
     if any(o is v for o in graph.outputs):
         return f"the intermediate %{v.id} is requested as an output"
-    if v.is_live:
-        return f"the intermediate %{v.id} is held by a live handle"
+    # A value merely held by a live user handle does not block fusion: its producer chain is
+    # left intact, so if the user asks for it later it is recomputed on demand (ARCHITECTURE:
+    # liveness by weak references).
     others = {n.id for n in readers if n is not consumer}
     if others:
         return f"the intermediate %{v.id} is also read by {len(others)} other node(s)"

@@ -410,6 +410,8 @@ def build_sample_dataset(
 
 def _swap_into_place(tmp: pathlib.Path, root: pathlib.Path, header: dict) -> None:
     """Rename ``tmp`` to ``root``, moving an old build aside first (then deleting it)."""
+    if _is_current(root, header):  # another process finished the same build first
+        return
     old = None
     if root.exists():
         old = pathlib.Path(tempfile.mkdtemp(prefix=f".{root.name}.old-", dir=root.parent))

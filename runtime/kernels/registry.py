@@ -99,5 +99,5 @@ _loaded = False
 def _ensure_loaded():
     global _loaded
     if not _loaded:
-        _loaded = True
         import runtime.kernels.cpu.bindings  # noqa: F401  (registers the CPU kernels)
+        _loaded = True

@@ -118,14 +118,25 @@ def test_cmn_output_is_one_preallocated_batch_array(jpegs):
     assert np.shares_memory(arr, samples[0]) and np.shares_memory(arr, samples[2])
 
 
-def test_refused_when_intermediate_is_held_or_requested(jpegs):
+def test_held_intermediate_is_fused_and_recomputed_on_demand(jpegs):
     with ndd.EvalMode.deferred:
         dec = ndd.decoders.image(ndd.as_batch(jpegs))
         out = ndd.crop(dec, crop=(20, 20))
         plan = compile_graph(Graph.from_outputs([out._value]), dry_run=True)
-    refused = _notes(plan, "refused decode->crop")
-    assert refused and "live handle" in refused[0] and "test_fuse.py:" in refused[0]
-    assert [s.node.op for s in plan.steps] == ["decoders.image", "crop"]
+    assert _notes(plan, "applied decode->crop")
+    assert [s.node.op for s in plan.steps] == ["decoders.image_crop"]
+    with ndd.EvalMode.deferred:
+        got_out = np.asarray(ndd.as_tensor(out))     # runs the fused ROI decode
+        got_dec = [np.asarray(t) for t in dec]        # recomputed on demand
+    with ndd.EvalMode.sync_cpu:
+        ref_dec = ndd.decoders.image(ndd.as_batch(jpegs))
+        ref_out = np.asarray(ndd.as_tensor(ndd.crop(ref_dec, crop=(20, 20))))
+    np.testing.assert_array_equal(got_out, ref_out)
+    for a, b in zip(got_dec, ref_dec):
+        np.testing.assert_array_equal(a, np.asarray(b))
+
+
+def test_refused_when_intermediate_is_requested(jpegs):
     with ndd.EvalMode.deferred:
         dec = ndd.decoders.image(ndd.as_batch(jpegs))
         c1 = ndd.crop(dec, crop=(20, 20))

@@ -197,7 +197,8 @@ def test_edge_cases(tmp_path):
         ".ipynb_checkpoints", "broken", "good"]
     pattern = edge_case_pattern()
     assert pattern.shape == (48, 64, 3) and pattern.dtype == np.uint8
-    assert tuple(pattern[0, 0]) == (0, 0, 40) and tuple(pattern[24, 32]) == (130, 130, 220)  # 32*255/63=129.5, 24*255/47=130.2
+    # hand-computed: r = x*255/63, g = y*255/47 (32 -> 129.5 -> 130, 24 -> 130.2 -> 130)
+    assert tuple(pattern[0, 0]) == (0, 0, 40) and tuple(pattern[24, 32]) == (130, 130, 220)
     assert tuple(pattern[9, 5]) == (250, 250, 250) and pattern[0, 63, 0] == 255
     for name in ("png_rgb.png", "bmp_rgb.bmp", "tiff_rgb.tif", "webp_lossless.webp",
                  "png_rgba.png", "png_rgb16.png"):

@@ -205,40 +205,20 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
     return idx, w
 
 
-def _csr_parts(idx: np.ndarray, w: np.ndarray, lo: int, chans: int):
-    """Taps -> CSR ``(crow, cols, vals)`` of the ``(out * chans, span * chans)`` matrix.
+def _banded(idx: np.ndarray, w: np.ndarray, in_len: int):
+    """Taps -> ``(first, wts)``: output ``i`` reads ``wts[i, k]`` of source ``first[i] + k``.
 
-    ``idx`` is non-decreasing along each row (clamping at the edges repeats indices), so
-    duplicate taps are adjacent and are summed; zero weights are dropped; columns are shifted
-    by ``-lo``.  With ``chans > 1`` the matrix is channel-interleaved (``kron(m, I_chans)``).
+    The (edge-clamped) taps of each row are re-expressed on ``K' = min(K, in_len)`` distinct,
+    consecutive source pixels inside the image (repeated edge taps are summed), so that every
+    row of the matrix has the same number of entries.
     """
     out_len, taps = idx.shape
-    new = np.ones(idx.shape, bool)
-    np.not_equal(idx[:, 1:], idx[:, :-1], out=new[:, 1:])
-    flat_new = new.ravel()
-    group = np.cumsum(flat_new) - 1
-    vals = np.bincount(group, weights=w.ravel()).astype(np.float32)
-    cols = idx.ravel()[flat_new] - lo
-    rows = np.repeat(np.arange(out_len), new.sum(axis=1))
-    keep = vals != 0
-    vals, cols, rows = vals[keep], cols[keep], rows[keep]
-    counts = np.bincount(rows, minlength=out_len)
-    starts = np.zeros(out_len + 1, np.int64)
-    np.cumsum(counts, out=starts[1:])
-    if chans == 1:
-        return starts, cols, vals
-    # entry e of row r, channel c goes to chans * starts[r] + c * counts[r] + (e - starts[r])
-    c = np.arange(chans, dtype=np.int64)
-    offset = np.arange(vals.size, dtype=np.int64) - starts[rows]
-    pos = (chans * starts[rows] + offset)[:, None] + c[None, :] * counts[rows][:, None]
-    kcols = np.empty(vals.size * chans, np.int64)
-    kvals = np.empty(vals.size * chans, np.float32)
-    kcols[pos] = cols[:, None] * chans + c[None, :]
-    kvals[pos] = vals[:, None]
-    crow = np.empty(out_len * chans + 1, np.int64)
-    crow[:-1] = (chans * starts[:-1, None] + c[None, :] * counts[:, None]).ravel()
-    crow[-1] = vals.size * chans
-    return crow, kcols, kvals
+    keff = min(taps, in_len)
+    first = np.clip(idx[:, 0], 0, in_len - keff)
+    flat = idx - first[:, None]
+    flat += (np.arange(out_len, dtype=np.int64) * keff)[:, None]
+    wts = np.bincount(flat.ravel(), weights=w.ravel(), minlength=out_len * keff)
+    return first, wts.astype(np.float32).reshape(out_len, keff)
 
 
 @functools.lru_cache(maxsize=256)
@@ -246,25 +226,28 @@ def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
                  antialias: bool, accumulate: bool, chans: int):
     """Resampling matrix of one axis, restricted to the source range it reads.
 
-    Returns ``(lo, hi, m)``: only source pixels ``lo <= j < hi`` have a non-zero weight, and
-    ``m`` (float32 torch tensor, sparse CSR or dense when the filter is wide) has shape
-    ``(out_len * chans, (hi - lo) * chans)``, channel-interleaved, so that
-    ``m @ x`` resamples axis 0 of ``x`` (``((hi - lo) * chans, N)``).  Cached: centre crops and
-    fixed-size resizes repeat the same tables; the tensors are never written to.
+    Returns ``(lo, hi, m)``: the filter reads only source pixels ``lo <= j < hi``, and ``m``
+    (float32 torch tensor, sparse CSR, or dense when the filter is wide) has shape
+    ``(out_len * chans, (hi - lo) * chans)``, channel-interleaved (``kron(m1, I_chans)``), so
+    that ``m @ x`` resamples axis 0 of ``x`` (``((hi - lo) * chans, N)``).  Cached: centre
+    crops and fixed-size resizes repeat the same tables; the tensors are never written to.
     """
     idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
-    used = idx[w != 0]
-    lo, hi = (int(used.min()), int(used.max()) + 1) if used.size else (0, 1)
+    first, wts = _banded(idx, w, in_len)
+    keff = wts.shape[1]
+    lo, hi = int(first.min()), int(first.max()) + keff
     span = hi - lo
-    if chans == 1 and idx.shape[1] * 4 >= span:
+    cols = (first - lo)[:, None] + np.arange(keff)            # (out_len, keff), distinct
+    if chans == 1 and keff * 4 >= span:
         dense = np.zeros((out_len, span), np.float32)
-        nz = w != 0
-        rows = np.broadcast_to(np.arange(out_len)[:, None], idx.shape)
-        np.add.at(dense, (rows[nz], idx[nz] - lo), w[nz])
+        dense[np.arange(out_len)[:, None], cols] = wts
         return lo, hi, torch.from_numpy(dense)
-    crow, cols, vals = _csr_parts(idx, w, lo, chans)
-    m = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(cols),
-                                torch.from_numpy(vals), size=(out_len * chans, span * chans),
+    c = np.arange(chans)
+    kcols = (cols[:, None, :] * chans + c[None, :, None]).ravel()    # (out, chans, keff)
+    kvals = np.repeat(wts[:, None, :], chans, axis=1).ravel()
+    crow = np.arange(0, out_len * chans * keff + 1, keff, dtype=np.int64)
+    m = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(kcols),
+                                torch.from_numpy(kvals), size=(out_len * chans, span * chans),
                                 check_invariants=False)
     return lo, hi, m
 

@@ -1,0 +1,100 @@
+"""``ndd bench`` on a tiny temp image folder (1 epoch, no warm-up)."""
+import json
+import re
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from ndd.cli import main
+
+PIPE = """
+def pipeline(api, jpegs):
+    img = api.decoders.image(jpegs)
+    return api.crop_mirror_normalize(img, crop=(8, 8), dtype=api.float32)
+"""
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench")
+    rng = np.random.default_rng(1)
+    for i in range(6):
+        d = root / "xy"[i % 2]
+        d.mkdir(exist_ok=True)
+        Image.fromarray(rng.integers(0, 255, (16, 12 + i, 3), dtype=np.uint8)).save(
+            d / f"{i}.jpg")
+    return root
+
+
+def _rows(out):
+    return {m.group(1): [float(x) for x in m.group(2, 3, 4, 5)] for m in re.finditer(
+        r"^(\S+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x$", out, re.M)}
+
+
+def test_bench_prints_the_table_and_writes_json_and_plot(data, tmp_path, capsys):
+    script = tmp_path / "pipe.py"
+    script.write_text(PIPE)
+    js, png = tmp_path / "r.json", tmp_path / "r.png"
+    rc = main(["bench", "--script", str(script), "--data", str(data), "--batch-size", "4",
+               "--epochs", "2", "--warmup", "0", "--json", str(js), "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    rows = _rows(out)
+    assert list(rows) == ["eager", "deferred", "compile"]
+    for lo, med, hi, ratio in rows.values():
+        assert 0 < lo <= med <= hi
+    assert rows["eager"][3] == 1.00
+    assert rows["compile"][3] == pytest.approx(rows["compile"][1] / rows["eager"][1], abs=0.01)
+    doc = json.loads(js.read_text())
+    assert doc["batch_size"] == 4 and doc["epochs"] == 2
+    for mode, res in doc["results"].items():
+        assert len(res["images_per_s"]) == 2
+        assert res["median"] == pytest.approx(float(np.median(res["images_per_s"])))
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bench_builtin_decode_single_mode(data, capsys):
+    assert main(["bench", "--pipeline", "decode", "--mode", "deferred", "--data", str(data),
+                 "--batch-size", "3", "--epochs", "1", "--warmup", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "images=6 batch=3" in out and list(_rows(out)) == ["deferred"]
+
+
+@pytest.mark.oracle
+def test_bench_compare_dali(data, capsys):
+    pytest.importorskip("nvidia.dali")
+    assert main(["bench", "--pipeline", "decode", "--mode", "eager", "--compare", "dali",
+                 "--data", str(data), "--batch-size", "3", "--epochs", "1", "--warmup", "0"]) == 0
+    assert list(_rows(capsys.readouterr().out)) == ["eager", "dali-eager", "dali-capture"]
+
+
+@pytest.mark.parametrize("extra, msg", [
+    (["--mode", "eager,turbo"], "unknown --mode turbo"),
+    (["--compare", "tensorflow"], "unknown --compare tensorflow"),
+    (["--batch-size", "0"], "--batch-size must be >= 1"),
+    (["--pipeline", "test"], "invalid choice"),
+    (["--script", "missing.py"], "not found"),
+])
+def test_bad_arguments_exit_2_with_one_line(data, extra, msg, capsys):
+    assert main(["bench", "--data", str(data), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ndd bench: error:") and msg in err
+
+
+def test_empty_folder_exits_2(tmp_path, capsys):
+    (tmp_path / "sub").mkdir()
+    assert main(["bench", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "has no image files" in err
+
+
+def test_top_level_help_and_unknown_command(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0 and "graph" in capsys.readouterr().out
+    assert main(["frobnicate"]) == 2
+    assert capsys.readouterr().err.startswith("ndd: error:")
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    assert "example:" in capsys.readouterr().out
