@@ -48,7 +48,7 @@ def chain():
 def fused_and_merged():
     """A fused node (decode + cmn) next to a CSE-merged flip, both read by an add."""
     x = leaf(ENC)
-    f = node("fused.image", [x], {"stages": ("decode", "cmn")}, meta=F32, site="b.py:7")
+    f = node("fused.image", [x], {}, meta=F32, site="b.py:7")
     f.meta["fused_from"] = ["decoders.image", "crop_mirror_normalize"]
     y = leaf(F32)
     m = node("flip", [y], {"horizontal": 1}, meta=F32, site="b.py:9")

@@ -1,8 +1,9 @@
 """CPU resampling kernel of DALI's ``resize`` operator (2D images, one sample per call).
 
-Separable resampling: per output axis a small table of source taps (indices + weights) is
-built from DALI's filter definition, then applied along H and along W with vectorised torch ops
-(gather + multiply-add, or a dense matrix product when the filter is wide).  Intermediate values
+Separable resampling: per output axis a banded matrix (source taps + weights, restricted to the
+source pixels actually read) is built from DALI's filter definition and cached; each pass is one
+torch sparse-CSR (or, for wide filters, dense) matrix product on a 2-D float32 view with that
+axis as rows, so the work is proportional to taps x pixels.  Intermediate values
 are float32, as in DALI's CPU kernel; integer outputs are rounded half away from zero and
 saturated.
 
@@ -23,7 +24,8 @@ Filter semantics (DALI 2.4 CPU ``resize``, checked against the operator):
 * ``min_filter`` applies on an axis whose output is smaller than the source window, otherwise
   ``mag_filter``; ``interp_type`` sets both.
 
-Functions here are thread-safe (module-level tables are read-only) and start no threads.
+Functions here are thread-safe (module-level and cached tables are read-only) and start no
+threads.
 """
 from __future__ import annotations
 
