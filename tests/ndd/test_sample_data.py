@@ -6,6 +6,7 @@ not by trusting the manifest the builder writes.
 
 import collections
 import hashlib
+import importlib.util
 import io
 import json
 import pathlib
@@ -18,6 +19,10 @@ from ndd.datasets import sample
 from ndd.datasets._edge_cases import edge_case_pattern
 
 N_IMAGES = 120
+
+if importlib.util.find_spec("skimage") is None or importlib.util.find_spec("sklearn") is None:
+    pytest.skip("the sample photos need scikit-image and scikit-learn (ndd[data])",
+                allow_module_level=True)
 
 
 def _sha_tree(root: pathlib.Path) -> dict:

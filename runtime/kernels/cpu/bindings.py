@@ -195,13 +195,42 @@ def _crop(ctx, ins, a, i):
         "out_of_bounds_policy", "fill_values", "dtype")))
 
 
+_CMN_ARGS = ("out_of_bounds_policy", "fill_values", "dtype", "mirror", "mean", "std", "scale",
+             "shift", "output_layout", "pad_output")
+
+
 @register("crop_mirror_normalize")
-@per_sample
-def _cmn(ctx, ins, a, i):
-    from runtime.kernels.cpu.cmn import crop_mirror_normalize
-    return crop_mirror_normalize(ins[0], layout=_layout(ctx), **_pick(a, _CROP_ARGS + (
-        "out_of_bounds_policy", "fill_values", "dtype", "mirror", "mean", "std", "scale", "shift",
-        "output_layout", "pad_output")))
+def _cmn(ctx, inputs, args):
+    """crop_mirror_normalize; when every sample's output has the same shape, the outputs are
+    views of one preallocated batch array, so ``Batch.torch()`` needs no copy."""
+    from runtime.kernels.cpu.cast import to_numpy_dtype
+    from runtime.kernels.cpu.cmn import cmn_to_window
+    from runtime.kernels.cpu.crop_window import crop_window
+    from runtime.kernels.registry import sample_args
+    layout = _layout(ctx)
+    images = inputs[0]
+    n = ctx.batch_size
+    per = [sample_args(ctx, args, i) for i in range(n)]
+    h_ax, w_ax = (0, 1) if layout in ("HWC", "HW") else (1, 2)
+    windows = [crop_window((images[i].shape[h_ax], images[i].shape[w_ax]),
+                           **_pick(per[i], _CROP_ARGS)) for i in range(n)]
+    targets = [None] * n
+    simple = (args.get("out_of_bounds_policy", "error") != "trim_to_shape"
+              and not args.get("pad_output") and layout in ("HWC", "CHW"))
+    if simple:
+        out_layout = args.get("output_layout") or layout
+        shapes = set()
+        for img, (y0, x0, h, w) in zip(images, windows):
+            dims = {"H": h, "W": w, "C": img.shape[2 if layout == "HWC" else 0]}
+            shapes.add(tuple(dims[c] for c in out_layout))
+        if len(shapes) == 1:
+            batch = np.empty((n,) + shapes.pop(), to_numpy_dtype(args.get("dtype", "float32")))
+            targets = [batch[i] for i in range(n)]
+
+    def one(i):
+        return cmn_to_window(images[i], windows[i], layout=layout, out=targets[i],
+                             **_pick(per[i], _CMN_ARGS))
+    return [ctx.pool.map(one, n)]
 
 
 @register("flip")

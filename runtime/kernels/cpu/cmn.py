@@ -199,12 +199,13 @@ def _mirror_flag(mirror):
 
 def cmn_to_window(image, window, *, layout="HWC", mirror=0, mean=0.0, std=1.0, scale=1.0,
                   shift=0.0, output_layout="CHW", dtype="float32", pad_output=False,
-                  fill_values=0, out_of_bounds_policy="error"):
+                  fill_values=0, out_of_bounds_policy="error", out=None):
     """:func:`crop_mirror_normalize` with an explicit window ``(y0, x0, h, w)``.
 
     Parameters and results are those of :func:`crop_mirror_normalize`; the
     window replaces the ``crop*`` arguments and is subject to
-    ``out_of_bounds_policy``.
+    ``out_of_bounds_policy``. ``out``, when given, is the array to write into (shape and dtype
+    of the result; e.g. one sample of a preallocated batch) and is returned.
     """
     image = np.asarray(image)
     layout, axes = layout_axes(layout, image.ndim)
@@ -229,7 +230,12 @@ def cmn_to_window(image, window, *, layout="HWC", mirror=0, mean=0.0, std=1.0, s
     shape_in_order[ah], shape_in_order[aw] = h, w
     if ac is not None:
         shape_in_order[ac] = c_out
-    out = np.empty([shape_in_order[p] for p in perm], dtype=out_dtype)
+    shape_out = tuple(shape_in_order[p] for p in perm)
+    if out is None:
+        out = np.empty(shape_out, dtype=out_dtype)
+    elif out.shape != shape_out or out.dtype != out_dtype:
+        raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; expected "
+                         f"{shape_out} and {out_dtype}")
     view = out.transpose(np.argsort(perm))
 
     sy0, sx0 = max(y0, 0), max(x0, 0)
