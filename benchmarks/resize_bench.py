@@ -12,7 +12,8 @@ import time
 import numpy as np
 import torch
 
-from runtime.kernels.cpu.resize import resize
+from runtime.kernels.cpu import resize as _R
+from runtime.kernels.cpu.resize import resize, resize_output_shape
 
 
 def _time(fn, reps=60):
@@ -36,18 +37,36 @@ def _photo(h, w):
         return np.random.default_rng(0).integers(0, 256, (h, w, 3), dtype=np.uint8)
 
 
-def _rrc_windows(h, w, n, seed=0):
-    """Random-resized-crop windows (scale 0.08..1, aspect 3/4..4/3), float corners."""
+def _rrc_windows(h, w, n, seed=0, integer=True):
+    """Random-resized-crop windows (scale 0.08..1, aspect 3/4..4/3).
+
+    Integer corners (as ``random_resized_crop`` draws them) or, with ``integer=False``,
+    float corners (which take the exact float32 path).
+    """
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
         area = h * w * rng.uniform(0.08, 1.0)
         ratio = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
         cw, ch = np.sqrt(area * ratio), np.sqrt(area / ratio)
+        if integer:
+            cw, ch = max(1, round(cw)), max(1, round(ch))
         if cw <= w and ch <= h:
             y0, x0 = rng.uniform(0, h - ch), rng.uniform(0, w - cw)
+            if integer:
+                y0, x0 = int(y0), int(x0)
             out.append(((y0, x0), (y0 + ch, x0 + cw)))
     return out
+
+
+def _exact(image, interp_type="linear", **size_args):
+    """The float32 sparse-matrix path alone (what ``resize`` did before the uint8 fast path)."""
+    p = resize_output_shape(image.shape[:2], **size_args)
+    win_h, win_w = abs(p.y1 - p.y0), abs(p.x1 - p.x0)
+    if interp_type == "nn":
+        return resize(image, interp_type="nn", **size_args)
+    return _R._separable(image, p.out_h, p.out_w, p, interp_type, interp_type, True,
+                         image.dtype)
 
 
 def main():
@@ -55,16 +74,18 @@ def main():
     img = _photo(400, 400)
     val = _photo(400, 350)
     wins = _rrc_windows(400, 400, 64)
+    fwins = _rrc_windows(400, 400, 64, integer=False)
 
-    def rrc(**kw):
-        return lambda i=0: dict(size=(224, 224), roi_start=wins[i % 64][0],
-                                roi_end=wins[i % 64][1], **kw)
+    def rrc(windows=wins, **kw):
+        return lambda i=0: dict(size=(224, 224), roi_start=windows[i % 64][0],
+                                roi_end=windows[i % 64][1], **kw)
 
     def fixed(**kw):
         return lambda i=0: kw
 
     cases = [
         ("RRC 400x400 -> 224x224 linear aa", img, rrc()),
+        ("RRC float window -> 224x224 linear aa", img, rrc(fwins)),
         ("RRC 400x400 -> 224x224 cubic aa", img, rrc(interp_type="cubic")),
         ("val 400x350 resize_shorter=256 linear", val, fixed(resize_shorter=256)),
         ("val 400x350 resize_shorter=256 cubic", val, fixed(resize_shorter=256,
@@ -74,6 +95,7 @@ def main():
         ("400x400 -> 224x224 lanczos3", img, fixed(size=(224, 224), interp_type="lanczos3")),
         ("400x400 -> 224x224 nn", img, fixed(size=(224, 224), interp_type="nn")),
         ("400x400 -> 800x800 linear", img, fixed(size=(800, 800))),
+        ("val 375x500 resize_shorter=256 linear", _photo(375, 500), fixed(resize_shorter=256)),
     ]
     try:
         import nvidia.dali.experimental.dynamic as dalidyn
@@ -82,9 +104,11 @@ def main():
                   "lanczos3": types.INTERP_LANCZOS3, "nn": types.INTERP_NN}
     except ImportError:
         dalidyn = None
-    print(f"{'case (uint8 HWC, one thread)':42s} {'ndd ms':>8s} {'DALI ms':>8s}")
+    print(f"{'case (uint8 HWC, one thread)':42s} {'ndd ms':>8s} {'exact ms':>8s} "
+          f"{'DALI ms':>8s}")
     for name, image, args in cases:
         ours = _time(lambda i=0: resize(image, **args(i)))
+        exact = _time(lambda i=0: _exact(image, **args(i)))
         ref = float("nan")
         if dalidyn is not None:
             t = dalidyn.as_tensor(image, layout="HWC")
@@ -94,7 +118,7 @@ def main():
                 dkw["interp_type"] = interp[dkw.get("interp_type")]
                 return np.asarray(dalidyn.resize(t, **dkw))
             ref = _time(dali_call, reps=20)
-        print(f"{name:42s} {ours:8.3f} {ref:8.3f}")
+        print(f"{name:42s} {ours:8.3f} {exact:8.3f} {ref:8.3f}")
 
 
 if __name__ == "__main__":

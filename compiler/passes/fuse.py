@@ -40,8 +40,26 @@ def _rules_for(producer: Node, consumer: Node) -> list[Rule]:
     return [r for r in RULES if producer.op in r.producer and consumer.op in r.consumer]
 
 
+def replay(graph: Graph, decisions: list[tuple[str, int, int]]) -> Graph:
+    """Re-apply fusion decisions recorded by :func:`fuse` on a graph with the same signature
+    (the plan cache): ``(rule name, producer position, consumer position)`` in the node list
+    as it was when each rewrite was applied."""
+    by_name = {r.name: r for r in RULES}
+    for name, pp, cp in decisions:
+        producer, consumer = graph.nodes[pp], graph.nodes[cp]
+        fused = by_name[name].rewrite(producer, consumer)
+        _splice(graph, producer, consumer, fused)
+    graph.decisions = list(decisions)
+    return graph
+
+
 def fuse(graph: Graph) -> Graph:
-    """Apply the fusion rules until none applies; returns the same (rewritten) graph."""
+    """Apply the fusion rules until none applies; returns the same (rewritten) graph.
+
+    The applied rewrites are recorded in ``graph.decisions`` for :func:`replay`.
+    """
+    decisions: list[tuple[str, int, int]] = []
+    graph.decisions = decisions
     refused: set[tuple] = set()
     changed = True
     while changed:
@@ -64,6 +82,8 @@ def fuse(graph: Graph) -> Graph:
                             graph.notes.append(("fuse", f"refused {rule.name} at "
                                                         f"{consumer.callsite}: {reason}"))
                         continue
+                    decisions.append((rule.name, graph.nodes.index(producer),
+                                      graph.nodes.index(consumer)))
                     fused = rule.rewrite(producer, consumer)
                     _splice(graph, producer, consumer, fused)
                     graph.notes.append(("fuse", f"applied {rule.name}: #{producer.id} "

@@ -192,6 +192,13 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
         src = np.floor(src_f).astype(np.int64)
         idx = np.clip(src, 0, in_len - 1)[:, None]
         return idx, np.ones((out_len, 1), np.float32)
+    first_idx, w = _raw_taps(out_len, start32, scale, flt)
+    idx = np.clip(first_idx[:, None] + np.arange(w.shape[1])[None, :], 0, in_len - 1)
+    return idx, w
+
+
+def _raw_taps(out_len: int, start32, scale, flt: _Filter):
+    """Unclamped first source index ``(out_len,)`` int64 and weights ``(out_len, K)``."""
     x = np.arange(out_len, dtype=np.float32)
     origin = _f32(start32 + _f32(_f32(_f32(_f32(0.5) * scale) - _f32(0.5)) - flt.anchor))
     first = (x * scale + origin).astype(np.float32)
@@ -202,9 +209,7 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
     w = flt(pos)
     total = w.sum(axis=1, dtype=np.float32, keepdims=True)
     w = np.where(total != 0, w / np.where(total != 0, total, _f32(1)), w).astype(np.float32)
-    idx = np.clip(first_idx.astype(np.int64)[:, None] + np.arange(flt.support)[None, :],
-                  0, in_len - 1)
-    return idx, w
+    return first_idx.astype(np.int64), w
 
 
 def _banded(idx: np.ndarray, w: np.ndarray, in_len: int):
@@ -257,6 +262,103 @@ def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
 def _transposed(a: np.ndarray) -> np.ndarray:
     """Contiguous copy of the 2-D transpose of ``a``."""
     return np.ascontiguousarray(a.T)
+
+
+# --------------------------------------------------------------------------------------------
+# Fast path: uint8 linear/triangular via torch's antialiased bilinear, edges recomputed exactly
+# --------------------------------------------------------------------------------------------
+# torch's ``interpolate(mode="bilinear", antialias=True)`` samples output ``i`` of a window of
+# ``L`` source pixels at ``(i + 0.5) * L / n`` with a tent of radius ``max(L / n, 1)``: DALI's
+# LINEAR/TRIANGULAR filter for a window with integer ends.  It differs only where the tent
+# leaves the window (torch trims and renormalises, DALI reads the pixels beyond the window,
+# edge-replicated at the image border), so those output lines are recomputed with DALI's taps.
+# torch keeps a uint8 intermediate between its passes (error < 0.5 before the final rounding,
+# filters non-negative), so results are within 1 of the float32 path.
+
+_TORCH_KINDS = ("linear", "triangular")
+
+
+@functools.lru_cache(maxsize=256)
+def _fast_axis(in_len: int, out_len: int, start: float, end: float, kind: str,
+               antialias: bool, accumulate: bool):
+    """``(torchable, idx, w, edge)`` of one axis; ``edge``: outputs whose taps leave the window.
+
+    ``idx``/``w`` are DALI's (clamped) taps, ``(out_len, K)``; read-only (cached).
+    """
+    idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+    ok = (kind in _TORCH_KINDS and float(start).is_integer() and float(end).is_integer()
+          and 0 <= start < end <= in_len and (antialias or out_len >= end - start))
+    edge = None
+    if ok:
+        flt = _make_filter(kind, antialias, float(end - start), out_len)
+        scale = _f32(_f32(_f32(end) - _f32(start)) / _f32(out_len))
+        first, w_raw = _raw_taps(out_len, _f32(start), scale, flt)
+        src = first[:, None] + np.arange(w_raw.shape[1])[None, :]
+        outside = (w_raw != 0) & ((src < start) | (src >= end))
+        edge = np.flatnonzero(outside.any(axis=1))
+    for a in (idx, w, edge):
+        if a is not None:
+            a.setflags(write=False)
+    return ok, idx, w, edge
+
+
+def _pass(src: torch.Tensor, idx: np.ndarray, w: np.ndarray, dim: int) -> torch.Tensor:
+    """Weighted sum of ``K`` gathers along ``dim`` (float32); ``idx``/``w``: ``(n, K)``."""
+    shape = [1] * src.dim()
+    shape[dim] = -1
+    acc = None
+    for k in range(idx.shape[1]):
+        wk = torch.from_numpy(np.array(w[:, k])).view(shape)
+        term = src.index_select(dim, torch.from_numpy(np.array(idx[:, k]))) * wk
+        acc = term if acc is None else acc.add_(term)
+    return acc
+
+
+def _exact_lines(hwc: np.ndarray, iy, wy, ix, wx) -> np.ndarray:
+    """DALI's float32 result at rows ``iy``/``wy`` x columns ``ix``/``wx`` (taps, clamped)."""
+    ylo, yhi = int(iy.min()), int(iy.max()) + 1
+    xlo, xhi = int(ix.min()), int(ix.max()) + 1
+    src = torch.from_numpy(hwc[ylo:yhi, xlo:xhi].astype(np.float32))
+    if len(iy) * (xhi - xlo) <= len(ix) * (yhi - ylo):
+        t = _pass(_pass(src, iy - ylo, wy, 0), ix - xlo, wx, 1)
+    else:
+        t = _pass(_pass(src, ix - xlo, wx, 1), iy - ylo, wy, 0)
+    return t.numpy()
+
+
+def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
+                kind_x: str, antialias: bool):
+    """uint8 HWC result via torch, or ``None`` when neither axis qualifies (see above)."""
+    in_h, in_w, chans = hwc.shape
+    oky, iy, wy, ey = _fast_axis(in_h, oh, float(params.y0), float(params.y1), kind_y,
+                                 antialias, True)
+    okx, ix, wx, ex = _fast_axis(in_w, ow, float(params.x0), float(params.x1), kind_x,
+                                 antialias, False)
+    if not (oky or okx):
+        return None
+    y0, y1 = (int(params.y0), int(params.y1)) if oky else (int(iy.min()), int(iy.max()) + 1)
+    x0, x1 = (int(params.x0), int(params.x1)) if okx else (int(ix.min()), int(ix.max()) + 1)
+    win = np.ascontiguousarray(hwc[y0:y1, x0:x1])
+    if not win.flags.writeable:     # torch.from_numpy warns on read-only arrays
+        win = win.copy()
+    win = torch.from_numpy(win).permute(2, 0, 1)[None]
+    size = (oh if oky else y1 - y0, ow if okx else x1 - x0)
+    if size != (y1 - y0, x1 - x0):
+        win = torch.nn.functional.interpolate(win, size=size, mode="bilinear",
+                                              antialias=True, align_corners=False)
+    t = win[0].permute(1, 2, 0)
+    if not (oky and okx):   # the other axis: DALI's taps on the uint8 intermediate
+        t = t.to(torch.float32)
+        t = _pass(t, iy - y0, wy, 0) if okx else _pass(t, ix - x0, wx, 1)
+        res = _to_output(t.numpy(), np.dtype(np.uint8))
+    else:   # a copy: ``t`` may still view the caller's image
+        res = np.array(t.numpy(), order="C")
+    if oky and len(ey):
+        res[ey] = _to_output(_exact_lines(hwc, iy[ey], wy[ey], ix, wx), np.dtype(np.uint8))
+    if okx and len(ex):
+        res[:, ex] = _to_output(_exact_lines(hwc, iy, wy, ix[ex], wx[ex]),
+                                np.dtype(np.uint8))
+    return res
 
 
 # --------------------------------------------------------------------------------------------
@@ -445,7 +547,12 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
             else:
                 res = _to_output(picked.astype(np.float32), out_dt)
             return _from_hwc(res, layout)
-        res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
+        res = None
+        if (hwc.dtype == np.uint8 and out_dt == np.uint8 and layout != "CHW"
+                and (kind_y in _TORCH_KINDS or kind_x in _TORCH_KINDS)):
+            res = _fast_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
+        if res is None:
+            res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 
     return _from_hwc(res, layout)
 
