@@ -15,6 +15,7 @@ from compiler.ir import Graph
 from compiler.passes.cse import cse
 from compiler.passes.dce import dce
 from compiler.passes.fuse import fuse, replay
+from compiler.passes.place import place
 from compiler.passes.schedule import schedule
 from compiler.plan import Plan
 
@@ -23,6 +24,7 @@ PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
     ("dce", dce),
     ("cse", cse),
     ("fuse", fuse),
+    ("place", place),
 ]
 
 _options = {"disable": set(), "max_lanes": 2, "check": False}

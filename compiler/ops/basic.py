@@ -112,3 +112,9 @@ register(OpSchema(
     ), _subscript_infer,
     doc="Indexes inside each sample (``Tensor[...]``, ``Batch.slice[...]``); integer indices "
         "drop the axis and its layout letter."))
+
+
+register(OpSchema(
+    "transfer", ("input",), (ArgSpec("device", "str", REQUIRED, doc="Target device."),),
+    lambda m, a: [m[0]], devices=("cpu", "gpu"),
+    doc="Copies a batch to another device (inserted by the ``place`` pass)."))

@@ -6,7 +6,7 @@ from compiler import pipeline
 
 
 def test_pass_order():
-    assert [n for n, _ in pipeline.PASSES] == ["dce", "cse", "fuse"]
+    assert [n for n, _ in pipeline.PASSES] == ["dce", "cse", "fuse", "place"]
 
 
 def test_compiler_imports_no_numpy_torch_cupy():

@@ -307,3 +307,12 @@ def _arith(ctx, ins, a, i):
     from runtime.kernels.cpu.arithmetic import apply
     ops = [ins[item[1]] if item[0] == "t" else item[1] for item in a["operands"]]
     return apply(a["op"], *ops, out_dtype=ctx.out_metas[0].dtype)
+
+
+@register("transfer")
+def _transfer(ctx, inputs, args):
+    if args["device"] != "cpu" or ctx.in_metas[0].device.kind != "cpu":
+        from runtime.device import require_gpu
+        require_gpu("transfer")
+        raise NotImplementedError("GPU transfers are not implemented yet")
+    return [list(inputs[0])]

@@ -316,15 +316,15 @@ def _pass(src: torch.Tensor, idx: np.ndarray, w: np.ndarray, dim: int) -> torch.
 
 def _exact_lines(hwc: np.ndarray, iy, wy, ix, wx) -> np.ndarray:
     """DALI's float32 result at rows ``iy``/``wy`` x columns ``ix``/``wx`` (taps, clamped)."""
-    ylo, yhi = int(iy.min()), int(iy.max()) + 1
-    xlo, xhi = int(ix.min()), int(ix.max()) + 1
-    src = torch.from_numpy(hwc[ylo:yhi, xlo:xhi].astype(np.float32))
-    if len(iy) * (xhi - xlo) <= len(ix) * (yhi - ylo):
-        t = _pass(_pass(src, iy - ylo, wy, 0), ix - xlo, wx, 1)
-    else:
-        t = _pass(_pass(src, ix - xlo, wx, 1), iy - ylo, wy, 0)
-    return t.numpy()
-
+    uy, iy = np.unique(iy, return_inverse=True)
+    ux, ix = np.unique(ix, return_inverse=True)
+    iy, ix = iy.reshape(wy.shape), ix.reshape(wx.shape)
+    src = hwc[np.ix_(uy, ux)].astype(np.float32)                  # (|uy|, |ux|, C)
+    if wy.shape[0] * len(ux) <= wx.shape[0] * len(uy):            # rows first
+        t = np.einsum("ik,ikxc->ixc", wy, src[iy])
+        return np.einsum("jk,ijkc->ijc", wx, t[:, ix])
+    t = np.einsum("jk,yjkc->yjc", wx, src[:, ix])
+    return np.einsum("ik,ikjc->ijc", wy, t[iy])
 
 def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
                 kind_x: str, antialias: bool):
@@ -344,15 +344,20 @@ def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y:
     win = torch.from_numpy(win).permute(2, 0, 1)[None]
     size = (oh if oky else y1 - y0, ow if okx else x1 - x0)
     if size != (y1 - y0, x1 - x0):
-        win = torch.nn.functional.interpolate(win, size=size, mode="bilinear",
-                                              antialias=True, align_corners=False)
+        # the out= form with a channels-last buffer: the result is already HWC in memory
+        out = torch.empty((1, chans) + size, dtype=torch.uint8,
+                          memory_format=torch.channels_last)
+        torch.ops.aten._upsample_bilinear2d_aa.out(win, list(size), False, None, None,
+                                                   out=out)
+        win = out
     t = win[0].permute(1, 2, 0)
     if not (oky and okx):   # the other axis: DALI's taps on the uint8 intermediate
         t = t.to(torch.float32)
         t = _pass(t, iy - y0, wy, 0) if okx else _pass(t, ix - x0, wx, 1)
         res = _to_output(t.numpy(), np.dtype(np.uint8))
-    else:   # a copy: ``t`` may still view the caller's image
-        res = np.array(t.numpy(), order="C")
+    else:   # ``t`` is HWC-contiguous; copied if it still views the caller's image
+        res = t.numpy() if win.data_ptr() != hwc.__array_interface__["data"][0] else (
+            np.array(t.numpy(), order="C"))
     if oky and len(ey):
         res[ey] = _to_output(_exact_lines(hwc, iy[ey], wy[ey], ix, wx), np.dtype(np.uint8))
     if okx and len(ex):
