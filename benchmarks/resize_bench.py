@@ -62,7 +62,6 @@ def _rrc_windows(h, w, n, seed=0, integer=True):
 def _exact(image, interp_type="linear", **size_args):
     """The float32 sparse-matrix path alone (what ``resize`` did before the uint8 fast path)."""
     p = resize_output_shape(image.shape[:2], **size_args)
-    win_h, win_w = abs(p.y1 - p.y0), abs(p.x1 - p.x0)
     if interp_type == "nn":
         return resize(image, interp_type="nn", **size_args)
     return _R._separable(image, p.out_h, p.out_w, p, interp_type, interp_type, True,

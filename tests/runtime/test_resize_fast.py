@@ -1,0 +1,102 @@
+"""Tests of the uint8 linear/triangular fast path of runtime/kernels/cpu/resize.py::resample.
+
+The fast path (torch's antialiased bilinear on integer windows, edge lines recomputed with
+DALI's taps) must stay within 1 of the float32 reference path and of DALI 2.4 (oracle).
+"""
+import numpy as np
+import pytest
+import torch
+
+from runtime.kernels.cpu import resize as R
+from runtime.kernels.cpu.resize import resample
+from runtime.kernels.cpu.resize_params import resize_output_shape
+
+torch.set_num_threads(1)
+
+
+def _photos():
+    data = pytest.importorskip("skimage.data")
+    return [data.astronaut(), data.chelsea(), data.coffee()]
+
+
+def _reference(img, p, kind="linear", aa=True):
+    """The float32 separable path (independent of torch.interpolate)."""
+    return R._separable(img, p.out_h, p.out_w, p, kind, kind, aa, np.dtype(np.uint8))
+
+
+def _windows(h, w, rng, n):
+    out = []
+    for _ in range(n):
+        ch, cw = int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))
+        y, x = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+        if rng.random() < 0.3:
+            y = 0
+        if rng.random() < 0.3:
+            x = w - cw
+        out.append(((y, x), (y + ch, x + cw)))
+    return out
+
+
+@pytest.mark.parametrize("kind, aa", [("linear", True), ("triangular", True),
+                                      ("linear", False)])
+def test_fast_path_within_one_of_reference(kind, aa):
+    rng = np.random.default_rng(0)
+    for img in _photos():
+        h, w = img.shape[:2]
+        cases = [dict(size=(int(rng.integers(1, 300)), int(rng.integers(1, 300))),
+                      roi_start=s, roi_end=e) for s, e in _windows(h, w, rng, 12)]
+        cases += [dict(resize_shorter=256), dict(size=(224, 224)), dict(size=(600, 500))]
+        for kw in cases:
+            p = resize_output_shape((h, w), **kw)
+            got = resample(img, p, interp_type=kind, antialias=aa)
+            ref = _reference(img, p, kind, aa)
+            assert got.shape == ref.shape == (p.out_h, p.out_w, 3) and got.dtype == np.uint8
+            assert np.abs(got.astype(int) - ref).max() <= 1, kw
+
+
+@pytest.mark.parametrize("shape", [(1, 9, 3), (9, 1, 3), (2, 2, 3), (3, 517, 3), (1, 1, 3),
+                                   (5, 7, 1), (5, 7, 4)])
+@pytest.mark.parametrize("size", [(1, 1), (4, 4), (224, 224), (2, 300)])
+def test_odd_sizes(shape, size):
+    img = np.random.default_rng(1).integers(0, 256, shape, dtype=np.uint8)
+    for kw in (dict(size=size), dict(size=size, roi_start=(0, 0), roi_end=(1, 1))):
+        p = resize_output_shape(shape[:2], **kw)
+        got = resample(img, p)
+        assert np.abs(got.astype(int) - _reference(img, p)).max() <= 1
+
+
+def test_deterministic_no_alias_and_readonly_input():
+    img = _photos()[0][:300, :400].copy()
+    img.setflags(write=False)
+    before = img.copy()
+    p = resize_output_shape(img.shape[:2], size=(224, 224), roi_start=(0, 17),
+                            roi_end=(250, 301))
+    a, b = resample(img, p), resample(img, p)
+    assert np.array_equal(a, b) and a.flags.c_contiguous and a.flags.writeable
+    # a scale-1 integer crop must not return a view of the input
+    q = resize_output_shape(img.shape[:2], size=(300, 400))
+    c = resample(img, q)
+    assert np.array_equal(c, img) and not np.shares_memory(c, img)
+    assert np.array_equal(img, before)
+
+
+def test_hw_layout_matches_hwc():
+    img = _photos()[1][..., 0].copy()
+    p = resize_output_shape(img.shape, size=(100, 130), roi_start=(5, 9), roi_end=(200, 300))
+    assert np.array_equal(resample(img, p, layout="HW"), resample(img[..., None], p)[..., 0])
+
+
+@pytest.mark.oracle
+def test_oracle_integer_windows():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    rng = np.random.default_rng(2)
+    img = _photos()[2]
+    h, w = img.shape[:2]
+    t = dalidyn.as_tensor(img, layout="HWC")
+    for (s, e) in _windows(h, w, rng, 6):
+        kw = dict(size=(224, 224), roi_start=s, roi_end=e)
+        ours = resample(img, resize_output_shape((h, w), **kw))
+        ref = np.asarray(dalidyn.resize(t, **kw))
+        assert ours.shape == ref.shape
+        assert np.abs(ours.astype(int) - ref).max() <= 1, kw
