@@ -217,6 +217,8 @@ RULES: tuple[Rule, ...] = (
          _rewrite_decode_crop),
     Rule("decode->random_resized_crop", ("decoders.image",), ("random_resized_crop",),
          _check_decode_rrc, fused_image_node),
+    Rule("decode->resize", ("decoders.image",), ("resize",), _check_decode_rrc,
+         fused_image_node),
     Rule("decode->crop_mirror_normalize", ("decoders.image",), ("crop_mirror_normalize",),
          _check_decode_cmn, fused_image_node),
     Rule("flip->crop_mirror_normalize", ("flip",), ("crop_mirror_normalize",),

@@ -84,7 +84,7 @@ def flip_cmn(b):
 @pytest.mark.parametrize("fn,ops,rules", [
     (train, ["random.coin_flip", "fused.image"],
      ["decode->random_resized_crop", "resize->crop_mirror_normalize"]),
-    (val, ["decoders.image", "fused.image"], ["resize->crop_mirror_normalize"]),
+    (val, ["fused.image"], ["decode->resize", "resize->crop_mirror_normalize"]),
     (decode_cmn, ["fused.image"], ["decode->crop_mirror_normalize"]),
     (decode_crop, ["decoders.image_crop"], ["decode->crop"]),
     (decode_rrc, ["fused.image"], ["decode->random_resized_crop"]),

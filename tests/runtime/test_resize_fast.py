@@ -100,3 +100,36 @@ def test_oracle_integer_windows():
         ref = np.asarray(dalidyn.resize(t, **kw))
         assert ours.shape == ref.shape
         assert np.abs(ours.astype(int) - ref).max() <= 1, kw
+
+
+def test_tent_filter_matches_closed_form():
+    # DALI's triangular table [0, 1, 0], linearly interpolated: max(0, 1 - |p - 1|)
+    flt = R._make_filter("linear", True, 300.0, 224)
+    p = np.linspace(0, 3.5, 10001, dtype=np.float32)
+    got = flt(p.copy())
+    assert np.allclose(got, np.maximum(0, 1 - np.abs(p.astype(np.float64) - 1)), atol=1e-6)
+
+
+def test_threads_give_the_same_results():
+    from concurrent.futures import ThreadPoolExecutor
+    img = _photos()[0]
+    rng = np.random.default_rng(5)
+    params = [resize_output_shape(img.shape[:2], size=(224, 224), roi_start=s, roi_end=e)
+              for s, e in _windows(*img.shape[:2], rng, 16)]
+    seq = [resample(img, p) for p in params]
+    with ThreadPoolExecutor(2) as ex:
+        par = list(ex.map(lambda p: resample(img, p), params))
+    assert all(np.array_equal(a, b) for a, b in zip(seq, par))
+
+
+@pytest.mark.oracle
+def test_oracle_fractional_windows():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    img = _photos()[1]
+    t = dalidyn.as_tensor(img, layout="HWC")
+    for kw in (dict(resize_shorter=256), dict(size=(150.5, 201.3))):
+        ours = resample(img, resize_output_shape(img.shape[:2], **kw))
+        ref = np.asarray(dalidyn.resize(t, **kw))
+        assert ours.shape == ref.shape
+        assert np.abs(ours.astype(int) - ref).max() <= 1, kw

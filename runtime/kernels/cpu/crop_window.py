@@ -173,7 +173,8 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
     1. If even the most extreme allowed aspect ratio cannot reach the minimum
        area (the image is too wide or too tall), the window is the full height
        (resp. width) with the widest (tallest) allowed aspect ratio.
-    2. Otherwise up to ``num_attempts`` tries: area fraction ``s ~ U(random_area)``,
+    2. Otherwise up to ``num_attempts`` tries (all drawn at once with one generator call,
+       the first acceptable one is taken): area fraction ``s ~ U(random_area)``,
        aspect ratio ``r = w/h`` log-uniform in ``random_aspect_ratio``,
        ``w = round(sqrt(s*H*W*r))``, ``h = round(sqrt(s*H*W/r))`` (at least 1);
        accepted when it fits in the image and ``w/h`` (after rounding) lies in
@@ -182,7 +183,10 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
        scaled down (keeping its aspect) to at most ``max(random_area)`` of the
        image area.
     4. The position is uniform over all integer positions that keep the window
-       inside the image.
+       inside the image (one generator call for both coordinates).
+
+    The same generator state always gives the same window (the draws differ from DALI's
+    generator; only the distribution matches).
 
     Parameters
     ----------
@@ -232,12 +236,17 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
     elif W * max_h < min_area:  # image too tall
         h, w = max_h, W
     else:
-        log_lo, log_hi = math.log(ar_lo), math.log(ar_hi)
-        for _ in range(int(num_attempts)):
-            target = rng.uniform(area_lo, area_hi) * area
-            ratio = math.exp(rng.uniform(log_lo, log_hi)) if log_hi > log_lo else ar_lo
-            w = max(1, round_half_away_scalar(math.sqrt(target * ratio)))
-            h = max(1, round_half_away_scalar(math.sqrt(target / ratio)))
+        # all attempts drawn at once (one generator call): (area, log-ratio) pairs; the
+        # first acceptable one is taken (scalar math: faster than numpy on 10 values)
+        u = rng.random(2 * int(num_attempts)).tolist()
+        log_lo = math.log(ar_lo)
+        log_span = math.log(ar_hi) - log_lo
+        span = area_hi - area_lo
+        for i in range(0, len(u), 2):
+            target = (area_lo + span * u[i]) * area
+            ratio = math.exp(log_lo + log_span * u[i + 1]) if log_span > 0 else ar_lo
+            w = max(1, int(math.sqrt(target * ratio) + 0.5))
+            h = max(1, int(math.sqrt(target / ratio) + 0.5))
             if w <= W and h <= H and ar_lo <= w / h <= ar_hi:
                 break
         else:
@@ -252,6 +261,5 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
             w = max(1, int(w * math.sqrt(scale)))
             h = max(1, int(h * math.sqrt(scale)))
     h, w = min(h, H), min(w, W)
-    x0 = int(rng.integers(0, W - w, endpoint=True))
-    y0 = int(rng.integers(0, H - h, endpoint=True))
+    x0, y0 = (rng.random(2) * (W - w + 1, H - h + 1)).astype(np.int64).tolist()
     return y0, x0, h, w
