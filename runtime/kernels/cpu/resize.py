@@ -192,25 +192,14 @@ _ARANGE.setflags(write=False)
 
 
 class _Taps:
-    """Tap table of one axis (read-only, cached; see :func:`_axis_table`).
+    """Taps of one integer window (see :func:`_window_taps`); arrays never written to.
 
-    ``idx``/``w``: clamped source indices and float32 weights ``(out_len, K)``;
-    the filter reads source ``lo <= j < hi``; ``rel`` is ``idx - lo``; ``edge``: int array
-    of the outputs whose taps may leave ``[start, end)`` (a superset), or ``None`` when the
-    window is not integer.  All arrays are read-only (cached and shared between threads).
+    ``idx``/``w``: clamped source indices and float32 weights ``(out_len, K)``; the filter
+    reads source ``lo <= j < hi``; ``rel`` is ``idx - lo``; ``edge``: the outputs whose taps
+    may leave the window (a superset).
     """
 
     __slots__ = ("idx", "w", "rel", "edge", "lo", "hi")
-
-    def __init__(self, idx, w, edge):
-        lo = min(int(idx[0, 0]), int(idx[-1, 0]))
-        self.lo, self.hi = lo, max(int(idx[0, -1]), int(idx[-1, -1])) + 1
-        self.rel = idx - lo if lo else idx.copy()
-        self.idx, self.w, self.edge = idx, w, edge
-        for a in (idx, w, edge, self.rel):
-            if a is not None:
-                a.setflags(write=False)
-
 
 
 _KRANGE = np.arange(4096, dtype=np.intp)
@@ -219,8 +208,8 @@ _KRANGE.setflags(write=False)
 
 @functools.lru_cache(maxsize=512)
 def _axis_table(in_len: int, out_len: int, start: float, end: float, kind: str,
-                antialias: bool, accumulate: bool) -> _Taps:
-    """Cached :class:`_Taps` of one axis (arguments as :func:`_axis_taps`)."""
+                antialias: bool, accumulate: bool):
+    """Cached, read-only ``(idx, w)`` of one axis (arguments as :func:`_axis_taps`)."""
     start32, end32 = _f32(start), _f32(end)
     scale = _f32(_f32(end32 - start32) / _f32(out_len))
     win = abs(float(_f32(end32 - start32)))
@@ -236,7 +225,7 @@ def _axis_table(in_len: int, out_len: int, start: float, end: float, kind: str,
             src_f = (start32 + (_arange_f32(out_len) + _f32(0.5)) * scale).astype(np.float32)
         src = np.floor(src_f).astype(np.int64)
         idx = np.clip(src, 0, in_len - 1)[:, None]
-        return _Taps(idx, np.ones((out_len, 1), np.float32), None)
+        return _frozen(idx, np.ones((out_len, 1), np.float32))
     first, w = _raw_taps(out_len, start32, scale, flt)
     k = w.shape[1]
     f0, f1 = int(first[0]), int(first[-1])
@@ -245,10 +234,13 @@ def _axis_table(in_len: int, out_len: int, start: float, end: float, kind: str,
         np.maximum(src, 0, out=src)
     if max(f0, f1) + k > in_len:
         np.minimum(src, in_len - 1, out=src)
-    edge = None
-    if start < end and float(start).is_integer() and float(end).is_integer():
-        edge = _edges(first, k, start, end)
-    return _Taps(src, w, edge)
+    return _frozen(src, w)
+
+
+def _frozen(*arrays):
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
 
 
 def _edges(first: np.ndarray, k: int, start, end) -> np.ndarray:
@@ -280,10 +272,7 @@ def _rel_taps(length: int, out_len: int, kind: str, antialias: bool):
     flt = _make_filter(kind, bool(antialias), float(end32), out_len)
     first, w = _raw_taps(out_len, _f32(0), _f32(end32 / _f32(out_len)), flt)
     idx = first.astype(np.intp)[:, None] + np.arange(w.shape[1])
-    rel, edge = idx - int(idx[0, 0]), _edges(first, w.shape[1], 0, length)
-    for a in (idx, rel, w, edge):
-        a.setflags(write=False)
-    return idx, rel, w, edge
+    return _frozen(idx, idx - int(idx[0, 0]), w, _edges(first, w.shape[1], 0, length))
 
 
 def _window_taps(in_len: int, out_len: int, start: int, end: int, kind: str,
@@ -314,9 +303,8 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
 
     Nearest neighbour gives ``K == 1`` with weight 1.  The arrays are cached and read-only.
     """
-    t = _axis_table(in_len, out_len, float(start), float(end), kind, bool(antialias),
-                    bool(accumulate))
-    return t.idx, t.w
+    return _axis_table(in_len, out_len, float(start), float(end), kind, bool(antialias),
+                       bool(accumulate))
 
 
 def _raw_taps(out_len: int, start32, scale, flt: _Filter):

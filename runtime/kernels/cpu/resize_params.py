@@ -66,6 +66,12 @@ def _is_given(value) -> bool:
 
 
 def _as_number(name: str, value) -> float:
+    cls = value.__class__
+    if cls is int or cls is float:      # the common case, without the ABC check below
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"resize: `{name}` must be finite, got {value!r}")
+        return v
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
         raise TypeError(f"resize: `{name}` must be a real number, got {value!r} "
                         f"({type(value).__name__})")
