@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.ir import Value
-from compiler.types import DTYPES
 from ndd._evaluate import materialize
 from ndd._operators import OperatorMixin
 from ndd._tensor import Tensor
@@ -32,18 +31,6 @@ class Batch(OperatorMixin):
 
     def __len__(self) -> int:
         return self.batch_size
-
-    @property
-    def dtype(self):
-        return DTYPES[self._value.meta.dtype]
-
-    @property
-    def layout(self) -> str | None:
-        return self._value.meta.layout or None
-
-    @property
-    def device(self):
-        return self._value.meta.device
 
     @property
     def ndim(self) -> int:

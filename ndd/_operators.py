@@ -39,7 +39,26 @@ def _binary(name):
 
 
 class OperatorMixin:
+    """Operators and the metadata every handle (Tensor, Batch) has without computing."""
+
     __slots__ = ()
+
+    @property
+    def dtype(self):
+        """Element type (``ndd.DType``)."""
+        from compiler.types import DTYPES
+        return DTYPES[self._value.meta.dtype]
+
+    @property
+    def layout(self) -> str | None:
+        """Layout string (e.g. ``"HWC"``) or None when the data has none."""
+        return self._value.meta.layout or None
+
+    @property
+    def device(self):
+        """The ``ndd.Device`` holding the data."""
+        return self._value.meta.device
+
     __add__, __radd__ = _binary("add")
     __sub__, __rsub__ = _binary("sub")
     __mul__, __rmul__ = _binary("mul")

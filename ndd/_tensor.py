@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.ir import Value
-from compiler.types import DTYPES
 from ndd._evaluate import materialize
 from ndd._operators import OperatorMixin
 
@@ -26,20 +25,6 @@ class Tensor(OperatorMixin):
             value.set_holder(self)
 
     # ------------------------------------------------------------------ metadata
-    @property
-    def dtype(self):
-        """Element type (``ndd.DType``)."""
-        return DTYPES[self._value.meta.dtype]
-
-    @property
-    def layout(self) -> str | None:
-        """Layout string (e.g. ``"HWC"``) or None when the data has none."""
-        return self._value.meta.layout or None
-
-    @property
-    def device(self):
-        return self._value.meta.device
-
     @property
     def ndim(self) -> int:
         nd = self._value.meta.ndim

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from compiler.ir import ValueMeta
+from compiler.ops.geometry import CROP_WINDOW_ARGS
 from compiler.schema import ArgSpec, OpSchema, register
 
 _COMMON = (
@@ -19,15 +20,7 @@ _COMMON = (
     ArgSpec("device_memory_padding", "int", None, doc="Ignored (DALI tuning knob)."),
     ArgSpec("host_memory_padding", "int", None, doc="Ignored (DALI tuning knob)."),
 )
-_CROP = (
-    ArgSpec("crop", "float[]", None, tensor=True, length=2, doc="Crop (height, width) in pixels."),
-    ArgSpec("crop_h", "float", None, tensor=True, doc="Crop height in pixels."),
-    ArgSpec("crop_w", "float", None, tensor=True, doc="Crop width in pixels."),
-    ArgSpec("crop_pos_x", "float", 0.5, tensor=True,
-            doc="Normalized (0..1) horizontal position of the crop window."),
-    ArgSpec("crop_pos_y", "float", 0.5, tensor=True,
-            doc="Normalized (0..1) vertical position of the crop window."),
-)
+_CROP = CROP_WINDOW_ARGS
 
 
 def _image_infer(metas, args):

@@ -58,7 +58,8 @@ register(OpSchema(
     doc="Resizes images (HWC/CHW/HW; uint8, int16, uint16 or float32). Output sizes round half "
         "up. Source: DALI ``resize``."))
 
-_CROP_ARGS = (
+# The crop window, shared with decoders.image_crop.
+CROP_WINDOW_ARGS = (
     ArgSpec("crop", "float[]", None, tensor=True, length=2, doc="Crop (height, width) in pixels."),
     ArgSpec("crop_h", "float", None, tensor=True, doc="Crop height in pixels."),
     ArgSpec("crop_w", "float", None, tensor=True, doc="Crop width in pixels."),
@@ -66,6 +67,8 @@ _CROP_ARGS = (
             doc="Normalized (0..1) horizontal anchor: x0 = round(pos * (W - crop_w))."),
     ArgSpec("crop_pos_y", "float", 0.5, tensor=True,
             doc="Normalized (0..1) vertical anchor: y0 = round(pos * (H - crop_h))."),
+)
+_CROP_ARGS = CROP_WINDOW_ARGS + (
     ArgSpec("out_of_bounds_policy", "str", "error", choices=("error", "pad", "trim_to_shape"),
             doc="What to do with windows exceeding the image."),
     ArgSpec("fill_values", "float[]", (0.0,), doc="Padding values (scalar or per channel)."),
