@@ -18,6 +18,7 @@ from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float
 from ndd._eval_mode import EvalContext, EvalMode
 from ndd._ops import make_function as _make
 from ndd._tensor import Tensor
+from ndd.external_source import ExternalSource
 from runtime.threadpool import get_num_threads, set_num_threads
 from compiler.types import DType
 
@@ -49,7 +50,7 @@ def explain(handle=None) -> str:
 
 
 __all__ = [
-    "Batch", "Tensor", "DType", "Device", "EvalMode", "EvalContext",
+    "Batch", "Tensor", "ExternalSource", "DType", "Device", "EvalMode", "EvalContext",
     "tensor", "as_tensor", "batch", "as_batch", "dtype", "device",
     "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
     "float32", "float64", "bfloat16", "bool",

@@ -304,6 +304,9 @@ class _Prefetcher:
 def compiled_epoch(reader, batches, queue_depth: int | None = None):
     """Generator behind ``next_epoch(compile=True)``: trace the first batch (unless the reader
     already has a template), then replay."""
+    if queue_depth is not None and (isinstance(queue_depth, bool) or
+                                    not isinstance(queue_depth, int) or queue_depth < 1):
+        raise ValueError(f"queue_depth must be a positive integer, got {queue_depth!r}")
     depth = queue_depth or getattr(reader, "compile_queue_depth", DEFAULT_QUEUE_DEPTH)
     rep = Report()
     _last_report.report = rep

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from compiler.ir import Value, ValueMeta
 from ndd._batch import Batch
+from ndd._epoch_rules import start_epoch
 from ndd._tensor import Tensor
 from runtime.readers.file_reader import FileReaderCore
 from runtime.storage import SampleList
@@ -54,7 +55,7 @@ class File:
 
     # ------------------------------------------------------------------ iteration
     def next_epoch(self, batch_size: int | None = None, *, compile: bool = False,
-                   capture: bool | None = None):
+                   capture: bool | None = None, queue_depth: int | None = None):
         """Iterate over one epoch.
 
         Parameters
@@ -65,6 +66,8 @@ class File:
         compile : bool, default False
             Trace the loop body once and replay the compiled graph for later batches
             (``capture`` is an alias).
+        queue_depth : int, optional
+            Batches prepared ahead in compile mode (default 2; an ndd extension).
 
         Raises
         ------
@@ -72,25 +75,13 @@ class File:
             If the previous epoch was not fully consumed, the batch size changed, or compiled
             and non-compiled iteration are mixed.
         """
-        if capture is not None:
-            compile = bool(capture) or compile
-        if self._compiled is not None and self._compiled != bool(compile):
-            raise RuntimeError(
-                f"reader {self.name or ''}: it was used with compile={self._compiled} before; a "
-                f"reader cannot switch between compiled and non-compiled iteration")
-        if compile:
-            if batch_size is None:
-                raise ValueError("next_epoch(compile=True) needs a batch_size")
-            if self.enable_checkpointing:
-                raise NotImplementedError("compile=True cannot be used with a reader that has "
-                                          "enable_checkpointing=True")
+        what = f"reader {self.name!r}" if self.name else "reader"
+        if start_epoch(self, batch_size, compile, capture, what):
             from ndd.compile import compiled_epoch
             it = self._core.next_epoch(batch_size, return_indices=True)
-            self._compiled = True
             self._iterated = True
-            return compiled_epoch(self, self._batches(it))
+            return compiled_epoch(self, self._batches(it), queue_depth)
         it = self._core.next_epoch(batch_size, return_indices=True)
-        self._compiled = False
         self._iterated = True
         if batch_size is None:
             return self._samples(it)
