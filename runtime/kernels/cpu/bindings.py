@@ -202,16 +202,53 @@ _CMN_ARGS = ("out_of_bounds_policy", "fill_values", "dtype", "mirror", "mean", "
 @register("crop_mirror_normalize")
 def _cmn(ctx, inputs, args):
     """crop_mirror_normalize; when every sample's output has the same shape, the outputs are
-    views of one preallocated batch array, so ``Batch.torch()`` needs no copy."""
+    views of one preallocated batch array, so ``Batch.torch()`` needs no copy.
+
+    Batch path (:func:`runtime.kernels.cpu.cmn_batch.cmn_batch`, arguments folded once, one
+    pool task per thread): HWC/CHW input, no ``pad_output``, windows of one size inside their
+    images (policy "error") and constant normalization arguments (``mirror`` and the
+    crop may vary per sample).  Anything else goes sample by sample."""
     from runtime.kernels.cpu.cast import to_numpy_dtype
     from runtime.kernels.cpu.cmn import cmn_to_window
+    from runtime.kernels.cpu.cmn_batch import cmn_batch, cmn_batch_fits
     from runtime.kernels.cpu.crop_window import crop_window
-    from runtime.kernels.registry import sample_args
+    from runtime.kernels.registry import sample_arg, sample_args
     layout = _layout(ctx)
     images = inputs[0]
     n = ctx.batch_size
-    per = [sample_args(ctx, args, i) for i in range(n)]
     h_ax, w_ax = (0, 1) if layout in ("HWC", "HW") else (1, 2)
+    tensor = set(ctx.tensor_arg_names or ())
+    policy = args.get("out_of_bounds_policy", "error")
+    policy = getattr(policy, "name", policy)
+    constant = ("out_of_bounds_policy", "fill_values", "dtype", "mean", "std", "scale", "shift",
+                "output_layout", "pad_output")
+    if (n > 0 and len(images) == n and layout in ("HWC", "CHW") and not args.get("pad_output")
+            and isinstance(policy, str) and policy.lower() == "error"
+            and not tensor.intersection(constant)):
+        if tensor.intersection(_CROP_ARGS):
+            windows = [crop_window((images[i].shape[h_ax], images[i].shape[w_ax]),
+                                   **_pick(sample_args(ctx, args, i), _CROP_ARGS))
+                       for i in range(n)]
+        else:
+            crop = _pick(args, _CROP_ARGS)
+            memo = {}
+            windows = []
+            for img in images:
+                hw = (img.shape[h_ax], img.shape[w_ax])
+                if hw not in memo:
+                    memo[hw] = crop_window(hw, **crop)
+                windows.append(memo[hw])
+        if cmn_batch_fits(images, windows, layout):
+            mirror = args.get("mirror", 0)
+            if "mirror" in tensor:
+                mirror = [sample_arg(m) for m in mirror]
+            out = cmn_batch(images, windows, mirror, layout=layout,
+                            map_fn=ctx.pool.map, parts=getattr(ctx.pool, "num_threads", 1),
+                            **_pick(args, ("mean", "std", "scale", "shift", "output_layout",
+                                           "dtype")))
+            return [[out[i] for i in range(n)]]
+
+    per = [sample_args(ctx, args, i) for i in range(n)]
     windows = [crop_window((images[i].shape[h_ax], images[i].shape[w_ax]),
                            **_pick(per[i], _CROP_ARGS)) for i in range(n)]
     targets = [None] * n

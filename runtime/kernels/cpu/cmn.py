@@ -275,16 +275,16 @@ def _broadcast_fill(view, fill, c_axis):
         view[...] = fill.reshape(shape)
 
 
-def _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis):
-    """uint8 input, non-float32 output: per-channel 256-entry tables.
-
-    The table holds exactly what the direct path computes (same float32
-    operations, then :func:`cast`), so results are identical, in one gather.
-    """
+def _lut_table(base, inv, post_shift, dtype):
+    """Per-channel 256-entry tables ``cast((v - base[c]) * inv[c] + post_shift, dtype)``."""
     lut = (np.arange(256, dtype=np.float32)[None, :] - base[:, None]) * inv[:, None]
     if post_shift != 0:
         lut = lut + post_shift
-    lut = cast(lut, target.dtype)
+    return cast(lut, dtype)
+
+
+def _lut_apply(region, target, lut, c_axis, flip_axis):
+    """Gather ``lut`` (from :func:`_lut_table`) at the uint8 ``region`` into ``target``."""
     if flip_axis is not None:
         flipper = [slice(None)] * region.ndim
         flipper[flip_axis] = slice(None, None, -1)
@@ -297,6 +297,16 @@ def _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis):
         sel[c_axis] = c
         sel = tuple(sel)
         target[sel] = np.take(lut[c], region[sel])
+
+
+def _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis):
+    """uint8 input, non-float32 output: per-channel 256-entry tables.
+
+    The table holds exactly what the direct path computes (same float32
+    operations, then :func:`cast`), so results are identical, in one gather.
+    """
+    _lut_apply(region, target, _lut_table(base, inv, post_shift, target.dtype), c_axis,
+               flip_axis)
 
 
 def _normalize_into(region, target, base, inv, post_shift, c_axis, flip_axis):

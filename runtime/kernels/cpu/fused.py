@@ -284,22 +284,20 @@ def _front_rest(state, i):
 
 
 def _cmn_into(image, layout, window, a, flip, target):
-    """crop_mirror_normalize of one sample written into ``target`` (its output array)."""
-    from runtime.kernels.cpu.cmn import (_mirror_flag, _normalize_into, normalize_params,
-                                         resolve_output_layout)
-    from runtime.kernels.cpu.crop import layout_axes
-    lay, axes = layout_axes(layout, image.ndim)
-    _, perm = resolve_output_layout(lay, a.get("cmn.output_layout", "CHW"))
-    ah, aw, ac = axes["H"], axes["W"], axes.get("C")
-    y0, x0, h, w = window
-    c_in = image.shape[ac] if ac is not None else None
-    base, inv, post = normalize_params(a.get("cmn.mean", 0.0), a.get("cmn.std", 1.0),
-                                       a.get("cmn.scale", 1.0), a.get("cmn.shift", 0.0), c_in)
+    """crop_mirror_normalize of one sample written into ``target`` (its output array).
+
+    The arguments are folded by the cached :func:`runtime.kernels.cpu.cmn_batch.cmn_plan`, so
+    per sample only the GIL-free torch work of :func:`cmn_plan_into` remains (the arithmetic
+    of the unfused kernel, bit for bit)."""
+    from runtime.kernels.cpu.cmn import _mirror_flag
+    from runtime.kernels.cpu.cmn_batch import cmn_plan, cmn_plan_into
+    lay = layout or {3: "HWC", 2: "HW"}.get(image.ndim)
+    c_axis = lay.find("C") if isinstance(lay, str) else -1
+    plan = cmn_plan(lay, image.ndim, image.shape[c_axis] if c_axis >= 0 else None,
+                    a.get("cmn.output_layout", "CHW"), a.get("cmn.mean", 0.0),
+                    a.get("cmn.std", 1.0), a.get("cmn.scale", 1.0), a.get("cmn.shift", 0.0))
     mirror = _mirror_flag(a.get("cmn.mirror", 0)) != bool(flip)
-    src = [slice(None)] * image.ndim
-    src[ah], src[aw] = slice(y0, y0 + h), slice(x0, x0 + w)
-    view = target.transpose(np.argsort(perm))
-    _normalize_into(image[tuple(src)], view, base, inv, post, ac, aw if mirror else None)
+    cmn_plan_into(plan, image, window, mirror, target)
 
 
 def _cmn_shape(image, layout, window, a):

@@ -37,6 +37,8 @@ import numpy as np
 import torch
 
 from .resize_params import ResizeParams, resize_output_shape
+from .resize_taps import (_LUTS, _Filter, _axis_matrix, _axis_taps,  # noqa: F401
+                          _make_filter, gather_taps)
 
 __all__ = ["resample", "resize", "INTERP_TYPES", "ResizeParams", "resize_output_shape"]
 
@@ -53,321 +55,6 @@ _IN_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32)
 _OUT_DTYPES = _IN_DTYPES
 _IN_DTYPE_SET = frozenset(np.dtype(d) for d in _IN_DTYPES)
 _LAYOUTS = ("HWC", "CHW", "HW")
-
-
-# --------------------------------------------------------------------------------------------
-# Filter lookup tables (built once, read-only)
-# --------------------------------------------------------------------------------------------
-
-def _cubic_window(x: np.ndarray) -> np.ndarray:
-    ax = np.abs(x).astype(np.float32)
-    x2 = ax * ax
-    x3 = x2 * ax
-    near = _f32(1.5) * x3 - _f32(2.5) * x2 + _f32(1.0)
-    far = _f32(-0.5) * x3 + _f32(2.5) * x2 - _f32(4.0) * ax + _f32(2.0)
-    return np.where(ax >= 2, _f32(0), np.where(ax > 1, far, near)).astype(np.float32)
-
-
-def _lanczos_window(x: np.ndarray, a: float) -> np.ndarray:
-    x = x.astype(np.float64)
-    out = np.sinc(x) * np.sinc(x / a)
-    out[np.abs(x) >= a] = 0.0
-    return out.astype(np.float32)
-
-
-def _lut_x(n: int, half_range: float) -> np.ndarray:
-    i = np.arange(n, dtype=np.float32)
-    return (_f32(2 * half_range) * (i - _f32((n - 1) * 0.5)) / _f32(n - 1)).astype(np.float32)
-
-
-# name -> (table, initial support width the table is defined over)
-_LUTS = {
-    "triangular": (np.array([0.0, 1.0, 0.0], np.float32), None),
-    "gaussian": (np.exp(-np.square(_lut_x(65, 2.0))).astype(np.float32), None),
-    "lanczos3": (_lanczos_window(_lut_x(193, 3.0), 3.0), 6.0),
-    "cubic": (_cubic_window(_lut_x(129, 2.0)), 4.0),
-}
-for _table, _ in _LUTS.values():
-    _table.setflags(write=False)
-# torch warns once per process that sparse CSR support is "beta"; trigger that here, quietly,
-# at import (single-threaded) rather than at the first resize.
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    torch.sparse_csr_tensor(torch.zeros(2, dtype=torch.int64), torch.zeros(0, dtype=torch.int64),
-                            torch.zeros(0), size=(1, 1), check_invariants=False)
-
-
-class _Filter:
-    """A lookup-table filter stretched to a given width (DALI's ResamplingFilter).
-
-    ``values``/``slopes`` are the table (then zeros) and its forward differences, so that the
-    filter at table coordinate ``p >= 0`` is ``values[i] + (p - i) * slopes[i]``, ``i =
-    floor(p)`` (clamped into the zero tail): DALI's linear interpolation of the table, zero
-    beyond it.  ``taps`` is ``arange(support)`` as float32.
-    """
-
-    __slots__ = ("values", "slopes", "cap", "scale", "anchor", "support", "taps", "tent")
-
-    def __init__(self, name: str, width: float):
-        table, first_width = _LUTS[name]
-        n = table.shape[0]
-        scale = _f32((n - 1) * 0.5)
-        anchor = _f32(1.0)
-        for w in ((first_width,) if first_width else ()) + (width,):
-            new_scale = _f32(_f32(n - 1) / _f32(w))
-            anchor = _f32(_f32(anchor * scale) / new_scale)
-            scale = new_scale
-        self.values, self.slopes = _TAILS[name]
-        self.cap = self.values.shape[0] - 1
-        self.scale = scale
-        self.anchor = anchor
-        self.support = int(math.ceil(_f32(_f32(n - 1) / scale)))
-        self.taps = np.arange(self.support, dtype=np.float32)
-        self.tent = name == "triangular"
-
-    def __call__(self, pos: np.ndarray) -> np.ndarray:
-        """Evaluate at non-negative table coordinates ``pos`` (float32 array, may be reused).
-
-        The table ``[0, 1, 0]`` (triangular) is ``max(0, min(p, 2 - p))``: bit for bit the
-        interpolated table (``p - 1`` and ``2 - p`` are exact for ``1 <= p < 2``).
-        """
-        if self.tent:
-            d = np.subtract(_f32(2), pos)
-            np.minimum(pos, d, out=d)
-            return np.maximum(d, _f32(0), out=d)
-        fl = np.floor(pos)
-        d = pos - fl
-        i0 = fl.astype(np.intp)
-        np.minimum(i0, self.cap, out=i0)
-        d *= self.slopes.take(i0)
-        d += self.values.take(i0)
-        return d
-
-
-def _tails(table: np.ndarray):
-    values = np.concatenate([table, np.zeros(2, np.float32)]).astype(np.float32)
-    slopes = np.zeros_like(values)
-    slopes[:-1] = values[1:] - values[:-1]
-    values.setflags(write=False)
-    slopes.setflags(write=False)
-    return values, slopes
-
-
-_TAILS = {name: _tails(table) for name, (table, _) in _LUTS.items()}
-
-
-@functools.lru_cache(maxsize=1024)
-def _make_filter(kind: str, antialias: bool, in_size: float, out_size: int) -> _Filter | None:
-    """DALI's filter choice for one axis; ``None`` means nearest neighbour (cached)."""
-    aa = bool(antialias) and in_size > out_size
-    ratio = _f32(_f32(in_size) / _f32(out_size)) if out_size else _f32(1)
-    if kind == "nn":
-        return None
-    if kind == "linear":
-        if aa:
-            return _Filter("triangular", max(_f32(1), _f32(2) * ratio))
-        return _Filter("triangular", _f32(2))
-    if kind == "triangular":
-        radius = ratio if aa else _f32(1)
-        return _Filter("triangular", max(_f32(1), _f32(2) * radius))
-    if kind == "gaussian":
-        radius = ratio if aa else _f32(1)
-        sigma = _f32(float(radius * _f32(0.5)) / math.sqrt(2.0))
-        return _Filter("gaussian", max(_f32(1), _f32(_f32(4 * math.sqrt(2.0)) * sigma)))
-    if kind == "cubic":
-        radius = _f32(2) * ratio if aa else _f32(2)
-        return _Filter("cubic", _f32(2) * max(_f32(2), _f32(radius)))
-    if kind == "lanczos3":
-        radius = _f32(3) * ratio if aa else _f32(3)
-        return _Filter("lanczos3", _f32(2) * max(_f32(3), _f32(radius)))
-    raise ValueError(f"resize: unknown interpolation {kind!r}")
-
-
-# --------------------------------------------------------------------------------------------
-# Per-axis tap tables
-# --------------------------------------------------------------------------------------------
-
-_ARANGE = np.arange(1 << 16, dtype=np.float32)   # 0, 1, 2, ... (read-only source of x)
-_ARANGE.setflags(write=False)
-
-
-class _Taps:
-    """Taps of one integer window (see :func:`_window_taps`); arrays never written to.
-
-    ``idx``/``w``: clamped source indices and float32 weights ``(out_len, K)``; the filter
-    reads source ``lo <= j < hi``; ``rel`` is ``idx - lo``; ``edge``: the outputs whose taps
-    may leave the window (a superset).
-    """
-
-    __slots__ = ("idx", "w", "rel", "edge", "lo", "hi")
-
-
-_KRANGE = np.arange(4096, dtype=np.intp)
-_KRANGE.setflags(write=False)
-
-
-@functools.lru_cache(maxsize=512)
-def _axis_table(in_len: int, out_len: int, start: float, end: float, kind: str,
-                antialias: bool, accumulate: bool):
-    """Cached, read-only ``(idx, w)`` of one axis (arguments as :func:`_axis_taps`)."""
-    start32, end32 = _f32(start), _f32(end)
-    scale = _f32(_f32(end32 - start32) / _f32(out_len))
-    win = abs(float(_f32(end32 - start32)))
-    flt = _make_filter(kind, bool(antialias), win, out_len)
-    if flt is None:
-        # DALI's NN: columns use ``origin + (x + 0.5) * scale``; rows accumulate
-        # ``sy = origin + 0.5 * scale; sy += scale`` in float32 (which rounds differently).
-        if accumulate:
-            steps = np.full(out_len, scale, np.float32)
-            steps[0] = _f32(start32 + _f32(_f32(0.5) * scale))
-            src_f = np.cumsum(steps, dtype=np.float32)
-        else:
-            src_f = (start32 + (_arange_f32(out_len) + _f32(0.5)) * scale).astype(np.float32)
-        src = np.floor(src_f).astype(np.int64)
-        idx = np.clip(src, 0, in_len - 1)[:, None]
-        return _frozen(idx, np.ones((out_len, 1), np.float32))
-    first, w = _raw_taps(out_len, start32, scale, flt)
-    k = w.shape[1]
-    f0, f1 = int(first[0]), int(first[-1])
-    src = first.astype(np.intp)[:, None] + (_KRANGE[:k] if k <= 4096 else np.arange(k))
-    if min(f0, f1) < 0:
-        np.maximum(src, 0, out=src)
-    if max(f0, f1) + k > in_len:
-        np.minimum(src, in_len - 1, out=src)
-    return _frozen(src, w)
-
-
-def _frozen(*arrays):
-    for a in arrays:
-        a.setflags(write=False)
-    return arrays
-
-
-def _edges(first: np.ndarray, k: int, start, end) -> np.ndarray:
-    """Outputs whose ``k`` taps from ``first`` (non-decreasing) may leave ``[start, end)``.
-
-    A prefix and a suffix; a superset of the outputs with nonzero weights outside (harmless:
-    those lines are recomputed exactly).
-    """
-    out_len = first.shape[0]
-    n_lo = int(np.searchsorted(first, _f32(start)))
-    n_hi = int(np.searchsorted(first, _f32(end - k), side="right"))
-    if n_hi <= n_lo:
-        return np.arange(out_len)
-    return np.concatenate([np.arange(n_lo), np.arange(n_hi, out_len)])
-
-
-@functools.lru_cache(maxsize=2048)
-def _rel_taps(length: int, out_len: int, kind: str, antialias: bool):
-    """Taps of an integer window ``[0, length)`` (unclamped), cached: ``(idx, rel, w, edge)``.
-
-    ``idx`` ``(out_len, K)`` source indices relative to the window start (may run outside
-    ``[0, length)``), ``rel`` is ``idx - idx[0, 0]``, ``w`` the float32 weights, ``edge`` the
-    outputs whose taps may leave the window (a superset).  A window ``[s, s + length)`` has
-    taps ``idx + s`` with the same weights up to float32 rounding of the sample positions
-    (DALI computes them from ``s``), so random windows of a few hundred sizes share a few
-    hundred tables.
-    """
-    end32 = _f32(length)
-    flt = _make_filter(kind, bool(antialias), float(end32), out_len)
-    first, w = _raw_taps(out_len, _f32(0), _f32(end32 / _f32(out_len)), flt)
-    idx = first.astype(np.intp)[:, None] + np.arange(w.shape[1])
-    return _frozen(idx, idx - int(idx[0, 0]), w, _edges(first, w.shape[1], 0, length))
-
-
-def _window_taps(in_len: int, out_len: int, start: int, end: int, kind: str,
-                 antialias: bool) -> _Taps:
-    """:class:`_Taps` of the integer window ``[start, end)`` from :func:`_rel_taps`."""
-    idx, rel, w, edge = _rel_taps(end - start, out_len, kind, antialias)
-    t = _Taps.__new__(_Taps)
-    lo, hi = int(idx[0, 0]) + start, int(idx[-1, -1]) + start + 1
-    t.idx = idx + start
-    if lo >= 0 and hi <= in_len:
-        t.rel, t.lo, t.hi = rel, lo, hi
-    else:
-        np.maximum(t.idx, 0, out=t.idx)
-        np.minimum(t.idx, in_len - 1, out=t.idx)
-        t.lo, t.hi = max(lo, 0), min(hi, in_len)
-        t.rel = t.idx - t.lo
-    t.w, t.edge = w, edge
-    return t
-
-
-def _arange_f32(n: int) -> np.ndarray:
-    return _ARANGE[:n] if n <= _ARANGE.shape[0] else np.arange(n, dtype=np.float32)
-
-
-def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
-               antialias: bool, accumulate: bool = False):
-    """Source indices ``(out_len, K)`` (clamped to the image) and float32 weights ``(out_len, K)``.
-
-    Nearest neighbour gives ``K == 1`` with weight 1.  The arrays are cached and read-only.
-    """
-    return _axis_table(in_len, out_len, float(start), float(end), kind, bool(antialias),
-                       bool(accumulate))
-
-
-def _raw_taps(out_len: int, start32, scale, flt: _Filter):
-    """Unclamped first source index ``(out_len,)`` int64 and weights ``(out_len, K)``."""
-    origin = _f32(start32 + _f32(_f32(_f32(_f32(0.5) * scale) - _f32(0.5)) - flt.anchor))
-    first = _arange_f32(out_len) * scale
-    first += origin
-    first_idx = np.ceil(first)
-    first -= first_idx
-    first *= _f32(-1)                                   # frac = first_idx - first
-    pos = first[:, None] + flt.taps
-    pos *= flt.scale
-    w = flt(pos)
-    total = w.sum(axis=1, dtype=np.float32, keepdims=True)
-    np.divide(w, total, out=w, where=total != 0)
-    return first_idx.astype(np.int64), w
-
-
-def _banded(idx: np.ndarray, w: np.ndarray, in_len: int):
-    """Taps -> ``(first, wts)``: output ``i`` reads ``wts[i, k]`` of source ``first[i] + k``.
-
-    The (edge-clamped) taps of each row are re-expressed on ``K' = min(K, in_len)`` distinct,
-    consecutive source pixels inside the image (repeated edge taps are summed), so that every
-    row of the matrix has the same number of entries.
-    """
-    out_len, taps = idx.shape
-    keff = min(taps, in_len)
-    first = np.clip(idx[:, 0], 0, in_len - keff)
-    flat = idx - first[:, None]
-    flat += (np.arange(out_len, dtype=np.int64) * keff)[:, None]
-    wts = np.bincount(flat.ravel(), weights=w.ravel(), minlength=out_len * keff)
-    return first, wts.astype(np.float32).reshape(out_len, keff)
-
-
-@functools.lru_cache(maxsize=256)
-def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
-                 antialias: bool, accumulate: bool, chans: int):
-    """Resampling matrix of one axis, restricted to the source range it reads.
-
-    Returns ``(lo, hi, m)``: the filter reads only source pixels ``lo <= j < hi``, and ``m``
-    (float32 torch tensor, sparse CSR, or dense when the filter is wide) has shape
-    ``(out_len * chans, (hi - lo) * chans)``, channel-interleaved (``kron(m1, I_chans)``), so
-    that ``m @ x`` resamples axis 0 of ``x`` (``((hi - lo) * chans, N)``).  Cached: centre
-    crops and fixed-size resizes repeat the same tables; the tensors are never written to.
-    """
-    idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
-    first, wts = _banded(idx, w, in_len)
-    keff = wts.shape[1]
-    lo, hi = int(first.min()), int(first.max()) + keff
-    span = hi - lo
-    cols = (first - lo)[:, None] + np.arange(keff)            # (out_len, keff), distinct
-    if chans == 1 and keff * 4 >= span:
-        dense = np.zeros((out_len, span), np.float32)
-        dense[np.arange(out_len)[:, None], cols] = wts
-        return lo, hi, torch.from_numpy(dense)
-    c = np.arange(chans)
-    kcols = (cols[:, None, :] * chans + c[None, :, None]).ravel()    # (out, chans, keff)
-    kvals = np.repeat(wts[:, None, :], chans, axis=1).ravel()
-    crow = np.arange(0, out_len * chans * keff + 1, keff, dtype=np.int64)
-    m = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(kcols),
-                                torch.from_numpy(kvals), size=(out_len * chans, span * chans),
-                                check_invariants=False)
-    return lo, hi, m
 
 
 def _transposed(a: np.ndarray) -> np.ndarray:
@@ -397,51 +84,27 @@ def _torchable(kind: str, start: float, end: float, in_len: int, out_len: int,
             and 0 <= start < end <= in_len and (antialias or out_len >= end - start))
 
 
-def _along0(tp: _Taps, data: np.ndarray) -> np.ndarray:
-    """Resample axis 0 of the 2-D float32 ``data`` (rows ``tp.lo..tp.hi``) with ``tp``."""
-    out_len, k = tp.rel.shape
-    g = np.take(data, tp.rel.ravel(), axis=0).reshape(out_len, k, -1)
-    return np.einsum("ok,okx->ox", tp.w, g)
+def _round_u8(v: torch.Tensor) -> torch.Tensor:
+    """Float32 values of non-negative filters -> uint8, rounded half up (DALI's rounding)."""
+    return v.add_(0.5).clamp_(0, 255).to(torch.uint8)
 
 
-def _exact_lines(hwc: np.ndarray, ty: _Taps, rows, tx: _Taps, cols) -> np.ndarray:
-    """DALI's float32 result at output ``rows`` (all columns) or ``cols`` (all rows).
-
-    ``hwc``: the uint8 image; ``rows``/``cols``: int array of output indices, the other
-    ``None``.  Returns float32 ``(len(rows), out_w, C)`` or ``(out_h, len(cols), C)`` plus 0.5
-    (in [0, 256): storing it into uint8 truncates, i.e. rounds half up).  Linear/triangular
-    (non-negative) filters only.  The few edge lines are
-    resampled first along their own axis, then along the other with :func:`_along0`.
-    """
-    chans = hwc.shape[2]
-    if cols is None:
-        iy, wy = ty.idx[rows], ty.w[rows]                          # (m, Ky)
-        m, ky = iy.shape
-        wc = tx.hi - tx.lo
-        g = hwc[iy.ravel(), tx.lo:tx.hi].astype(np.float32)       # (m*Ky, Wc, C)
-        t = np.einsum("mk,mkx->mx", wy, g.reshape(m, ky, -1))     # (m, Wc*C)
-        t = t.reshape(m, wc, chans).transpose(1, 0, 2).reshape(wc, -1)
-        res = _along0(tx, t).reshape(-1, m, chans).transpose(1, 0, 2)
-    else:
-        ix, wx = tx.idx[cols], tx.w[cols]                          # (n, Kx)
-        n, kx = ix.shape
-        hc = ty.hi - ty.lo
-        g = hwc[ty.lo:ty.hi, ix.ravel()].astype(np.float32)       # (Hc, n*Kx, C)
-        t = np.einsum("nk,hnkc->hnc", wx, g.reshape(hc, n, kx, chans))
-        res = _along0(ty, t.reshape(hc, -1)).reshape(-1, n, chans)
-    # tent weights are >= 0 and sum to 1: the result lies in [0, 255] (up to rounding), so
-    # adding 0.5 and truncating on assignment to uint8 rounds half up without clamping
-    res += _f32(0.5)
-    return res
+def _tap_sum(g: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """``sum_k g[:, k] * w[k]`` for ``g`` ``(R, K, M)`` and ``w`` ``(K, M)`` (float32)."""
+    acc = g[:, 0] * w[0]
+    for i in range(1, w.shape[0]):
+        acc.addcmul_(g[:, i], w[i])
+    return acc
 
 
 def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
                 kind_x: str, antialias: bool):
     """uint8 HWC result via torch, or ``None`` unless both axes qualify (see above).
 
-    A fractional window on either axis goes to :func:`_separable`: measured on 200 photos
-    (``resize_shorter=256``), its cached sparse matrices beat torch on the integer axis plus
-    gathers on the other (1.2-1.3 vs 1.45-1.8 ms warm, about equal cold).
+    The edge lines are recomputed in float32 with DALI's taps (:class:`AxisGather` tables):
+    rows: gather the tap rows, weighted sum (``bmm``), then the W pass on those rows; columns:
+    gather the tap columns, weighted sum, then the H pass.  A dozen torch ops in all, which
+    release the GIL.  A fractional window on either axis goes to :func:`_separable`.
     """
     in_h, in_w, chans = hwc.shape
     py0, py1, px0, px1 = params.y0, params.y1, params.x0, params.x1
@@ -449,23 +112,43 @@ def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y:
             and _torchable(kind_x, px0, px1, in_w, ow, antialias)):
         return None
     y0, y1, x0, x1 = int(py0), int(py1), int(px0), int(px1)
-    if not hwc.flags.writeable:     # torch.from_numpy warns on read-only arrays
-        hwc = hwc.copy()
-    src = torch.from_numpy(hwc)
     if (oh, ow) == (y1 - y0, x1 - x0):      # scale 1: DALI's tent is the identity
         return np.array(hwc[y0:y1, x0:x1])
-    ty = _window_taps(in_h, oh, y0, y1, kind_y, antialias)
-    tx = _window_taps(in_w, ow, x0, x1, kind_x, antialias)
+    if not hwc.flags.c_contiguous:
+        hwc = np.ascontiguousarray(hwc)
+    src = torch.from_numpy(hwc)
     # the out= form with a channels-last buffer: the result is already HWC in memory
     out = torch.empty((1, chans, oh, ow), dtype=torch.uint8, memory_format=torch.channels_last)
     _aa_out(src[y0:y1, x0:x1].permute(2, 0, 1).unsqueeze(0), [oh, ow], False, None, None,
             out=out)
-    res = out[0].permute(1, 2, 0).numpy()
-    if len(ty.edge):
-        res[ty.edge] = _exact_lines(hwc, ty, ty.edge, tx, None)
-    if len(tx.edge):
-        res[:, tx.edge] = _exact_lines(hwc, ty, None, tx, tx.edge)
-    return res
+    res = out[0].permute(1, 2, 0)                                     # (oh, ow, C), contiguous
+    ty = gather_taps(in_h, oh, y0, y1, kind_y, antialias, chans, True)
+    tx = gather_taps(in_w, ow, x0, x1, kind_x, antialias, chans, False)
+    ky, kx, row = ty.w.shape[2], tx.w.shape[0], ow * chans
+    win = src.view(in_h, in_w * chans)[ty.lo:ty.lo + ty.n,
+                                       tx.lo * chans:(tx.lo + tx.n) * chans]
+    m = ty.edge.shape[0]
+    if m:
+        g = win.index_select(0, ty.idx_e).float().view(m, ky, tx.n * chans)
+        t = torch.bmm(ty.w_e, g).view(m, tx.n * chans)
+        v = _tap_sum(t.index_select(1, tx.idx).view(m, kx, row), tx.w)
+        res.view(oh, row).index_copy_(0, ty.edge, _round_u8(v))
+    m = tx.edge.shape[0]
+    if m:
+        t = _tap_sum(win.index_select(1, tx.idx_e).float().view(ty.n, kx, m * chans), tx.w_e)
+        v = torch.bmm(ty.w, t.index_select(0, ty.idx).view(oh, ky, m * chans))
+        res.index_copy_(1, tx.edge, _round_u8(v).view(oh, m, chans))
+    return res.numpy()
+
+
+# torch.from_numpy warns once per process on read-only arrays (which we only ever read): use
+# up that warning here, quietly, at import (single-threaded).
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    _ro = np.zeros(1, np.uint8)
+    _ro.setflags(write=False)
+    torch.from_numpy(_ro)
+    del _ro
 
 
 # --------------------------------------------------------------------------------------------

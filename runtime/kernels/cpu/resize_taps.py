@@ -1,0 +1,432 @@
+"""Filters and per-axis tap tables of DALI's ``resize`` (used by :mod:`.resize`).
+
+Filter semantics (DALI 2.4 CPU ``resize``) are documented in :mod:`runtime.kernels.cpu.resize`.
+Tables are cached (``functools.lru_cache``) and read-only, so the functions here are
+thread-safe; nothing here starts threads.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+
+import numpy as np
+import torch
+
+_f32 = np.float32
+
+# --------------------------------------------------------------------------------------------
+# Filter lookup tables (built once, read-only)
+# --------------------------------------------------------------------------------------------
+
+def _cubic_window(x: np.ndarray) -> np.ndarray:
+    ax = np.abs(x).astype(np.float32)
+    x2 = ax * ax
+    x3 = x2 * ax
+    near = _f32(1.5) * x3 - _f32(2.5) * x2 + _f32(1.0)
+    far = _f32(-0.5) * x3 + _f32(2.5) * x2 - _f32(4.0) * ax + _f32(2.0)
+    return np.where(ax >= 2, _f32(0), np.where(ax > 1, far, near)).astype(np.float32)
+
+
+def _lanczos_window(x: np.ndarray, a: float) -> np.ndarray:
+    x = x.astype(np.float64)
+    out = np.sinc(x) * np.sinc(x / a)
+    out[np.abs(x) >= a] = 0.0
+    return out.astype(np.float32)
+
+
+def _lut_x(n: int, half_range: float) -> np.ndarray:
+    i = np.arange(n, dtype=np.float32)
+    return (_f32(2 * half_range) * (i - _f32((n - 1) * 0.5)) / _f32(n - 1)).astype(np.float32)
+
+
+# name -> (table, initial support width the table is defined over)
+_LUTS = {
+    "triangular": (np.array([0.0, 1.0, 0.0], np.float32), None),
+    "gaussian": (np.exp(-np.square(_lut_x(65, 2.0))).astype(np.float32), None),
+    "lanczos3": (_lanczos_window(_lut_x(193, 3.0), 3.0), 6.0),
+    "cubic": (_cubic_window(_lut_x(129, 2.0)), 4.0),
+}
+for _table, _ in _LUTS.values():
+    _table.setflags(write=False)
+# torch warns once per process that sparse CSR support is "beta"; trigger that here, quietly,
+# at import (single-threaded) rather than at the first resize.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    torch.sparse_csr_tensor(torch.zeros(2, dtype=torch.int64), torch.zeros(0, dtype=torch.int64),
+                            torch.zeros(0), size=(1, 1), check_invariants=False)
+
+
+class _Filter:
+    """A lookup-table filter stretched to a given width (DALI's ResamplingFilter).
+
+    ``values``/``slopes`` are the table (then zeros) and its forward differences, so that the
+    filter at table coordinate ``p >= 0`` is ``values[i] + (p - i) * slopes[i]``, ``i =
+    floor(p)`` (clamped into the zero tail): DALI's linear interpolation of the table, zero
+    beyond it.  ``taps`` is ``arange(support)`` as float32.
+    """
+
+    __slots__ = ("values", "slopes", "cap", "scale", "anchor", "support", "taps", "tent")
+
+    def __init__(self, name: str, width: float):
+        table, first_width = _LUTS[name]
+        n = table.shape[0]
+        scale = _f32((n - 1) * 0.5)
+        anchor = _f32(1.0)
+        for w in ((first_width,) if first_width else ()) + (width,):
+            new_scale = _f32(_f32(n - 1) / _f32(w))
+            anchor = _f32(_f32(anchor * scale) / new_scale)
+            scale = new_scale
+        self.values, self.slopes = _TAILS[name]
+        self.cap = self.values.shape[0] - 1
+        self.scale = scale
+        self.anchor = anchor
+        self.support = int(math.ceil(_f32(_f32(n - 1) / scale)))
+        self.taps = np.arange(self.support, dtype=np.float32)
+        self.tent = name == "triangular"
+
+    def __call__(self, pos: np.ndarray) -> np.ndarray:
+        """Evaluate at non-negative table coordinates ``pos`` (float32 array, may be reused).
+
+        The table ``[0, 1, 0]`` (triangular) is ``max(0, min(p, 2 - p))``: bit for bit the
+        interpolated table (``p - 1`` and ``2 - p`` are exact for ``1 <= p < 2``).
+        """
+        if self.tent:
+            d = np.subtract(_f32(2), pos)
+            np.minimum(pos, d, out=d)
+            return np.maximum(d, _f32(0), out=d)
+        fl = np.floor(pos)
+        d = pos - fl
+        i0 = fl.astype(np.intp)
+        np.minimum(i0, self.cap, out=i0)
+        d *= self.slopes.take(i0)
+        d += self.values.take(i0)
+        return d
+
+
+def _tails(table: np.ndarray):
+    values = np.concatenate([table, np.zeros(2, np.float32)]).astype(np.float32)
+    slopes = np.zeros_like(values)
+    slopes[:-1] = values[1:] - values[:-1]
+    values.setflags(write=False)
+    slopes.setflags(write=False)
+    return values, slopes
+
+
+_TAILS = {name: _tails(table) for name, (table, _) in _LUTS.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _make_filter(kind: str, antialias: bool, in_size: float, out_size: int) -> _Filter | None:
+    """DALI's filter choice for one axis; ``None`` means nearest neighbour (cached)."""
+    aa = bool(antialias) and in_size > out_size
+    ratio = _f32(_f32(in_size) / _f32(out_size)) if out_size else _f32(1)
+    if kind == "nn":
+        return None
+    if kind == "linear":
+        if aa:
+            return _Filter("triangular", max(_f32(1), _f32(2) * ratio))
+        return _Filter("triangular", _f32(2))
+    if kind == "triangular":
+        radius = ratio if aa else _f32(1)
+        return _Filter("triangular", max(_f32(1), _f32(2) * radius))
+    if kind == "gaussian":
+        radius = ratio if aa else _f32(1)
+        sigma = _f32(float(radius * _f32(0.5)) / math.sqrt(2.0))
+        return _Filter("gaussian", max(_f32(1), _f32(_f32(4 * math.sqrt(2.0)) * sigma)))
+    if kind == "cubic":
+        radius = _f32(2) * ratio if aa else _f32(2)
+        return _Filter("cubic", _f32(2) * max(_f32(2), _f32(radius)))
+    if kind == "lanczos3":
+        radius = _f32(3) * ratio if aa else _f32(3)
+        return _Filter("lanczos3", _f32(2) * max(_f32(3), _f32(radius)))
+    raise ValueError(f"resize: unknown interpolation {kind!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Per-axis tap tables
+# --------------------------------------------------------------------------------------------
+
+_ARANGE = np.arange(1 << 16, dtype=np.float32)   # 0, 1, 2, ... (read-only source of x)
+_ARANGE.setflags(write=False)
+
+
+class _Taps:
+    """Taps of one integer window (see :func:`_window_taps`); arrays never written to.
+
+    ``idx``/``w``: clamped source indices and float32 weights ``(out_len, K)``; the filter
+    reads source ``lo <= j < hi``; ``rel`` is ``idx - lo``; ``edge``: the outputs whose taps
+    may leave the window (a superset).
+    """
+
+    __slots__ = ("idx", "w", "rel", "edge", "lo", "hi")
+
+
+_KRANGE = np.arange(4096, dtype=np.intp)
+_KRANGE.setflags(write=False)
+
+
+@functools.lru_cache(maxsize=512)
+def _axis_table(in_len: int, out_len: int, start: float, end: float, kind: str,
+                antialias: bool, accumulate: bool):
+    """Cached, read-only ``(idx, w)`` of one axis (arguments as :func:`_axis_taps`)."""
+    start32, end32 = _f32(start), _f32(end)
+    scale = _f32(_f32(end32 - start32) / _f32(out_len))
+    win = abs(float(_f32(end32 - start32)))
+    flt = _make_filter(kind, bool(antialias), win, out_len)
+    if flt is None:
+        # DALI's NN: columns use ``origin + (x + 0.5) * scale``; rows accumulate
+        # ``sy = origin + 0.5 * scale; sy += scale`` in float32 (which rounds differently).
+        if accumulate:
+            steps = np.full(out_len, scale, np.float32)
+            steps[0] = _f32(start32 + _f32(_f32(0.5) * scale))
+            src_f = np.cumsum(steps, dtype=np.float32)
+        else:
+            src_f = (start32 + (_arange_f32(out_len) + _f32(0.5)) * scale).astype(np.float32)
+        src = np.floor(src_f).astype(np.int64)
+        idx = np.clip(src, 0, in_len - 1)[:, None]
+        return _frozen(idx, np.ones((out_len, 1), np.float32))
+    first, w = _raw_taps(out_len, start32, scale, flt)
+    k = w.shape[1]
+    f0, f1 = int(first[0]), int(first[-1])
+    src = first.astype(np.intp)[:, None] + (_KRANGE[:k] if k <= 4096 else np.arange(k))
+    if min(f0, f1) < 0:
+        np.maximum(src, 0, out=src)
+    if max(f0, f1) + k > in_len:
+        np.minimum(src, in_len - 1, out=src)
+    return _frozen(src, w)
+
+
+def _frozen(*arrays):
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
+def _edges(first: np.ndarray, k: int, start, end) -> np.ndarray:
+    """Outputs whose ``k`` taps from ``first`` (non-decreasing) may leave ``[start, end)``.
+
+    A prefix and a suffix; a superset of the outputs with nonzero weights outside (harmless:
+    those lines are recomputed exactly).
+    """
+    out_len = first.shape[0]
+    n_lo = int(np.searchsorted(first, _f32(start)))
+    n_hi = int(np.searchsorted(first, _f32(end - k), side="right"))
+    if n_hi <= n_lo:
+        return np.arange(out_len)
+    return np.concatenate([np.arange(n_lo), np.arange(n_hi, out_len)])
+
+
+@functools.lru_cache(maxsize=2048)
+def _rel_taps(length: int, out_len: int, kind: str, antialias: bool):
+    """Taps of an integer window ``[0, length)`` (unclamped), cached: ``(idx, rel, w, edge)``.
+
+    ``idx`` ``(out_len, K)`` source indices relative to the window start (may run outside
+    ``[0, length)``), ``rel`` is ``idx - idx[0, 0]``, ``w`` the float32 weights, ``edge`` the
+    outputs whose taps may leave the window (a superset).  A window ``[s, s + length)`` has
+    taps ``idx + s`` with the same weights up to float32 rounding of the sample positions
+    (DALI computes them from ``s``), so random windows of a few hundred sizes share a few
+    hundred tables.
+    """
+    end32 = _f32(length)
+    flt = _make_filter(kind, bool(antialias), float(end32), out_len)
+    first, w = _raw_taps(out_len, _f32(0), _f32(end32 / _f32(out_len)), flt)
+    idx = first.astype(np.intp)[:, None] + np.arange(w.shape[1])
+    return _frozen(idx, idx - int(idx[0, 0]), w, _edges(first, w.shape[1], 0, length))
+
+
+def _window_taps(in_len: int, out_len: int, start: int, end: int, kind: str,
+                 antialias: bool) -> _Taps:
+    """:class:`_Taps` of the integer window ``[start, end)`` from :func:`_rel_taps`."""
+    idx, rel, w, edge = _rel_taps(end - start, out_len, kind, antialias)
+    t = _Taps.__new__(_Taps)
+    lo, hi = int(idx[0, 0]) + start, int(idx[-1, -1]) + start + 1
+    t.idx = idx + start
+    if lo >= 0 and hi <= in_len:
+        t.rel, t.lo, t.hi = rel, lo, hi
+    else:
+        np.maximum(t.idx, 0, out=t.idx)
+        np.minimum(t.idx, in_len - 1, out=t.idx)
+        t.lo, t.hi = max(lo, 0), min(hi, in_len)
+        t.rel = t.idx - t.lo
+    t.w, t.edge = w, edge
+    return t
+
+
+def _arange_f32(n: int) -> np.ndarray:
+    return _ARANGE[:n] if n <= _ARANGE.shape[0] else np.arange(n, dtype=np.float32)
+
+
+def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
+               antialias: bool, accumulate: bool = False):
+    """Source indices ``(out_len, K)`` (clamped to the image) and float32 weights ``(out_len, K)``.
+
+    Nearest neighbour gives ``K == 1`` with weight 1.  The arrays are cached and read-only.
+    """
+    return _axis_table(in_len, out_len, float(start), float(end), kind, bool(antialias),
+                       bool(accumulate))
+
+
+def _raw_taps(out_len: int, start32, scale, flt: _Filter):
+    """Unclamped first source index ``(out_len,)`` int64 and weights ``(out_len, K)``."""
+    origin = _f32(start32 + _f32(_f32(_f32(_f32(0.5) * scale) - _f32(0.5)) - flt.anchor))
+    first = _arange_f32(out_len) * scale
+    first += origin
+    first_idx = np.ceil(first)
+    first -= first_idx
+    first *= _f32(-1)                                   # frac = first_idx - first
+    pos = first[:, None] + flt.taps
+    pos *= flt.scale
+    w = flt(pos)
+    total = w.sum(axis=1, dtype=np.float32, keepdims=True)
+    np.divide(w, total, out=w, where=total != 0)
+    return first_idx.astype(np.int64), w
+
+
+def _banded(idx: np.ndarray, w: np.ndarray, in_len: int):
+    """Taps -> ``(first, wts)``: output ``i`` reads ``wts[i, k]`` of source ``first[i] + k``.
+
+    The (edge-clamped) taps of each row are re-expressed on ``K' = min(K, in_len)`` distinct,
+    consecutive source pixels inside the image (repeated edge taps are summed), so that every
+    row of the matrix has the same number of entries.
+    """
+    out_len, taps = idx.shape
+    keff = min(taps, in_len)
+    first = np.clip(idx[:, 0], 0, in_len - keff)
+    flat = idx - first[:, None]
+    flat += (np.arange(out_len, dtype=np.int64) * keff)[:, None]
+    wts = np.bincount(flat.ravel(), weights=w.ravel(), minlength=out_len * keff)
+    return first, wts.astype(np.float32).reshape(out_len, keff)
+
+
+@functools.lru_cache(maxsize=256)
+def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
+                 antialias: bool, accumulate: bool, chans: int):
+    """Resampling matrix of one axis, restricted to the source range it reads.
+
+    Returns ``(lo, hi, m)``: the filter reads only source pixels ``lo <= j < hi``, and ``m``
+    (float32 torch tensor, sparse CSR, or dense when the filter is wide) has shape
+    ``(out_len * chans, (hi - lo) * chans)``, channel-interleaved (``kron(m1, I_chans)``), so
+    that ``m @ x`` resamples axis 0 of ``x`` (``((hi - lo) * chans, N)``).  Cached: centre
+    crops and fixed-size resizes repeat the same tables; the tensors are never written to.
+    """
+    idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+    first, wts = _banded(idx, w, in_len)
+    keff = wts.shape[1]
+    lo, hi = int(first.min()), int(first.max()) + keff
+    span = hi - lo
+    cols = (first - lo)[:, None] + np.arange(keff)            # (out_len, keff), distinct
+    if chans == 1 and keff * 4 >= span:
+        dense = np.zeros((out_len, span), np.float32)
+        dense[np.arange(out_len)[:, None], cols] = wts
+        return lo, hi, torch.from_numpy(dense)
+    c = np.arange(chans)
+    kcols = (cols[:, None, :] * chans + c[None, :, None]).ravel()    # (out, chans, keff)
+    kvals = np.repeat(wts[:, None, :], chans, axis=1).ravel()
+    crow = np.arange(0, out_len * chans * keff + 1, keff, dtype=np.int64)
+    m = torch.sparse_csr_tensor(torch.from_numpy(crow), torch.from_numpy(kcols),
+                                torch.from_numpy(kvals), size=(out_len * chans, span * chans),
+                                check_invariants=False)
+    return lo, hi, m
+
+
+
+
+# --------------------------------------------------------------------------------------------
+# Gather tables (torch) of the uint8 fast path
+# --------------------------------------------------------------------------------------------
+
+
+class AxisGather:
+    """Taps of one axis as torch tensors, for gathers + weighted sums (cached, read-only).
+
+    The axis reads source lines ``lo <= j < lo + n`` only (every tap; taps past the image edge
+    are clamped into it).  ``idx`` holds the taps relative to ``lo`` and ``w`` their float32
+    weights, laid out for the pass that uses them:
+
+    * rows (axis 0 of an HWC image): ``idx`` ``(out * K,)`` int64, output-major, and ``w``
+      ``(out, 1, K)``; the pass is ``bmm(w, rows[idx].view(out, K, -1))``;
+    * cols (axis 1, channels interleaved): ``idx`` ``(K * out * C,)`` int64 flat positions
+      ``tap * C + c`` within a row of the ``n`` source columns, tap-major, and ``w``
+      ``(K, out * C)``; the pass is ``sum_k row[idx].view(K, out * C)[k] * w[k]``.
+
+    ``edge`` (int64 tensor) lists the outputs whose taps may leave the window (a superset);
+    ``idx_e``/``w_e`` are ``idx``/``w`` restricted to them.  Tensors must not be written to.
+    """
+
+    __slots__ = ("lo", "n", "idx", "w", "edge", "idx_e", "w_e")
+
+
+def _layout(idx: np.ndarray, w: np.ndarray, chans: int, rows: bool):
+    out_len, k = idx.shape
+    if rows:
+        t_idx = torch.from_numpy(np.ascontiguousarray(idx, dtype=np.int64).reshape(-1))
+        t_w = torch.from_numpy(np.array(w, np.float32)).reshape(out_len, 1, k)
+    else:
+        flat = idx.T[:, :, None] * chans + np.arange(chans)          # (K, out, C)
+        t_idx = torch.from_numpy(np.ascontiguousarray(flat, dtype=np.int64).reshape(-1))
+        t_w = torch.from_numpy(np.repeat(np.ascontiguousarray(w.T, np.float32), chans, axis=1))
+    return t_idx, t_w
+
+
+def _gather(lo: int, idx: np.ndarray, w: np.ndarray, edge: np.ndarray, chans: int,
+            rows: bool) -> AxisGather:
+    g = AxisGather()
+    g.lo, g.n = lo, int(idx.max()) + 1
+    g.idx, g.w = _layout(idx, w, chans, rows)
+    g.edge = torch.from_numpy(np.asarray(edge, np.int64))
+    g.idx_e, g.w_e = _layout(idx[edge], w[edge], chans, rows)
+    return g
+
+
+@functools.lru_cache(maxsize=4096)
+def _gather_shifted(length: int, out_len: int, kind: str, antialias: bool, chans: int,
+                    rows: bool, cut_lo: int, cut_hi: int) -> AxisGather:
+    """:class:`AxisGather` of an integer window of ``length`` whose taps run ``cut_lo`` /
+    ``cut_hi`` lines past the start / end of the image; ``lo`` is relative to the first tap."""
+    _, rel, w, edge = _rel_taps(length, out_len, kind, antialias)
+    if cut_lo or cut_hi:
+        rel = np.clip(rel - cut_lo, 0, int(rel.max()) - cut_lo - cut_hi)
+    return _gather(cut_lo, rel, w, edge, chans, rows)
+
+
+@functools.lru_cache(maxsize=4096)
+def _rel_extent(length: int, out_len: int, kind: str, antialias: bool) -> tuple[int, int]:
+    idx, rel, _, _ = _rel_taps(length, out_len, kind, antialias)
+    return int(idx[0, 0]), int(rel.max()) + 1
+
+
+def gather_taps(in_len: int, out_len: int, start: int, end: int, kind: str, antialias: bool,
+                chans: int, rows: bool) -> AxisGather:
+    """:class:`AxisGather` of the integer window ``[start, end)`` of one axis.
+
+    Parameters
+    ----------
+    in_len, out_len : int
+        Source and output extent along the axis (both > 0).
+    start, end : int
+        Source window, ``start < end``, with taps reaching into the image.
+    kind : str
+        Filter name (not ``"nn"``); ``antialias`` as in ``resample``.
+    chans : int
+        Channels (cols layout only).
+    rows : bool
+        Layout for the rows (H) pass, else for the cols (W) pass.
+
+    Returns
+    -------
+    AxisGather
+        Cached tables; ``lo`` is absolute.  The taps are those of the window ``[0, end -
+        start)`` shifted by ``start`` (see :func:`_rel_taps`).
+    """
+    first, span = _rel_extent(end - start, out_len, kind, antialias)
+    a = start + first
+    cut_lo = -a if a < 0 else 0
+    cut_hi = a + span - in_len if a + span > in_len else 0
+    g = _gather_shifted(end - start, out_len, kind, antialias, chans, rows, cut_lo, cut_hi)
+    if a == 0:
+        return g
+    res = AxisGather()
+    res.lo, res.n, res.idx, res.w = a + g.lo, g.n, g.idx, g.w
+    res.edge, res.idx_e, res.w_e = g.edge, g.idx_e, g.w_e
+    return res
