@@ -81,6 +81,10 @@ def _replace(producer: Node, consumer: Node, op: str, inputs, args, tensor_args)
         v.producer = node
     node.meta["fused_from"] = (list(producer.meta.get("fused_from") or [producer.op])
                                + list(consumer.meta.get("fused_from") or [consumer.op]))
+    # (op, user call site) of every original node, so errors can name the user's own call
+    node.meta["fused_sites"] = (
+        list(producer.meta.get("fused_sites") or [(producer.op, producer.callsite)])
+        + list(consumer.meta.get("fused_sites") or [(consumer.op, consumer.callsite)]))
     return node
 
 

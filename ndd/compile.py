@@ -215,9 +215,10 @@ class _Replayer:
             return self._miss(site, f"guard failed: argument(s) {', '.join(changed)} changed")
         for j, v in enumerate(in_values):
             if v is not self.inst._resolve(e.inputs[j]):
-                return self._miss(site, f"input {j} is not the traced one (a fresh array or a "
-                                        f"different value); wrap constants in "
-                                        f"ndd.compile.invariant()")
+                return self._miss(site, f"input {j} is not the value the trace saw: an "
+                                        f"earlier call was skipped or changed by "
+                                        f"data-dependent Python, or it is a fresh array (wrap "
+                                        f"constants in ndd.compile.invariant())")
         if set(tensor_args) != set(e.tensor_args):
             return self._miss(site, "per-sample arguments differ from the trace")
         for k, v in tensor_args.items():
@@ -301,12 +302,41 @@ class _Prefetcher:
         self.thread.join(timeout=5)
 
 
-def compiled_epoch(reader, batches, queue_depth: int | None = None):
-    """Generator behind ``next_epoch(compile=True)``: trace the first batch (unless the reader
-    already has a template), then replay."""
+class CompiledEpoch:
+    """The iterator ``next_epoch(compile=True)`` returns.
+
+    ``close()`` stops the prefetch worker and ends the source's epoch; merely dropping the
+    iterator (e.g. after ``break``) stops the worker but leaves the epoch open, as in
+    non-compiled iteration.
+    """
+
+    def __init__(self, gen, batches):
+        self._gen = gen
+        self._batches = batches
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
+
+
+def compiled_epoch(reader, batches, queue_depth: int | None = None) -> CompiledEpoch:
+    """``next_epoch(compile=True)``: trace the first batch (unless the source already has a
+    template), then replay; see :class:`CompiledEpoch`."""
     if queue_depth is not None and (isinstance(queue_depth, bool) or
                                     not isinstance(queue_depth, int) or queue_depth < 1):
         raise ValueError(f"queue_depth must be a positive integer, got {queue_depth!r}")
+    return CompiledEpoch(_compiled_epoch(reader, batches, queue_depth), batches)
+
+
+def _compiled_epoch(reader, batches, queue_depth):
     depth = queue_depth or getattr(reader, "compile_queue_depth", DEFAULT_QUEUE_DEPTH)
     rep = Report()
     _last_report.report = rep
@@ -357,9 +387,6 @@ def compiled_epoch(reader, batches, queue_depth: int | None = None):
     finally:
         if prefetch is not None:
             prefetch.close()
-        close = getattr(batches, "close", None)
-        if close is not None:
-            close()
 
 
 capture = invariant   # alias namespace helper: ndd.capture.invariant

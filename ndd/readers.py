@@ -47,6 +47,12 @@ class File:
     """
 
     def __init__(self, *, enable_checkpointing: bool = False, **kwargs):
+        import inspect
+        valid = set(inspect.signature(FileReaderCore.__init__).parameters) - {"self"}
+        unknown = sorted(set(kwargs) - valid)
+        if unknown:
+            raise TypeError(f"readers.File got unexpected argument(s) {', '.join(unknown)}; "
+                            f"valid: enable_checkpointing, {', '.join(sorted(valid))}")
         self._core = FileReaderCore(**kwargs)
         self.enable_checkpointing = bool(enable_checkpointing)
         self._compiled = None      # True/False once next_epoch decided the mode
@@ -88,19 +94,10 @@ class File:
         return self._batches(it)
 
     def _batches(self, it):
-        files = self._core.files
-        for encoded, labels, idx in it:
-            info = [files[i] for i in idx]
-            enc = Value(_ENC.with_(batch_size=len(encoded)), data=SampleList(encoded, info))
-            lab = Value(_LAB.with_(batch_size=len(labels)), data=SampleList(labels, info))
-            yield Batch(enc), Batch(lab)
+        return _EpochIterator(it, self._core.files, batched=True)
 
     def _samples(self, it):
-        files = self._core.files
-        for encoded, label, idx in it:
-            enc = Value(_ENC, data=SampleList([encoded], [files[idx]]))
-            lab = Value(_LAB, data=SampleList([label], [files[idx]]))
-            yield Tensor(enc), Tensor(lab)
+        return _EpochIterator(it, self._core.files, batched=False)
 
     # ------------------------------------------------------------------ info and state
     def __len__(self) -> int:
@@ -136,6 +133,42 @@ class File:
 
     def __repr__(self) -> str:
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
+
+
+class _EpochIterator:
+    """The iterator ``next_epoch`` returns: tuples of Batches (or Tensors in sample mode).
+
+    ``close()`` ends the epoch early (after a ``break``, keep the iterator to close it:
+    ``it = reader.next_epoch(...)``); merely dropping it leaves the epoch open, so the next
+    ``next_epoch`` raises until the epoch is consumed or closed (DALI's rule).
+    """
+
+    def __init__(self, it, files, batched: bool):
+        self._it = it
+        self._files = files
+        self._batched = batched
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._batched:
+            encoded, labels, idx = next(self._it)
+            info = [self._files[i] for i in idx]
+            enc = Value(_ENC.with_(batch_size=len(encoded)), data=SampleList(encoded, info))
+            lab = Value(_LAB.with_(batch_size=len(labels)), data=SampleList(labels, info))
+            return Batch(enc), Batch(lab)
+        encoded, label, idx = next(self._it)
+        src = [self._files[idx]]
+        return Tensor(Value(_ENC, data=SampleList([encoded], src))), \
+            Tensor(Value(_LAB, data=SampleList([label], src)))
+
+    def __len__(self) -> int:
+        return len(self._it)
+
+    def close(self) -> None:
+        """End this epoch now; the next ``next_epoch`` starts the following epoch."""
+        self._it.close()
 
 
 __all__ = ["File"]

@@ -22,7 +22,18 @@ def wrap_error(node: Node, exc: BaseException) -> BaseException:
     """Return an exception of the same type naming the op and the user's call site."""
     if getattr(exc, "_ndd_site", None) is not None:
         return exc
-    msg = f"{node.op} (called at {node.callsite}): {exc}"
+    sites = node.meta.get("fused_sites")
+    if sites:
+        # A fused node: name the user's op. Codec errors come from the decoding stage.
+        decoders = [s for s in sites if s[0].startswith("decoders.")]
+        if decoders and type(exc).__name__ == "DecodeError":
+            op, site = decoders[0]
+            msg = f"{op} (called at {site}): {exc}"
+        else:
+            chain = " + ".join(f"{op} (called at {site})" for op, site in sites)
+            msg = f"{chain}, fused by the compiler: {exc}"
+    else:
+        msg = f"{node.op} (called at {node.callsite}): {exc}"
     try:
         new = type(exc)(msg)
     except Exception:

@@ -335,9 +335,9 @@ class FileReaderCore:
                 done = run.position
                 raise RuntimeError(
                     f"{self._label()}: the iterator of epoch {run.epoch} was not fully "
-                    f"consumed ({done} of {len(run.order)} samples delivered). Consume it "
-                    "completely, or call close() on it (or on the reader) before calling "
-                    "next_epoch again")
+                    f"consumed ({done} of {len(run.order)} samples read). Consume it "
+                    "completely, or close it before calling next_epoch again: keep the "
+                    "iterator (it = reader.next_epoch(...); for ... in it: ...; it.close())")
             mode = "sample" if batch_size is None else "batch"
             if self._mode is not None and mode != self._mode:
                 raise RuntimeError(

@@ -149,3 +149,14 @@ def test_peek_image_shape(photo_jpegs, photos):
     shp = ndd.peek_image_shape(enc)
     for i, p in enumerate(photos):
         np.testing.assert_array_equal(np.asarray(shp.tensors[i]), p.shape)
+
+
+def test_scalar_max_size_applies_to_both_axes():
+    """DALI: a single max_size value limits every axis (resize_shorter=30 of 40x60 -> 30x45,
+    clipped to 40 on the long side keeping the aspect ratio)."""
+    import numpy as np
+    img = np.zeros((40, 60, 3), np.uint8)
+    one = ndd.resize(ndd.as_tensor(img, layout="HWC"), resize_shorter=30, max_size=40)
+    two = ndd.resize(ndd.as_tensor(img, layout="HWC"), resize_shorter=30, max_size=(40, 40))
+    assert one.shape == two.shape
+    assert max(one.shape[:2]) == 40

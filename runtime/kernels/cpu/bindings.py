@@ -166,10 +166,22 @@ def _resize_sample(image, layout, a, size_args):
                     min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"), layout=layout)
 
 
+def _spatial_pair(value):
+    """DALI: a single value of a per-axis argument applies to both spatial axes."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        return (value[0], value[0])
+    if isinstance(value, (int, float)):
+        return (value, value)
+    return value
+
+
 @register("resize")
 @per_sample
 def _resize(ctx, ins, a, i):
-    return _resize_sample(ins[0], _layout(ctx), a, _pick(a, _SIZE_ARGS))
+    size_args = _pick(a, _SIZE_ARGS)
+    if "max_size" in size_args:
+        size_args["max_size"] = _spatial_pair(size_args["max_size"])
+    return _resize_sample(ins[0], _layout(ctx), a, size_args)
 
 
 @register("random_resized_crop")

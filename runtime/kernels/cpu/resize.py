@@ -75,7 +75,6 @@ def _transposed(a: np.ndarray) -> np.ndarray:
 # within 1 of the float32 path.
 
 _TORCH_KINDS = ("linear", "triangular")
-_aa_out = torch.ops.aten._upsample_bilinear2d_aa.out
 
 
 def _torchable(kind: str, start: float, end: float, in_len: int, out_len: int,
@@ -84,17 +83,47 @@ def _torchable(kind: str, start: float, end: float, in_len: int, out_len: int,
             and 0 <= start < end <= in_len and (antialias or out_len >= end - start))
 
 
-def _round_u8(v: torch.Tensor) -> torch.Tensor:
-    """Float32 values of non-negative filters -> uint8, rounded half up (DALI's rounding)."""
-    return v.add_(0.5).clamp_(0, 255).to(torch.uint8)
+def _tent_kernel(src: torch.Tensor, y0: int, y1: int, x0: int, x1: int, oh: int, ow: int,
+                 ylo: int, ny: int, iy: torch.Tensor, wy: torch.Tensor, ey: torch.Tensor,
+                 iy_e: torch.Tensor, wy_e: torch.Tensor, xlo: int, nx: int, ix: torch.Tensor,
+                 wx: torch.Tensor, ex: torch.Tensor, ix_e: torch.Tensor,
+                 wx_e: torch.Tensor) -> torch.Tensor:
+    """torch's antialiased bilinear of ``src[y0:y1, x0:x1]`` (uint8 HWC) -> ``(oh, ow, C)``,
+    edge lines ``ey`` / ``ex`` recomputed with DALI's taps (see :func:`_fast_uint8`)."""
+    chans = src.shape[2]
+    res = torch.empty([oh, ow, chans], dtype=torch.uint8)
+    # out= a CHW view of the HWC buffer (channels-last strides, which the kernel keeps)
+    torch._C._nn._upsample_bilinear2d_aa(src[y0:y1, x0:x1].permute(2, 0, 1).unsqueeze(0),
+                                         [oh, ow], False, None, None,
+                                         out=res.permute(2, 0, 1).unsqueeze(0))
+    ky, kx, row, nxc = wy.shape[2], wx.shape[0], ow * chans, nx * chans
+    win = src.view(src.shape[0], -1)[ylo:ylo + ny, xlo * chans:xlo * chans + nxc]
+    # tent weights are >= 0 and sum to 1: values lie in [0, 255] (up to rounding), so adding
+    # 0.5 and truncating to uint8 rounds half up without clamping
+    m = ey.shape[0]
+    if m > 0:
+        t = torch.bmm(wy_e, win.index_select(0, iy_e).float().view(m, ky, nxc))
+        t = t.view(m, nxc).index_select(1, ix).view(m, kx, row).mul_(wx).sum(1)
+        res.view(oh, row).index_copy_(0, ey, t.add_(0.5).to(torch.uint8))
+    m = ex.shape[0]
+    if m > 0:
+        t = win.index_select(1, ix_e).float().view(ny, kx, m * chans).mul_(wx_e).sum(1)
+        t = torch.bmm(wy, t.index_select(0, iy).view(oh, ky, m * chans))
+        res.index_copy_(1, ex, t.add_(0.5).to(torch.uint8).view(oh, m, chans))
+    return res
 
 
-def _tap_sum(g: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """``sum_k g[:, k] * w[k]`` for ``g`` ``(R, K, M)`` and ``w`` ``(K, M)`` (float32)."""
-    acc = g[:, 0] * w[0]
-    for i in range(1, w.shape[0]):
-        acc.addcmul_(g[:, i], w[i])
-    return acc
+def _script(fn):
+    """``torch.jit.script(fn)`` (its ops then run in C++ with the GIL released), else ``fn``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.jit.script(fn)
+    except Exception:       # TorchScript missing or unable to compile: eager is equivalent
+        return fn
+
+
+_tent_scripted = _script(_tent_kernel)
 
 
 def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
@@ -103,8 +132,9 @@ def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y:
 
     The edge lines are recomputed in float32 with DALI's taps (:class:`AxisGather` tables):
     rows: gather the tap rows, weighted sum (``bmm``), then the W pass on those rows; columns:
-    gather the tap columns, weighted sum, then the H pass.  A dozen torch ops in all, which
-    release the GIL.  A fractional window on either axis goes to :func:`_separable`.
+    gather the tap columns, weighted sum, then the H pass.  All of it is one TorchScript call
+    (:func:`_tent_kernel`), which runs without the GIL.  A fractional window on either axis
+    goes to :func:`_separable`.
     """
     in_h, in_w, chans = hwc.shape
     py0, py1, px0, px1 = params.y0, params.y1, params.x0, params.x1
@@ -116,29 +146,11 @@ def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y:
         return np.array(hwc[y0:y1, x0:x1])
     if not hwc.flags.c_contiguous:
         hwc = np.ascontiguousarray(hwc)
-    src = torch.from_numpy(hwc)
-    # the out= form with a channels-last buffer: the result is already HWC in memory
-    out = torch.empty((1, chans, oh, ow), dtype=torch.uint8, memory_format=torch.channels_last)
-    _aa_out(src[y0:y1, x0:x1].permute(2, 0, 1).unsqueeze(0), [oh, ow], False, None, None,
-            out=out)
-    res = out[0].permute(1, 2, 0)                                     # (oh, ow, C), contiguous
     ty = gather_taps(in_h, oh, y0, y1, kind_y, antialias, chans, True)
     tx = gather_taps(in_w, ow, x0, x1, kind_x, antialias, chans, False)
-    ky, kx, row = ty.w.shape[2], tx.w.shape[0], ow * chans
-    win = src.view(in_h, in_w * chans)[ty.lo:ty.lo + ty.n,
-                                       tx.lo * chans:(tx.lo + tx.n) * chans]
-    m = ty.edge.shape[0]
-    if m:
-        g = win.index_select(0, ty.idx_e).float().view(m, ky, tx.n * chans)
-        t = torch.bmm(ty.w_e, g).view(m, tx.n * chans)
-        v = _tap_sum(t.index_select(1, tx.idx).view(m, kx, row), tx.w)
-        res.view(oh, row).index_copy_(0, ty.edge, _round_u8(v))
-    m = tx.edge.shape[0]
-    if m:
-        t = _tap_sum(win.index_select(1, tx.idx_e).float().view(ty.n, kx, m * chans), tx.w_e)
-        v = torch.bmm(ty.w, t.index_select(0, ty.idx).view(oh, ky, m * chans))
-        res.index_copy_(1, tx.edge, _round_u8(v).view(oh, m, chans))
-    return res.numpy()
+    return _tent_scripted(torch.from_numpy(hwc), y0, y1, x0, x1, oh, ow,
+                          ty.lo, ty.n, ty.idx, ty.w, ty.edge, ty.idx_e, ty.w_e,
+                          tx.lo, tx.n, tx.idx, tx.w, tx.edge, tx.idx_e, tx.w_e).numpy()
 
 
 # torch.from_numpy warns once per process on read-only arrays (which we only ever read): use
@@ -223,6 +235,26 @@ def _to_output(res: np.ndarray, dt: np.dtype) -> np.ndarray:
     return res.astype(dt)
 
 
+def _separable_u8(src: torch.Tensor, y0: int, y1: int, c0: int, c1: int, my: torch.Tensor,
+                  mx: torch.Tensor, h_first: bool) -> torch.Tensor:
+    """uint8 ``(oh, ow*C)`` from the uint8 ``(H, W*C)`` ``src``: :func:`_separable` in torch.
+
+    ``src[y0:y1, c0:c1]`` is the window read; ``my``/``mx`` the axis matrices of
+    :func:`_axis_matrix`.  Rounding as :func:`_to_output` (add 0.5, clamp, truncate).
+    """
+    crop = src[y0:y1, c0:c1]
+    if h_first:
+        t = torch.mm(my, crop.float())
+        t = torch.mm(mx, t.t().contiguous())
+        return t.add_(0.5).clamp_(0, 255).to(torch.uint8).t().contiguous()
+    t = torch.mm(mx, crop.t().contiguous().float())
+    t = torch.mm(my, t.t().contiguous())
+    return t.add_(0.5).clamp_(0, 255).to(torch.uint8)
+
+
+_separable_u8_scripted = _script(_separable_u8)
+
+
 def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
                kind_x: str, antialias: bool, out_dt: np.dtype) -> np.ndarray:
     """Two 1-D passes (sparse/dense matrix products in float32) -> ``(oh, ow, C)`` ``out_dt``.
@@ -238,9 +270,14 @@ def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: 
     xlo, xhi, mx = _axis_matrix(in_w, ow, float(params.x0), float(params.x1), kind_x,
                                 antialias, False, chans)
     hc, wc = yhi - ylo, xhi - xlo
-    crop = hwc[ylo:yhi, xlo:xhi].reshape(hc, wc * chans)
     # elements moved by the transposes (the products cost about the same either way)
-    if oh * wc + oh * ow <= hc * wc + hc * ow:
+    h_first = oh * wc + oh * ow <= hc * wc + hc * ow
+    if out_dt == np.uint8 and hwc.dtype == np.uint8 and hwc.flags.c_contiguous:
+        res = _separable_u8_scripted(torch.from_numpy(hwc).view(in_h, in_w * chans), ylo, yhi,
+                                     xlo * chans, xhi * chans, my, mx, h_first).numpy()
+        return res.reshape(oh, ow, chans)
+    crop = hwc[ylo:yhi, xlo:xhi].reshape(hc, wc * chans)
+    if h_first:
         # H first: (hc, wc*C) -> (oh, wc*C) -> T -> (ow*C, oh) -> T -> (oh, ow*C)
         t = my @ torch.from_numpy(crop.astype(np.float32))
         t = mx @ torch.from_numpy(_transposed(t.numpy()))
