@@ -5,7 +5,13 @@ source pixels actually read) is built from DALI's filter definition and cached; 
 torch sparse-CSR (or, for wide filters, dense) matrix product on a 2-D float32 view with that
 axis as rows, so the work is proportional to taps x pixels.  Intermediate values
 are float32, as in DALI's CPU kernel; integer outputs are rounded half away from zero and
-saturated.
+saturated.  Filter and tap tables live in :mod:`.resize_taps`.
+
+uint8 linear/triangular fast paths (within 1 of the float32 path): both windows integer
+(``random_resized_crop``, fixed sizes) -> torch's antialiased bilinear plus exact edge lines
+(:func:`_fast_uint8`); only W integer (portrait ``resize_shorter``) -> torch along W, one
+matrix product along H (:func:`_mixed_uint8`).  Their torch work runs as TorchScript
+functions, which execute with the GIL released (no per-op Python dispatch).
 
 Filter semantics (DALI 2.4 CPU ``resize``, checked against the operator):
 
@@ -29,8 +35,6 @@ threads.
 """
 from __future__ import annotations
 
-import functools
-import math
 import warnings
 
 import numpy as np
@@ -70,7 +74,7 @@ def _transposed(a: np.ndarray) -> np.ndarray:
 # LINEAR/TRIANGULAR filter for a window with integer ends.  It differs only where the tent
 # leaves the window (torch trims and renormalises, DALI reads the pixels beyond the window,
 # edge-replicated at the image border), so those output lines are recomputed with DALI's taps
-# (a few large torch ops, which release the GIL).  torch keeps a uint8 intermediate between
+# (one TorchScript call, which releases the GIL).  torch keeps a uint8 intermediate between
 # its passes (error < 0.5 before the final rounding, filters non-negative), so results are
 # within 1 of the float32 path.
 
@@ -235,24 +239,62 @@ def _to_output(res: np.ndarray, dt: np.dtype) -> np.ndarray:
     return res.astype(dt)
 
 
-def _separable_u8(src: torch.Tensor, y0: int, y1: int, c0: int, c1: int, my: torch.Tensor,
-                  mx: torch.Tensor, h_first: bool) -> torch.Tensor:
-    """uint8 ``(oh, ow*C)`` from the uint8 ``(H, W*C)`` ``src``: :func:`_separable` in torch.
+def _tent_cols(src: torch.Tensor, a: int, b: int, out_w: int, lo: int, n: int,
+               w: torch.Tensor, edge: torch.Tensor, idx_e: torch.Tensor,
+               w_e: torch.Tensor) -> torch.Tensor:
+    """uint8 HWC ``src`` resampled along W only, with torch's tent: ``(H, out_w, C)`` uint8.
 
-    ``src[y0:y1, c0:c1]`` is the window read; ``my``/``mx`` the axis matrices of
-    :func:`_axis_matrix`.  Rounding as :func:`_to_output` (add 0.5, clamp, truncate).
+    The integer window ``[a, b)`` of the W axis goes to ``out_w`` with torch's antialiased
+    bilinear (uint8 result); the edge columns ``edge`` are recomputed with DALI's taps
+    (``lo``, ``n``, ``idx_e``, ``w_e`` of a cols :class:`AxisGather`; ``w`` gives K) and
+    rounded half up.
     """
-    crop = src[y0:y1, c0:c1]
-    if h_first:
-        t = torch.mm(my, crop.float())
-        t = torch.mm(mx, t.t().contiguous())
-        return t.add_(0.5).clamp_(0, 255).to(torch.uint8).t().contiguous()
-    t = torch.mm(mx, crop.t().contiguous().float())
-    t = torch.mm(my, t.t().contiguous())
-    return t.add_(0.5).clamp_(0, 255).to(torch.uint8)
+    h, wd, chans = src.shape[0], src.shape[1], src.shape[2]
+    mid = torch.empty([h, out_w, chans], dtype=torch.uint8)
+    torch._C._nn._upsample_bilinear2d_aa(src[:, a:b].permute(2, 0, 1).unsqueeze(0),
+                                         [h, out_w], False, None, None,
+                                         out=mid.permute(2, 0, 1).unsqueeze(0))
+    m = edge.shape[0]
+    if m > 0:
+        g = src.view(h, wd * chans)[:, lo * chans:(lo + n) * chans].index_select(1, idx_e)
+        v = g.float().view(h, w.shape[0], m * chans).mul_(w_e).sum(1)
+        mid.index_copy_(1, edge, v.add_(0.5).to(torch.uint8).view(h, m, chans))
+    return mid
 
 
-_separable_u8_scripted = _script(_separable_u8)
+def _mat_pass(x: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
+    """``mat @ x`` of the uint8 2-D ``x`` in float32, rounded half up, saturated to uint8."""
+    return torch.mm(mat, x.float()).add_(0.5).clamp_(0, 255).to(torch.uint8)
+
+
+_tent_cols_scripted = _script(_tent_cols)
+_mat_pass_scripted = _script(_mat_pass)
+
+
+def _mixed_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
+                 kind_x: str, antialias: bool):
+    """uint8 HWC result when only the W axis suits torch's tent, else None.
+
+    This is ``resize_shorter`` of a portrait image with ``subpixel_scale``: W keeps its
+    integer window, H gets a fractional one.  W goes first (:func:`_tent_cols`, uint8
+    intermediate), then H is one product with its :func:`_axis_matrix` on contiguous rows (no
+    transposes).  torch's uint8 intermediate (error < 0.5, tent weights non-negative) keeps
+    results within 1 of the float32 path, as in :func:`_fast_uint8`.  (The mirror case, H
+    by torch and a fractional W, needs two transposes and measured slower than
+    :func:`_separable`.)
+    """
+    in_h, in_w, chans = hwc.shape
+    if (not hwc.flags.c_contiguous or _torchable(kind_y, params.y0, params.y1, in_h, oh, antialias)
+            or not _torchable(kind_x, params.x0, params.x1, in_w, ow, antialias)):
+        return None
+    a, b = int(params.x0), int(params.x1)
+    g = gather_taps(in_w, ow, a, b, kind_x, antialias, chans, False)
+    lo, hi, mat = _axis_matrix(in_h, oh, float(params.y0), float(params.y1), kind_y,
+                               antialias, True, 1)
+    mid = _tent_cols_scripted(torch.from_numpy(hwc), a, b, ow, g.lo, g.n, g.w, g.edge,
+                              g.idx_e, g.w_e)
+    res = _mat_pass_scripted(mid.view(in_h, ow * chans)[lo:hi], mat).numpy()
+    return res.reshape(oh, ow, chans)
 
 
 def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
@@ -272,10 +314,6 @@ def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: 
     hc, wc = yhi - ylo, xhi - xlo
     # elements moved by the transposes (the products cost about the same either way)
     h_first = oh * wc + oh * ow <= hc * wc + hc * ow
-    if out_dt == np.uint8 and hwc.dtype == np.uint8 and hwc.flags.c_contiguous:
-        res = _separable_u8_scripted(torch.from_numpy(hwc).view(in_h, in_w * chans), ylo, yhi,
-                                     xlo * chans, xhi * chans, my, mx, h_first).numpy()
-        return res.reshape(oh, ow, chans)
     crop = hwc[ylo:yhi, xlo:xhi].reshape(hc, wc * chans)
     if h_first:
         # H first: (hc, wc*C) -> (oh, wc*C) -> T -> (ow*C, oh) -> T -> (oh, ow*C)
@@ -380,6 +418,8 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
         if (hwc.dtype == np.uint8 and out_dt == np.uint8 and layout != "CHW"
                 and (kind_y in _TORCH_KINDS or kind_x in _TORCH_KINDS)):
             res = _fast_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
+            if res is None:
+                res = _mixed_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
         if res is None:
             res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 

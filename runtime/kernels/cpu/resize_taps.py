@@ -151,17 +151,6 @@ _ARANGE = np.arange(1 << 16, dtype=np.float32)   # 0, 1, 2, ... (read-only sourc
 _ARANGE.setflags(write=False)
 
 
-class _Taps:
-    """Taps of one integer window (see :func:`_window_taps`); arrays never written to.
-
-    ``idx``/``w``: clamped source indices and float32 weights ``(out_len, K)``; the filter
-    reads source ``lo <= j < hi``; ``rel`` is ``idx - lo``; ``edge``: the outputs whose taps
-    may leave the window (a superset).
-    """
-
-    __slots__ = ("idx", "w", "rel", "edge", "lo", "hi")
-
-
 _KRANGE = np.arange(4096, dtype=np.intp)
 _KRANGE.setflags(write=False)
 
@@ -233,24 +222,6 @@ def _rel_taps(length: int, out_len: int, kind: str, antialias: bool):
     first, w = _raw_taps(out_len, _f32(0), _f32(end32 / _f32(out_len)), flt)
     idx = first.astype(np.intp)[:, None] + np.arange(w.shape[1])
     return _frozen(idx, idx - int(idx[0, 0]), w, _edges(first, w.shape[1], 0, length))
-
-
-def _window_taps(in_len: int, out_len: int, start: int, end: int, kind: str,
-                 antialias: bool) -> _Taps:
-    """:class:`_Taps` of the integer window ``[start, end)`` from :func:`_rel_taps`."""
-    idx, rel, w, edge = _rel_taps(end - start, out_len, kind, antialias)
-    t = _Taps.__new__(_Taps)
-    lo, hi = int(idx[0, 0]) + start, int(idx[-1, -1]) + start + 1
-    t.idx = idx + start
-    if lo >= 0 and hi <= in_len:
-        t.rel, t.lo, t.hi = rel, lo, hi
-    else:
-        np.maximum(t.idx, 0, out=t.idx)
-        np.minimum(t.idx, in_len - 1, out=t.idx)
-        t.lo, t.hi = max(lo, 0), min(hi, in_len)
-        t.rel = t.idx - t.lo
-    t.w, t.edge = w, edge
-    return t
 
 
 def _arange_f32(n: int) -> np.ndarray:
