@@ -4,7 +4,7 @@ The back end of ``ndd.decoders.image``, ``decoders.image_crop`` / ``image_slice`
 ``image_random_crop`` (through ``roi``) and ``ndd.peek_image_shape``. nvImageCodec's CPU
 decoder does the work (libjpeg-turbo for JPEG); Pillow decodes what nvImageCodec cannot
 (GIF, gray+alpha with ``ANY_DATA``, RGBA BMP, ...). Semantics follow DALI 2.4's
-``decoders.image`` (see ``docs/semantics/codecs.md`` for where and why we differ).
+``decoders.image`` (see ``docs/semantics.md`` for where and why we differ).
 
 Every function here handles one sample, is thread-safe, and is meant to be called from a
 worker pool; each thread lazily creates its own nvImageCodec decoder.

@@ -12,7 +12,7 @@ Three ways to describe a dataset, as in DALI's ``fn.readers.file``:
 
 Unlike DALI 2.4, hidden entries (names starting with ``.``: ``.ipynb_checkpoints``,
 ``._img.jpg``, ``.DS_Store``) are skipped in the ``file_root`` mode, and every listed file is
-checked to exist when the index is built (see ``docs/semantics/reader.md``).
+checked to exist when the index is built (see ``docs/semantics.md``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Yields plain numpy arrays: the encoded file contents (uint8, shape (size,)) and the label
 (int32, shape (1,)), per sample or per batch. The front end wraps them into Tensors/Batches.
 Semantics: ``runtime/readers/file_index.py`` (what is listed), ``sharding.py`` (what is read
-in which epoch); differences from DALI 2.4 are listed in ``docs/semantics/reader.md``.
+in which epoch); differences from DALI 2.4 are listed in ``docs/semantics.md``.
 """
 
 from __future__ import annotations

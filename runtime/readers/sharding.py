@@ -12,7 +12,7 @@ Semantics of DALI's readers (``shard_id``, ``num_shards``, ``stick_to_shard``,
 * ``shuffle_after_epoch`` permutes the whole dataset every epoch (the same way on every shard)
   before sharding.
 
-Deliberate differences (``docs/semantics/reader.md``): an epoch visits every sample of its
+Deliberate differences (``docs/semantics.md``): an epoch visits every sample of its
 shard exactly once (the last batch is short unless ``pad_last_batch``); ``random_shuffle``
 is a seeded full permutation of the shard per epoch, not DALI's shuffle buffer.
 All functions are pure; the order of an epoch depends only on its arguments.

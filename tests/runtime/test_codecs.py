@@ -316,7 +316,7 @@ def test_oracle_decode(files, dali, output_type):
         out = decode(files[name], output_type)
         assert out.shape == r.shape and out.dtype == r.dtype, name
         if output_type in ("GRAY", "YCbCr") and name == "cmyk.jpg":
-            # DALI converts CMYK to gray/YCbCr by its own route; see docs/semantics/codecs.md.
+            # DALI converts CMYK to gray/YCbCr by its own route; see docs/semantics.md.
             assert np.abs(out.astype(int) - r).max() <= 1, name
             continue
         np.testing.assert_array_equal(out, r, err_msg=name)

@@ -1,7 +1,7 @@
 """Element-wise arithmetic and ``ndd.math`` functions on the CPU (numpy), one sample at a time.
 
 Semantics are DALI 2.4's arithmetic expressions (see ``compiler/promotion.py`` for the dtype
-rules and ``docs/semantics/arithmetic.md`` for the details and the deliberate differences):
+rules and ``docs/semantics.md`` for the details and the deliberate differences):
 
 * operands are converted to the promoted dtype and the op is computed in it: integer results
   wrap (``uint8 + uint8`` stays ``uint8``), ``int / int`` is computed in float32;

@@ -11,7 +11,7 @@ Semantics follow ``nvidia.dali.fn.cast`` (DALI 2.4, observed):
   that conversions to float16 round exact ties away from zero, as DALI does
   (2049 -> 2050, where IEEE ties-to-even gives 2048);
 * NaN -> integer gives 0 (DALI gives an unspecified value: 0, INT_MIN or 2**63
-  depending on the type; see ``docs/semantics/geometry.md``); NaN -> bool is True.
+  depending on the type; see ``docs/semantics.md``); NaN -> bool is True.
 
 The same conversion is used by ``crop`` / ``crop_mirror_normalize`` for their
 ``dtype`` and ``fill_values`` arguments.

@@ -4,7 +4,7 @@ Semantics follow ``nvidia.dali.fn.crop`` (DALI 2.4): window size from ``crop`` o
 ``crop_h``/``crop_w``, placed by ``crop_pos_x``/``crop_pos_y`` (see
 :mod:`runtime.kernels.cpu.crop_window`), windows that leave the image handled by
 ``out_of_bounds_policy``. Deliberate differences from DALI are listed in
-``docs/semantics/geometry.md``.
+``docs/semantics.md``.
 """
 
 from __future__ import annotations
