@@ -1,6 +1,7 @@
 """``ndd graph``: runs a small compile-mode script over a tiny temp image folder."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -132,3 +133,29 @@ def test_report_renders_in_headless_chromium(outdir, tmp_path):
     assert '<div class="graph" id="graph"><svg' in dom
     assert 'id="timeline"' in dom and "data:image/png;base64," in dom
     assert "== node times ==" in dom
+
+
+def test_matplotlib_fallback_draws_fused_group_as_cluster(folder, tmp_path, monkeypatch):
+    from ndd import _render
+    monkeypatch.setattr(_render, "have_graphviz", lambda: False)
+    root, script = folder
+    out = tmp_path / "fallback"
+    assert main(["graph", str(script), str(root), "--iterations", "2", "--out", str(out)]) == 0
+    svg = (out / "graph.svg").read_text()
+    assert "[fuse] applied" in (out / "graph.txt").read_text()
+    clusters = re.findall(r'<g id="cluster_(\d+)">', svg)
+    assert len(clusters) == 1, "decode + crop_mirror_normalize fused into one cluster"
+    node_id = clusters[0]
+    # the cluster rectangle and its title are SVG groups named after the fused node
+    assert f'<g id="cluster_{node_id}">' in svg
+    assert f'<g id="cluster_{node_id}_label">' in svg
+    assert f"fused.image #{node_id}: ROI decode + normalize" in svg
+    # one box (group) and one <text> per original stage, with its own call site
+    for k, stage in enumerate(("decoders.image", "crop_mirror_normalize")):
+        assert f'<g id="n{node_id}_{k}">' in svg
+        assert f">{stage}</text>" in svg
+    lines = SCRIPT.splitlines()     # line numbers as the script file has them
+    dec_line = 1 + next(i for i, ln in enumerate(lines) if "decoders.image(" in ln)
+    assert f">script.py:{dec_line}</text>" in svg
+    png = (out / "graph.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
