@@ -20,7 +20,7 @@ fi
 what=${1:-main}
 shift || true
 case "$what" in
-  main)  exec "$VENV/bin/python" examples/train_loader.py --compile "$@" ;;
+  main)  exec "$VENV/bin/python" examples/train_loader.py "$@" ;;
   val)   exec "$VENV/bin/python" examples/val_loader.py "$@" ;;
   test)  exec "$VENV/bin/python" -m pytest -q "$@" ;;
   bench) exec "$VENV/bin/python" benchmarks/eager_vs_dali.py "$@" ;;

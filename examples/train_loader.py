@@ -26,6 +26,12 @@ STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 BACKENDS = {"ndd": "ndd", "dali": "nvidia.dali.experimental.dynamic"}
 
 
+def _resolve_compile(args):
+    if args.compile is None:
+        args.compile = args.backend == "ndd"
+    return args
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", choices=sorted(BACKENDS), default="ndd")
@@ -39,8 +45,10 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--log-every", type=int, default=25)
-    p.add_argument("--compile", action="store_true", help="next_epoch(compile=True)")
-    return p.parse_args(argv)
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                   help="next_epoch(compile=True) (default: on for ndd, off for dali, whose "
+                        "capture mode rejects random ops in this loop)")
+    return _resolve_compile(p.parse_args(argv))
 
 
 def epoch_kwargs(reader, batch_size, compile_):
