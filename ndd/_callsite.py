@@ -26,15 +26,28 @@ def callsite(depth: int = 2) -> str:
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
 
 
-def callsite_key(depth: int = 2, max_frames: int = 6) -> tuple:
+def callsite_key(depth: int = 2, max_frames: int = 6, stop=None) -> tuple:
     """Identity of a call site for compile mode: (code object, instruction offset) of the user's
-    frame and of up to ``max_frames - 1`` enclosing user frames, so one helper called from two
-    places gives two keys."""
+    frame and of enclosing user frames, so one helper called from two places gives two keys.
+
+    The walk ends at ``stop`` = ``(id(frame), code)`` of the frame running the compiled loop
+    (included), so what lies outside the loop body (e.g. which line called the function holding
+    the loop) does not matter; without ``stop`` it ends after ``max_frames`` user frames. (An id
+    and not the frame itself is kept, so no reference cycle holds the user's frame alive.)
+    """
     f = user_frame(depth + 1)
     key = []
     while f is not None and len(key) < max_frames:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_ROOTS):
+        if not f.f_code.co_filename.startswith(_ROOTS):
             key.append((f.f_code, f.f_lasti))
+        if stop is not None and id(f) == stop[0] and f.f_code is stop[1]:
+            break
         f = f.f_back
     return tuple(key)
+
+
+def loop_frame(depth: int = 2):
+    """``(id, code)`` of the user frame iterating a compiled epoch (called from the iterator's
+    ``__next__``)."""
+    f = user_frame(depth + 1)
+    return None if f is None else (id(f), f.f_code)

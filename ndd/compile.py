@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from compiler.ir import Graph, Node, Value
 from compiler.pipeline import compile_graph
 from ndd._batch import Batch
-from ndd._callsite import callsite_key
+from ndd._callsite import callsite_key, loop_frame
 from ndd._capture_state import current_capture, set_capture
 from runtime import executor
 
@@ -86,7 +86,8 @@ def report() -> Report | None:
 class _Tracer:
     """Records calls of the traced (first) iteration."""
 
-    def __init__(self, reader_values):
+    def __init__(self, reader_values, loop):
+        self.loop = loop
         self.entries: list[TraceEntry] = []
         self.prov: dict[int, tuple] = {v.id: ("reader", k) for k, v in enumerate(reader_values)}
         self.counts: dict[tuple, int] = {}
@@ -106,7 +107,7 @@ class _Tracer:
         return None
 
     def record(self, node: Node):
-        key = callsite_key(1)
+        key = callsite_key(1, stop=self.loop.frame)
         occ = self.counts.get(key, 0)
         self.counts[key] = occ + 1
         ins = [self._provenance(v) for v in node.inputs]
@@ -185,7 +186,8 @@ class _Template:
 class _Replayer:
     """Answers the body's calls from an instance; falls back to eager on any mismatch."""
 
-    def __init__(self, template: _Template, inst: _Instance, rep: Report):
+    def __init__(self, template: _Template, inst: _Instance, rep: Report, loop):
+        self.loop = loop
         self.t = template
         self.inst = inst
         self.rep = rep
@@ -194,7 +196,7 @@ class _Replayer:
         self.mine.update(v.id for v in inst.reader_values)
 
     def lookup(self, op, in_values, args, tensor_args, dev, n):
-        key = callsite_key(1)
+        key = callsite_key(1, stop=self.loop.frame)
         occ = self.counts.get(key, 0)
         self.counts[key] = occ + 1
         m = self.t.index.get((key, occ))
@@ -310,14 +312,16 @@ class CompiledEpoch:
     non-compiled iteration.
     """
 
-    def __init__(self, gen, batches):
+    def __init__(self, gen, batches, loop):
         self._gen = gen
         self._batches = batches
+        self._loop = loop
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        self._loop.frame = loop_frame(1)
         return next(self._gen)
 
     def close(self) -> None:
@@ -333,10 +337,17 @@ def compiled_epoch(reader, batches, queue_depth: int | None = None) -> CompiledE
     if queue_depth is not None and (isinstance(queue_depth, bool) or
                                     not isinstance(queue_depth, int) or queue_depth < 1):
         raise ValueError(f"queue_depth must be a positive integer, got {queue_depth!r}")
-    return CompiledEpoch(_compiled_epoch(reader, batches, queue_depth), batches)
+    loop = _Loop()
+    return CompiledEpoch(_compiled_epoch(reader, batches, queue_depth, loop), batches, loop)
 
 
-def _compiled_epoch(reader, batches, queue_depth):
+class _Loop:
+    """The user frame running the compiled loop (call-site keys stop there)."""
+
+    frame = None
+
+
+def _compiled_epoch(reader, batches, queue_depth, loop):
     depth = queue_depth or getattr(reader, "compile_queue_depth", DEFAULT_QUEUE_DEPTH)
     rep = Report()
     _last_report.report = rep
@@ -347,7 +358,7 @@ def _compiled_epoch(reader, batches, queue_depth):
             first = next(batches, None)
             if first is None:
                 return
-            tracer = _Tracer([h._value for h in first])
+            tracer = _Tracer([h._value for h in first], loop)
             set_capture(tracer)
             try:
                 yield first
@@ -376,7 +387,7 @@ def _compiled_epoch(reader, batches, queue_depth):
             handles, inst, err = item
             if err is not None:
                 raise err
-            set_capture(_Replayer(template, inst, rep))
+            set_capture(_Replayer(template, inst, rep, loop))
             try:
                 yield handles
             finally:

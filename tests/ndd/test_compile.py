@@ -241,3 +241,23 @@ def test_memory_flat_over_20_epochs(photo_root):
         if epoch in (4, 19):
             counts.append(count_values())
     assert counts[1] <= counts[0] + 10, counts
+
+
+def _epoch_fn(reader):
+    out = []
+    for jpegs, labels in reader.next_epoch(batch_size=4, compile=True):
+        out.append(_val_body(jpegs, labels))
+    return out
+
+
+def test_loop_called_from_different_lines_still_replays(photo_root):
+    """Call-site keys stop at the frame running the loop: what called that frame does not
+    matter (the trace is made from one line, later epochs run from another)."""
+    ndd.random.set_seed(5)
+    reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=11)
+    first = _epoch_fn(reader)
+    second = _epoch_fn(reader)          # a different calling line than the traced epoch
+    rep = ndd.compile.report()
+    assert rep.replayed == 3 * len(second) and not rep.fallbacks   # 3 calls per batch
+    eager = _run(photo_root, _val_body, compile=False, epochs=2)
+    _same(eager, first + second)
