@@ -26,19 +26,34 @@ def callsite(depth: int = 2) -> str:
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
 
 
+# Files of the op-call machinery: skipped by call-site keys. Every other frame counts, including
+# pipelines written inside the ndd package (e.g. ``ndd bench``'s).
+_NDD = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_MACHINERY = tuple(_NDD + f for f in (
+    "_ops.py", "_invoke.py", "_operators.py", "_slicing.py", "math.py", "compile.py",
+    "_callsite.py", "external_source.py", "readers.py", "_evaluate.py", "_batch.py",
+    "_tensor.py", "_construct.py", os.path.join("random", "__init__.py"), "decoders.py"))
+_SKIP = _ROOTS[1:] + _MACHINERY          # compiler/, runtime/ and the machinery files
+
+
+def _machinery(f) -> bool:
+    return f.f_code.co_filename.startswith(_SKIP) or f.f_code.co_filename.startswith("<ndd")
+
+
 def callsite_key(depth: int = 2, max_frames: int = 6, stop=None) -> tuple:
-    """Identity of a call site for compile mode: (code object, instruction offset) of the user's
-    frame and of enclosing user frames, so one helper called from two places gives two keys.
+    """Identity of a call site for compile mode: (code object, instruction offset) of the frame
+    making the op call and of its enclosing frames, so one helper called from two places gives
+    two keys. Frames of the op-call machinery are skipped.
 
     The walk ends at ``stop`` = ``(id(frame), code)`` of the frame running the compiled loop
     (included), so what lies outside the loop body (e.g. which line called the function holding
-    the loop) does not matter; without ``stop`` it ends after ``max_frames`` user frames. (An id
-    and not the frame itself is kept, so no reference cycle holds the user's frame alive.)
+    the loop) does not matter; without ``stop`` it ends after ``max_frames`` frames. (An id and
+    not the frame itself is kept, so no reference cycle holds the user's frame alive.)
     """
-    f = user_frame(depth + 1)
+    f = sys._getframe(depth)
     key = []
     while f is not None and len(key) < max_frames:
-        if not f.f_code.co_filename.startswith(_ROOTS):
+        if not _machinery(f):
             key.append((f.f_code, f.f_lasti))
         if stop is not None and id(f) == stop[0] and f.f_code is stop[1]:
             break
@@ -47,7 +62,9 @@ def callsite_key(depth: int = 2, max_frames: int = 6, stop=None) -> tuple:
 
 
 def loop_frame(depth: int = 2):
-    """``(id, code)`` of the user frame iterating a compiled epoch (called from the iterator's
-    ``__next__``)."""
-    f = user_frame(depth + 1)
+    """``(id, code)`` of the frame iterating a compiled epoch: the first frame above the
+    iterator's ``__next__`` that is not ndd's own iterator plumbing."""
+    f = sys._getframe(depth)
+    while f is not None and _machinery(f):
+        f = f.f_back
     return None if f is None else (id(f), f.f_code)

@@ -261,3 +261,15 @@ def test_loop_called_from_different_lines_still_replays(photo_root):
     assert rep.replayed == 3 * len(second) and not rep.fallbacks   # 3 calls per batch
     eager = _run(photo_root, _val_body, compile=False, epochs=2)
     _same(eager, first + second)
+
+
+def test_pipeline_code_inside_ndd_package_replays(photo_root):
+    """`ndd bench` runs pipelines defined in the ndd package: their calls must still be keyed
+    by their own lines (not skipped as library frames), and replay from any calling line."""
+    from ndd._bench_pipelines import PIPELINES
+    from ndd._cli_bench import Runner
+    r = Runner("compile", ndd, PIPELINES["val"], photo_root, 4, "compile")
+    r.epoch()
+    n, _ = r.epoch()
+    rep = ndd.compile.report()
+    assert n == 21 and rep.replayed > 0 and not rep.fallbacks
