@@ -128,3 +128,19 @@ def test_random_image_chains(photos, steps):
         assert "crop window" in str(exc)
         return
     _assert_same(*eager)
+
+
+# The slow tier: the same properties with many more examples (`pytest -m slow`).
+@pytest.mark.slow
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(_STEP, min_size=1, max_size=8), seed=st.integers(0, 2**32 - 1))
+def test_random_elementwise_graphs_many(steps, seed):
+    test_random_elementwise_graphs.hypothesis.inner_test(steps, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(_IMG_STEP, min_size=1, max_size=4))
+def test_random_image_chains_many(photos, steps):
+    test_random_image_chains.hypothesis.inner_test(photos, steps)
