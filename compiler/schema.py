@@ -107,11 +107,6 @@ def get(name: str) -> OpSchema:
 
 
 # ---------------------------------------------------------------- argument conversion
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) or (
-        hasattr(v, "dtype") and getattr(v, "shape", None) == () and str(v.dtype).startswith(("int", "uint")))
-
-
 def _num(v, what, op, name):
     if isinstance(v, bool):
         if what == "float":

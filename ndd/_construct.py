@@ -44,9 +44,9 @@ def _to_numpy(data, copy: bool, what: str):
         except ValueError:
             raise ValueError(f"{what}: the nested lists are ragged (sub-lists of different "
                              f"lengths); give a Batch of samples instead") from None
-        if arr.dtype == np.float64 and not _has_np_float64(data):
+        if arr.dtype == np.float64 and not isinstance(data, np.float64):
             arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64 and not _has_np_int64(data):
+        elif arr.dtype == np.int64 and not isinstance(data, np.int64):
             arr = arr.astype(np.int32)
         copy = False
     else:
@@ -59,12 +59,6 @@ def _to_numpy(data, copy: bool, what: str):
     return arr, layout
 
 
-def _has_np_float64(data):
-    return isinstance(data, np.float64)
-
-
-def _has_np_int64(data):
-    return isinstance(data, np.int64)
 
 
 def _leaf(samples: list, dtype_name: str, ndim: int, layout: str, device=CPU) -> Value:

@@ -43,8 +43,6 @@ class EvalMode(enum.IntEnum):
 
     def __exit__(self, *exc):
         _stack().pop()
-        if self is EvalMode.deferred or (_stack() and _stack()[-1] is EvalMode.deferred):
-            return False
         return False
 
     @staticmethod

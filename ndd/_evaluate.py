@@ -38,6 +38,7 @@ def materialize(value: Value):
         return data
     node = value.producer
     if node is None:
+        # The eager worker may have finished (data set, producer released) since we looked.
         if value.data is not None:
             return value.data
         raise RuntimeError(f"internal error: value %{value.id} has neither data nor producer")

@@ -41,7 +41,7 @@ def canonical(value):
     return value
 
 
-def _input_value(x, op: str, pos: int, tensor_mode: bool):
+def _input_value(x, op: str, pos: int):
     """(Value, is_tensor) for an op input."""
     if isinstance(x, Batch):
         return x._value
@@ -65,7 +65,7 @@ def tensor_as_batch(t: Tensor) -> Value:
     return Value(v.meta.with_(batch_size=1), data=[arr])
 
 
-def _const_from_handle(x, op, name):
+def _const_from_handle(x):
     arr = np.asarray(x)
     return arr.item() if arr.ndim == 0 else tuple(arr.reshape(-1).tolist())
 
@@ -87,7 +87,7 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         raise TypeError(f"{op}() takes {want} positional input(s) "
                         f"({', '.join(schema.inputs) or 'none'}), got {len(inputs)}")
     any_batch = any(isinstance(x, Batch) for x in inputs)
-    in_values = [_input_value(x, op, i, not any_batch) for i, x in enumerate(inputs)]
+    in_values = [_input_value(x, op, i) for i, x in enumerate(inputs)]
     # ---- arguments
     args: dict = {}
     tensor_args: dict[str, Value] = {}
@@ -107,9 +107,9 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             tensor_args[name] = value._value
             continue
         if isinstance(value, Tensor):
-            value = _const_from_handle(value, op, name)
+            value = _const_from_handle(value)
         elif isinstance(value, np.ndarray) or type(value).__module__ == "torch":
-            value = _const_from_handle(value, op, name)
+            value = _const_from_handle(value)
         args[name] = S.convert_arg(op, spec, canonical(value))
     for spec in schema.args:
         if spec.name not in args and spec.name not in tensor_args:

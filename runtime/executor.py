@@ -85,9 +85,6 @@ def release_inputs(node: Node) -> None:
 class LaneRunner:
     """Runs a plan's lanes concurrently, one thread per lane, with events between lanes."""
 
-    def __init__(self):
-        self._threads: dict[int, object] = {}
-
     @staticmethod
     def run(plan) -> None:
         lanes = plan.lanes()

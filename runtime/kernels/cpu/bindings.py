@@ -342,8 +342,6 @@ def _subscript(ctx, ins, a, i):
             hi = a[f"hi_{k}"] if item[2] == ("t",) else item[2]
             index.append(slice(None if lo is None else int(lo), None if hi is None else int(hi),
                                item[3]))
-    dims = [d for d in range(len(index))]
-    del dims
     try:
         return np.ascontiguousarray(x[tuple(index)])
     except IndexError as exc:
