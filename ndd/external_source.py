@@ -41,8 +41,8 @@ class ExternalSource:
     Parameters
     ----------
     source : callable | iterable
-        * iterable: iterated once per epoch (an iterator is consumed once, so give a re-iterable
-          object such as a list, or ``cycle=True``);
+        * iterable: iterated once per epoch (give a re-iterable object such as a list; an
+          iterator is exhausted after its first epoch);
         * callable: called with a :class:`SampleInfo` (``batch=False``) or :class:`BatchInfo`
           (``batch=True``) until it raises ``StopIteration`` (or, per sample, until
           ``epoch_size`` samples were produced).
@@ -58,8 +58,6 @@ class ExternalSource:
         Convert each output to this type.
     epoch_size : int, optional
         Samples per epoch for a per-sample callable that never raises StopIteration.
-    cycle : bool, default False
-        Restart an exhausted iterator for the next epoch (``iter(source)`` again).
     name : str, optional
 
     Raises
@@ -70,7 +68,7 @@ class ExternalSource:
     """
 
     def __init__(self, source, *, num_outputs: int | None = None, batch: bool = True,
-                 layout=None, dtype=None, epoch_size: int | None = None, cycle: bool = False,
+                 layout=None, dtype=None, epoch_size: int | None = None,
                  name: str | None = None):
         if not callable(source) and not hasattr(source, "__iter__"):
             raise TypeError(f"ExternalSource: source must be callable or iterable, got "
@@ -87,7 +85,6 @@ class ExternalSource:
         self.layout = layout
         self.dtype = dtype
         self.epoch_size = epoch_size
-        self.cycle = bool(cycle)
         self.name = name
         self.enable_checkpointing = False
         self._compiled = None
@@ -112,10 +109,7 @@ class ExternalSource:
                 yield item
                 k += 1
             return
-        it = iter(src)
-        if it is src and self._epoch > 0 and not self.cycle:
-            pass    # an exhausted iterator yields nothing more
-        yield from it
+        yield from iter(src)
 
     def _split(self, item):
         n = self.num_outputs
