@@ -167,7 +167,7 @@ class _Instance:
             wanted = [v for outs in self.outputs for v in outs]
         graph = Graph.from_outputs(wanted)
         plan = compile_graph(graph)
-        template.plan_text = plan
+        template.last_plan = plan
         executor.execute(plan)
         for mine, theirs in getattr(plan.graph, "aliases", {}).values():
             if mine.data is None and theirs.data is not None:
@@ -180,7 +180,7 @@ class _Template:
         self.consumed = tracer.consumed_ids
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
-        self.plan_text = None
+        self.last_plan = None    # the most recent compiled plan (for the report)
 
 
 class _Replayer:
@@ -192,8 +192,6 @@ class _Replayer:
         self.inst = inst
         self.rep = rep
         self.counts: dict[tuple, int] = {}
-        self.mine = {v.id for outs in inst.outputs for v in outs}
-        self.mine.update(v.id for v in inst.reader_values)
 
     def lookup(self, op, in_values, args, tensor_args, dev, n):
         key = callsite_key(1, stop=self.loop.frame)
@@ -392,9 +390,9 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 yield handles
             finally:
                 set_capture(None)
-        if template.plan_text is not None:
+        if template.last_plan is not None:
             from compiler.explain import explain_graph
-            rep.plan_text = explain_graph(template.plan_text)
+            rep.plan_text = explain_graph(template.last_plan)
     finally:
         if prefetch is not None:
             prefetch.close()
