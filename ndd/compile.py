@@ -172,6 +172,12 @@ class _Instance:
         for mine, theirs in getattr(plan.graph, "aliases", {}).values():
             if mine.data is None and theirs.data is not None:
                 mine.data = theirs.data
+        # Computed values forget their producers: no Node <-> Value cycle keeps a batch (and
+        # its recycled output buffer) alive until the garbage collector runs.
+        for node in self.nodes:
+            executor.release_inputs(node)
+        for step in plan.steps:
+            executor.release_inputs(step.node)
 
 
 class _Template:

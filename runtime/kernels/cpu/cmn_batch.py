@@ -22,6 +22,8 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 import torch
 
+from runtime.buffers import batch_array
+
 from .cast import to_numpy_dtype
 from .cmn import (_TORCH_OK, _as_key, _lut_apply, _lut_table, _mirror_flag, _normalize_into,
                   _scalar, normalize_params, resolve_output_layout)
@@ -239,7 +241,7 @@ def cmn_batch(images: Sequence[np.ndarray], windows, mirrors, *, layout="HWC", m
     shape[plan.h_axis], shape[plan.w_axis] = windows[0][2], windows[0][3]
     shape = (n,) + tuple(shape[p] for p in plan.perm)
     if out is None:
-        out = np.empty(shape, dt)
+        out = batch_array(shape, dt)
     elif out.shape != shape or out.dtype != dt:
         raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; expected {shape} "
                          f"and {dt}")

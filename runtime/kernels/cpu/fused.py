@@ -333,6 +333,7 @@ def fused_image(ctx, inputs, args):
     allocates the ``(N, ...)`` batch array from its output shape (under a lock); every sample
     of that shape writes its view ``out[i]`` directly, any other shape gets its own array.
     """
+    from runtime.buffers import batch_array
     from runtime.codecs.image import decode
     from runtime.kernels.cpu.cast import to_numpy_dtype
     from runtime.kernels.cpu.crop import clip_window, layout_axes
@@ -353,7 +354,7 @@ def fused_image(ctx, inputs, args):
         shape = _cmn_shape(x, layout, window, a)
         with lock:
             if not batch:
-                batch.append(np.empty((n,) + shape, dt))
+                batch.append(batch_array((n,) + shape, dt))
         out = batch[0]
         target = out[i] if out.shape[1:] == shape else np.empty(shape, dt)
         _cmn_into(x, layout, window, a, flip, target)
