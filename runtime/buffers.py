@@ -15,12 +15,15 @@ buffer is reused only when the pool holds the sole reference: a batch the user s
 """
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 import threading
 
 import numpy as np
 
-__all__ = ["BufferPool", "batch_array", "default_pool"]
+__all__ = ["BufferPool", "SharedBufferPool", "batch_array", "default_pool", "shared_pool",
+           "attach_shared"]
 
 
 class BufferPool:
@@ -87,3 +90,130 @@ default_pool = BufferPool()
 def batch_array(shape, dtype) -> np.ndarray:
     """:meth:`BufferPool.empty` of the process-wide pool."""
     return default_pool.empty(shape, dtype)
+
+
+# ------------------------------------------------------------------ shared memory
+_SHM_DIR = "/dev/shm"
+
+
+class SharedBufferPool(BufferPool):
+    """A :class:`BufferPool` whose buffers are POSIX shared memory (``/dev/shm`` files), so a
+    worker process (:mod:`runtime.proclanes`) can write a batch in place.
+
+    Only kept buffers are shared: when every kept buffer of a size is in use, :meth:`empty`
+    returns ``(array, None)`` with a private array.  A segment's file is unlinked as soon as
+    every worker has mapped it (:meth:`mark_attached`), and at exit; the memory itself lives
+    as long as any array views it.  Space is reserved with ``posix_fallocate`` so a small
+    ``/dev/shm`` (e.g. Docker's 64 MB default) gives a private array instead of a SIGBUS.
+    """
+
+    def __init__(self, max_per_size: int = 6, max_sizes: int = 4):
+        super().__init__(max_per_size=max_per_size, max_sizes=max_sizes, min_bytes=0)
+        self._names: dict[int, str] = {}          # id(base) -> segment name
+        self._attached: dict[str, set] = {}
+        self._linked: set[str] = set()
+        self._disabled = not os.path.isdir(_SHM_DIR)
+
+    def shared_empty(self, shape, dtype):
+        """``(array, name)``: an uninitialised C-contiguous array and the segment name of its
+        buffer (None when it is private)."""
+        dt = np.dtype(dtype)
+        shape = tuple(int(s) for s in shape)
+        nbytes = max(1, dt.itemsize * int(np.prod(shape, dtype=np.int64)))
+        with self._lock:
+            group = self._buffers.pop(nbytes, None)
+            if group is None:
+                group = []
+            self._buffers[nbytes] = group
+            while len(self._buffers) > self.max_sizes:
+                self._forget(self._buffers.pop(next(iter(self._buffers))))
+            base = None
+            for buf in group:
+                if sys.getrefcount(buf) <= 3:
+                    base = buf
+                    break
+            if base is not None:
+                self.hits += 1
+            elif len(group) < self.max_per_size and not self._disabled:
+                base = self._create(nbytes)
+                if base is not None:
+                    group.append(base)
+                self.misses += 1
+        if base is None:
+            return np.empty(shape, dt), None
+        used = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+        return base[:used].view(dt).reshape(shape), self._names[id(base)]
+
+    def _create(self, nbytes):
+        import mmap
+        import secrets
+        name = f"ndd-{os.getpid()}-{secrets.token_hex(6)}"
+        path = os.path.join(_SHM_DIR, name)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        except OSError:
+            self._disabled = True
+            return None
+        try:
+            os.posix_fallocate(fd, 0, nbytes)
+            m = mmap.mmap(fd, nbytes)
+        except OSError:
+            os.close(fd)
+            os.unlink(path)
+            return None
+        os.close(fd)
+        base = np.frombuffer(m, np.uint8)
+        self._names[id(base)] = name
+        self._linked.add(name)
+        return base
+
+    def mark_attached(self, name: str, worker: int, workers: int) -> None:
+        """Worker ``worker`` (of ``workers``) has mapped segment ``name``: once all have, the
+        file is unlinked (the mappings stay valid)."""
+        with self._lock:
+            seen = self._attached.setdefault(name, set())
+            seen.add(worker)
+            if len(seen) >= workers:
+                self._unlink(name)
+
+    def _unlink(self, name):
+        if name in self._linked:
+            self._linked.discard(name)
+            try:
+                os.unlink(os.path.join(_SHM_DIR, name))
+            except OSError:
+                pass
+
+    def _forget(self, group):
+        for base in group:
+            name = self._names.pop(id(base), None)
+            if name is not None:
+                self._unlink(name)
+                self._attached.pop(name, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            for group in self._buffers.values():
+                self._forget(group)
+            self._buffers.clear()
+
+
+shared_pool = SharedBufferPool()
+atexit.register(shared_pool.clear)
+
+
+def attach_shared(name: str, shape, dtype, _cache={}) -> np.ndarray:
+    """In a worker process: the array of segment ``name`` (mapped once, cached by name; at
+    most 32 mappings are kept)."""
+    import mmap
+    dt = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    nbytes = max(1, dt.itemsize * int(np.prod(shape, dtype=np.int64)))
+    base = _cache.get(name)
+    if base is None:
+        with open(os.path.join(_SHM_DIR, name), "r+b") as f:
+            m = mmap.mmap(f.fileno(), 0)
+        base = _cache[name] = np.frombuffer(m, np.uint8)
+        while len(_cache) > 32:
+            _cache.pop(next(iter(_cache)))
+    return base[:nbytes].view(dt).reshape(shape)

@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import io
+import os
 import pathlib
 
 import numpy as np
 import pytest
+
+# Process lanes (runtime/proclanes.py) start worker processes in the background on first use;
+# tests run on threads unless they turn the lanes on themselves (tests/runtime/test_proclanes.py)
+# so that every other test takes the same, deterministic path.
+os.environ.setdefault("NDD_PROCESS_LANES", "0")
 
 
 def encode_jpeg(arr: np.ndarray, quality: int = 92) -> bytes:

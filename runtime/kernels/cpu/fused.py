@@ -324,55 +324,157 @@ def _chunks(n: int, threads: int) -> list[range]:
     return [range(bounds[j], bounds[j + 1]) for j in range(parts)]
 
 
-@register("fused.image")
-def fused_image(ctx, inputs, args):
-    """Run the stages of a ``fused.image`` node on the batch (see the module docstring).
+def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
+    """All stages of the samples ``idx`` of a ``fused.image`` node, stage by stage.
 
-    The batch is split into consecutive chunks, one pool task each, running all stages of
-    its samples (no barrier between stages).  With a cmn stage, the first sample to reach it
-    allocates the ``(N, ...)`` batch array from its output shape (under a lock); every sample
-    of that shape writes its view ``out[i]`` directly, any other shape gets its own array.
+    ``target_for(i, shape)`` may return the array sample ``i``'s cmn output of ``shape`` is
+    written into (a view of the batch array); None gives the sample its own array.  Used by
+    the pool threads and, unchanged, by the process lanes (:func:`remote_chunk`).
     """
-    from runtime.buffers import batch_array
     from runtime.codecs.image import decode
     from runtime.kernels.cpu.cast import to_numpy_dtype
     from runtime.kernels.cpu.crop import clip_window, layout_axes
     from runtime.kernels.cpu.crop_window import crop_window
-    stages = args["stages"]
-    n = ctx.batch_size
-    chunks = _chunks(n, getattr(ctx.pool, "num_threads", 1))
+    states = [_front_decode(ctx, inputs, args, i) for i in idx]
+    for st in states:   # the planned ROI decodes, one after the other
+        if st[5] is not None:
+            todo = st[2]
+            st[2] = decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])
+    fronts = [_front_rest(st, i) for st, i in zip(states, idx)]
+    del states
+    if args["stages"][-1] != "cmn":
+        return [f[0] for f in fronts]
     dt = to_numpy_dtype(args.get("cmn.dtype", "float32"))
-    lock = threading.Lock()
-    batch = []          # [out array] once allocated
-
-    def normalize(i, front):
-        x, layout, window, flip, a = front
+    out = []
+    for i, (x, layout, window, flip, a) in zip(idx, fronts):
         if window is None:
             _, axes = layout_axes(layout, x.ndim)
             in_hw = (x.shape[axes["H"]], x.shape[axes["W"]])
             window = clip_window(crop_window(in_hw, **_stage(a, "cmn", _CROP)), in_hw, "error")
         shape = _cmn_shape(x, layout, window, a)
+        target = target_for(i, shape) if target_for is not None else None
+        if target is None:
+            target = np.empty(shape, dt)
+        _cmn_into(x, layout, window, a, flip, target)
+        out.append(target)
+    return out
+
+
+def remote_chunk(ctx_fields, data, source_info, args, idx, out_spec):
+    """Process-lane entry point: :func:`run_chunk` on ``idx``; cmn outputs of the expected
+    shape are written into the shared batch ``out_spec = (name, shape, dtype)`` and come back
+    as None, any other result comes back as an array."""
+    from runtime.buffers import attach_shared
+    from runtime.kernels.registry import KernelContext
+    from runtime.storage import SampleList
+    ctx = KernelContext(None, *ctx_fields)
+    out = attach_shared(*out_spec) if out_spec is not None else None
+    written = set()
+
+    def target_for(i, shape):
+        if out is not None and out.shape[1:] == shape:
+            written.add(i)
+            return out[i]
+        return None
+    res = run_chunk(ctx, [SampleList(data, source_info)], args, idx, target_for)
+    return [None if i in written else r for i, r in zip(idx, res)]
+
+
+# Per fused node (its constant arguments and batch size): the per-sample output shape seen last
+# time, so the next batch's shared output can be allocated before any sample is computed.
+_shape_hints: dict = {}
+
+
+def _hint_key(ctx, args):
+    from compiler.ir import _freeze
+    try:
+        return hash((ctx.batch_size, _freeze({k: v for k, v in args.items()
+                                              if k != "_seeds"
+                                              and k not in ctx.tensor_arg_names})))
+    except TypeError:
+        return None
+
+
+def _remote(ctx, inputs, args, chunks, lanes, dt):
+    """Run the chunks on the process lanes (one pool thread waits for each)."""
+    from runtime.buffers import shared_pool
+    n = ctx.batch_size
+    key = _hint_key(ctx, args)
+    shape = _shape_hints.get(key) if args["stages"][-1] == "cmn" else None
+    out, name = (shared_pool.shared_empty((n,) + shape, dt) if shape is not None
+                 else (None, None))
+    spec = (name, out.shape, out.dtype.str) if name is not None else None
+    data = inputs[0]
+    info = getattr(data, "source_info", None)
+    fields = (ctx.in_metas, ctx.out_metas, set(ctx.tensor_arg_names), n, ctx.op)
+
+    def call(j):
+        idx = list(chunks[j])
+        if len(data) == 1:      # one sample broadcast to the batch
+            part = list(data)
+        else:
+            part = [None] * len(data)
+            for i in idx:
+                part[i] = data[i]
+        return lanes.call("runtime.kernels.cpu.fused:remote_chunk", fields, part, info, args,
+                          idx, spec, shared=(shared_pool, name) if name else None)
+    parts = ctx.pool.map(call, len(chunks))
+    res = [out[i] if r is None else r
+           for j, part in enumerate(parts) for i, r in zip(chunks[j], part)]
+    _remember_shape(key, res, args)
+    return res
+
+
+def _remember_shape(key, res, args):
+    if key is not None and args["stages"][-1] == "cmn" and res:
+        first = res[0].shape
+        if all(r.shape == first for r in res):
+            _shape_hints[key] = first
+            while len(_shape_hints) > 256:
+                _shape_hints.pop(next(iter(_shape_hints)))
+
+
+@register("fused.image")
+def fused_image(ctx, inputs, args):
+    """Run the stages of a ``fused.image`` node on the batch (see the module docstring).
+
+    The batch is split into consecutive chunks, one task each, running all stages of its
+    samples (no barrier between stages).  With a cmn stage, the first sample to reach it
+    allocates the ``(N, ...)`` batch array from its output shape (under a lock); every sample
+    of that shape writes its view ``out[i]`` directly, any other shape gets its own array.
+    When the node decodes (its input is the encoded files) and process lanes are up
+    (:mod:`runtime.proclanes`), the chunks run in worker processes writing into a
+    shared-memory batch instead, with exactly the same per-sample code.
+    """
+    from runtime.buffers import batch_array
+    from runtime.kernels.cpu.cast import to_numpy_dtype
+    from runtime.proclanes import LaneDied, get_lanes
+    n = ctx.batch_size
+    threads = getattr(ctx.pool, "num_threads", 1)
+    chunks = _chunks(n, threads)
+    dt = to_numpy_dtype(args.get("cmn.dtype", "float32"))
+    if args["stages"][0] == "decode" and len(chunks) > 1:
+        lanes = get_lanes(threads)
+        if lanes is not None:
+            try:
+                return [_remote(ctx, inputs, args, chunks, lanes, dt)]
+            except LaneDied:
+                pass            # lanes are off from now on; redo this batch on threads
+    lock = threading.Lock()
+    batch = []          # [out array] once allocated
+
+    def target_for(i, shape):
         with lock:
             if not batch:
                 batch.append(batch_array((n,) + shape, dt))
         out = batch[0]
-        target = out[i] if out.shape[1:] == shape else np.empty(shape, dt)
-        _cmn_into(x, layout, window, a, flip, target)
-        return target
+        return out[i] if out.shape[1:] == shape else None
 
     def task(j):
-        idx = chunks[j]
-        states = [_front_decode(ctx, inputs, args, i) for i in idx]
-        for st in states:   # the planned ROI decodes, one after the other
-            if st[5] is not None:
-                todo = st[2]
-                st[2] = decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])
-        fronts = [_front_rest(st, i) for st, i in zip(states, idx)]
-        del states
-        if stages[-1] != "cmn":
-            return [f[0] for f in fronts]
-        return [normalize(i, f) for i, f in zip(idx, fronts)]
-    return [[x for part in ctx.pool.map(task, len(chunks)) for x in part]]
+        return run_chunk(ctx, inputs, args, chunks[j], target_for)
+    res = [x for part in ctx.pool.map(task, len(chunks)) for x in part]
+    _remember_shape(_hint_key(ctx, args), res, args)
+    return [res]
 
 
 # ------------------------------------------------------------------ elementwise_fused

@@ -1,0 +1,277 @@
+"""Process lanes: worker processes that run chunks of a fused node without sharing our GIL.
+
+Why: a fused ``decode -> random_resized_crop -> crop_mirror_normalize`` sample costs ~1.6 ms
+of GIL-free native work (nvImageCodec, torch) and ~0.5-1 ms of per-sample Python (argument
+folding, window draws, header parsing).  Run from two threads, the Python halves serialize on
+the GIL (held ~60 % of the time, measured with ``py-spy --gil``), so two cores give ~1.5x one.
+A fused node is the one place where shipping work to another process is cheap: its inputs are
+the encoded files (~50 KB a sample) and its output is written straight into a shared-memory
+batch (:mod:`runtime.buffers`), so nothing large is pickled.  Unfused ops (and eager mode)
+keep running on threads: their decoded intermediates are too big to ship.
+
+Design:
+
+* Workers are plain ``python -m runtime.proclanes`` subprocesses that connect back over a
+  ``multiprocessing.connection`` socket with an auth key.  ``multiprocessing``'s spawn is not
+  used because it re-imports the user's ``__main__`` (a script without an
+  ``if __name__ == "__main__"`` guard would run twice).
+* Workers start in the background on first use; until they are connected, callers get
+  ``None`` from :func:`get_lanes` and use the thread pool, so nobody waits for the start.
+* One request at a time per worker; idle workers sit in a queue, so concurrent callers (two
+  compiled batches in flight) each get their own.
+* A worker inherits nothing: it imports the kernels afresh and runs them single-threaded
+  (torch intra-op threads = 1).  It ignores SIGINT (the parent handles Ctrl-C) and exits when
+  the parent closes its connection or dies.
+
+Enabled by default when the pool has more than one thread; ``NDD_PROCESS_LANES=0`` (or
+:func:`set_enabled(False)`) keeps everything on threads.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+
+__all__ = ["ProcessLanes", "get_lanes", "set_enabled", "enabled", "shutdown", "RemoteError",
+           "LaneDied"]
+
+
+class RemoteError(RuntimeError):
+    """A worker failed in a way that cannot be re-raised as the original exception type."""
+
+
+class LaneDied(RuntimeError):
+    """A worker process went away mid-call; callers redo the work on threads."""
+
+
+def _env_enabled() -> bool:
+    return os.environ.get("NDD_PROCESS_LANES", "1").strip().lower() not in ("0", "false", "no",
+                                                                           "off", "")
+
+
+_state = {"enabled": None, "lanes": None, "failed": False}
+_lock = threading.Lock()
+
+
+def set_enabled(flag: bool | None) -> None:
+    """Use process lanes or not from now on (``None``: as ``NDD_PROCESS_LANES`` says).
+
+    Running workers are kept (see :func:`shutdown`)."""
+    with _lock:
+        _state["enabled"] = None if flag is None else bool(flag)
+
+
+def enabled() -> bool:
+    flag = _state["enabled"]
+    return _env_enabled() if flag is None else flag
+
+
+class _Worker:
+    def __init__(self, index, proc, conn):
+        self.index = index
+        self.proc = proc
+        self.conn = conn
+
+
+class ProcessLanes:
+    """``n`` worker processes; :meth:`call` runs ``fn(*args)`` (a module-level function named
+    ``"module:qualname"``) on an idle one and returns its result.
+
+    Parameters
+    ----------
+    n : int
+        Number of worker processes (>= 1).
+    """
+
+    def __init__(self, n: int):
+        from multiprocessing.connection import Listener
+        self.n = int(n)
+        self._idle: queue.Queue = queue.Queue()
+        self._workers: list[_Worker] = []
+        self._closed = False
+        self.calls = 0
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self._dir = tempfile.mkdtemp(prefix="ndd-lanes-")
+        self._address = os.path.join(self._dir, "sock")
+        self._authkey = secrets.token_bytes(16)
+        self._listener = Listener(self._address, family="AF_UNIX", authkey=self._authkey)
+        self._starter = threading.Thread(target=self._start, name="ndd-lanes-start",
+                                         daemon=True)
+        self._starter.start()
+
+    def _start(self):
+        try:
+            env = dict(os.environ)
+            env["NDD_LANE_AUTHKEY"] = self._authkey.hex()
+            env["NDD_PROCESS_LANES"] = "0"      # a worker never starts lanes of its own
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
+                                        if env.get("PYTHONPATH") else "")
+            procs = [subprocess.Popen([sys.executable, "-m", "runtime.proclanes",
+                                       self._address], env=env, stdin=subprocess.DEVNULL)
+                     for _ in range(self.n)]
+            for proc in procs:
+                conn = self._listener.accept()
+                hello = conn.recv()
+                if hello != "ready":
+                    raise RuntimeError(f"process lane failed to start: {hello!r}")
+                w = _Worker(len(self._workers), proc, conn)
+                self._workers.append(w)
+                self._idle.put(w)
+            self.ready.set()
+        except BaseException as exc:  # noqa: BLE001 - callers fall back to threads
+            self.error = exc
+            _state["failed"] = True
+        finally:
+            try:
+                self._listener.close()
+            except OSError:
+                pass
+
+    def call(self, target: str, *args, shared=None):
+        """Run ``target(*args)`` in a worker; re-raise its exception here (same type).
+
+        ``shared=(pool, name)``: the call maps shared segment ``name`` of
+        :class:`runtime.buffers.SharedBufferPool` ``pool``, which is told so afterwards.
+        """
+        w = self._idle.get()
+        self.calls += 1
+        try:
+            w.conn.send((target, args))
+            ok, payload = w.conn.recv()
+            if shared is not None:
+                shared[0].mark_attached(shared[1], w.index, self.n)
+        except (EOFError, OSError) as exc:
+            self._closed = True
+            _state["failed"] = True
+            raise LaneDied(f"a process lane died while running {target}: {exc}") from exc
+        finally:
+            self._idle.put(w)
+        if ok:
+            return payload
+        raise _rebuild(*payload)
+
+    def close(self):
+        self._closed = True
+        for w in self._workers:
+            try:
+                w.conn.send(None)
+                w.conn.close()
+            except OSError:
+                pass
+        for w in self._workers:
+            try:
+                w.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                w.proc.kill()
+        self._workers.clear()
+        try:
+            os.rmdir(self._dir) if not os.path.exists(self._address) else None
+        except OSError:
+            pass
+
+
+def _rebuild(type_name: str, module: str, message: str, tb: str) -> BaseException:
+    """The worker's exception as the same builtin type when possible (message kept)."""
+    import builtins
+    cls = getattr(builtins, type_name, None) if module == "builtins" else None
+    if cls is None and module and type_name:
+        mod = sys.modules.get(module)
+        cls = getattr(mod, type_name, None) if mod is not None else None
+    exc = None
+    if isinstance(cls, type) and issubclass(cls, BaseException):
+        try:
+            exc = cls(message)
+        except Exception:  # noqa: BLE001
+            exc = None
+    if exc is None:
+        exc = RemoteError(f"{type_name}: {message}")
+    exc.__notes__ = [f"raised in a process lane:\n{tb}"]
+    return exc
+
+
+def get_lanes(n: int) -> ProcessLanes | None:
+    """The shared lanes once their workers are connected, else None (use threads meanwhile).
+
+    The first call starts ``n`` workers in the background.  Returns None when lanes are
+    disabled, ``n`` < 2, or the workers failed to start.
+    """
+    if n < 2 or _state["failed"] or not enabled():
+        return None
+    lanes = _state["lanes"]
+    if lanes is not None and lanes.n != n:      # ndd.set_num_threads changed the width
+        shutdown()
+        lanes = None
+    if lanes is None:
+        with _lock:
+            lanes = _state["lanes"]
+            if lanes is None and not _state["failed"]:
+                lanes = _state["lanes"] = ProcessLanes(n)
+    if lanes is None or not lanes.ready.is_set() or lanes._closed:
+        return None
+    return lanes
+
+
+def shutdown() -> None:
+    """Stop the workers (they restart on the next :func:`get_lanes`)."""
+    with _lock:
+        lanes, _state["lanes"] = _state["lanes"], None
+    if lanes is not None:
+        lanes.close()
+
+
+atexit.register(shutdown)
+
+
+# ------------------------------------------------------------------ worker side
+def _resolve(target: str):
+    import importlib
+    module, _, name = target.partition(":")
+    obj = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _serve(address: str) -> None:
+    import signal
+    from multiprocessing.connection import Client
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn = Client(address, family="AF_UNIX",
+                  authkey=bytes.fromhex(os.environ["NDD_LANE_AUTHKEY"]))
+    try:
+        from runtime.threadpool import configure_torch
+        configure_torch()
+        import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
+        conn.send("ready")
+    except BaseException as exc:  # noqa: BLE001
+        conn.send(f"import failed: {exc!r}")
+        return
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        target, args = msg
+        try:
+            result = (True, _resolve(target)(*args))
+        except BaseException as exc:  # noqa: BLE001 - sent back to the caller
+            result = (False, (type(exc).__name__, type(exc).__module__, str(exc),
+                              traceback.format_exc()))
+        try:
+            conn.send(result)
+        except (EOFError, OSError):
+            return
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])

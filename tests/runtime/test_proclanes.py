@@ -1,0 +1,126 @@
+"""Process lanes: fused nodes run in worker processes with the same results as on threads."""
+from __future__ import annotations
+
+import glob
+import os
+import time
+
+import numpy as np
+import pytest
+
+import ndd
+from runtime import proclanes
+from runtime.buffers import shared_pool
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+@pytest.fixture(scope="module")
+def lanes():
+    ndd.set_num_threads(2)
+    proclanes.set_enabled(True)
+    deadline = time.monotonic() + 180
+    while (got := proclanes.get_lanes(2)) is None:
+        state = proclanes._state
+        if state["failed"]:
+            pytest.fail(f"process lanes failed to start: {state['lanes'] and state['lanes'].error}")
+        if time.monotonic() > deadline:
+            pytest.fail("process lanes did not start within 180 s")
+        time.sleep(0.05)
+    yield got
+    proclanes.set_enabled(None)
+    proclanes.shutdown()
+
+
+def _train(jpegs):
+    imgs = ndd.decoders.image(jpegs)
+    imgs = ndd.random_resized_crop(imgs, size=(40, 40))
+    flip = ndd.random.coin_flip(batch_size=jpegs.batch_size, probability=0.5)
+    return ndd.crop_mirror_normalize(imgs, mirror=flip, mean=MEAN, std=STD,
+                                     output_layout="CHW")
+
+
+def _val(jpegs):
+    imgs = ndd.decoders.image(jpegs)
+    imgs = ndd.resize(imgs, resize_shorter=48)
+    return ndd.crop_mirror_normalize(imgs, crop=(40, 40), mean=MEAN, std=STD)
+
+
+def _ragged(jpegs):
+    """No crop: every sample keeps its own resized shape (no common batch array)."""
+    imgs = ndd.decoders.image(jpegs)
+    imgs = ndd.resize(imgs, resize_shorter=30)
+    return ndd.crop_mirror_normalize(imgs, mean=MEAN, std=STD)
+
+
+def _epoch(root, body, mode, on):
+    proclanes.set_enabled(on)
+    ndd.random.set_seed(9)
+    reader = ndd.readers.File(file_root=str(root), random_shuffle=True, seed=2)
+    out = []
+    ctx = ndd.EvalMode.deferred if mode == "deferred" else ndd.EvalMode.eager
+    with ctx:
+        for jpegs, _ in reader.next_epoch(batch_size=8, compile=mode == "compile"):
+            out.append([np.array(s) for s in body(jpegs).evaluate().tensors[:]]
+                       if body is _ragged else body(jpegs).torch().numpy().copy())
+    return out
+
+
+def test_call_runs_in_another_process_and_raises_the_same_type(lanes):
+    assert lanes.call("os:getpid") != os.getpid()
+    with pytest.raises(ValueError, match="math domain error"):
+        lanes.call("math:sqrt", -1.0)
+
+
+@pytest.mark.parametrize("body", [_train, _val, _ragged], ids=["train", "val", "ragged"])
+@pytest.mark.parametrize("mode", ["deferred", "compile"])
+def test_lanes_equal_threads_and_eager(sample_dataset, lanes, body, mode):
+    eager = _epoch(sample_dataset, body, "eager", False)
+    threads = _epoch(sample_dataset, body, mode, False)
+    before = lanes.calls
+    remote = _epoch(sample_dataset, body, mode, True)
+    assert lanes.calls > before, "the fused node did not run on the process lanes"
+    assert len(remote) == len(eager) == len(threads) > 3
+    for e, t, r in zip(eager, threads, remote):
+        for x, y, z in zip(e, t, r):
+            np.testing.assert_array_equal(x, z)
+            np.testing.assert_array_equal(y, z)
+
+
+def test_held_batches_are_not_overwritten(sample_dataset, lanes):
+    proclanes.set_enabled(True)
+    reader = ndd.readers.File(file_root=str(sample_dataset))
+    kept = []
+    hits = shared_pool.hits
+    with ndd.EvalMode.deferred:
+        for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=4)):
+            t = _train(jpegs).torch()
+            if k % 2 == 0:
+                kept.append((t, t.clone()))
+    for live, copy in kept:
+        assert (live == copy).all()
+    assert shared_pool.hits > hits, "shared batch buffers were never recycled"
+
+
+def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, lanes):
+    proclanes.set_enabled(True)
+    src = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:7]
+    (tmp_path / "a").mkdir()
+    for k, f in enumerate(src):
+        (tmp_path / "a" / f"{k}.jpg").write_bytes(open(f, "rb").read())
+    (tmp_path / "a" / "7.jpg").write_bytes(b"\xff\xd8 not a jpeg at all")
+    reader = ndd.readers.File(file_root=str(tmp_path))
+    before = lanes.calls
+    with pytest.raises(Exception) as info:
+        with ndd.EvalMode.deferred:
+            for jpegs, _ in reader.next_epoch(batch_size=8):
+                _train(jpegs).evaluate()
+    assert lanes.calls > before
+    msg = str(info.value)
+    assert "decoders.image" in msg and "7.jpg" in msg, msg
+
+
+def test_segments_are_unlinked(lanes):
+    shared_pool.clear()
+    assert glob.glob(f"/dev/shm/ndd-{os.getpid()}-*") == []
