@@ -11,10 +11,10 @@ keep running on threads: their decoded intermediates are too big to ship.
 
 Design:
 
-* Workers are plain ``python -m runtime.proclanes`` subprocesses that connect back over a
-  ``multiprocessing.connection`` socket with an auth key.  ``multiprocessing``'s spawn is not
-  used because it re-imports the user's ``__main__`` (a script without an
-  ``if __name__ == "__main__"`` guard would run twice).
+* Workers are plain ``python -m runtime.proclanes`` subprocesses, each talking over its own
+  ``socketpair`` (``multiprocessing.connection.Connection`` framing; nobody else can connect).
+  ``multiprocessing``'s spawn is not used because it re-imports the user's ``__main__`` (a
+  script without an ``if __name__ == "__main__"`` guard would run twice).
 * Workers start in the background on first use; until they are connected, callers get
   ``None`` from :func:`get_lanes` and use the thread pool, so nobody waits for the start.
 * One request at a time per worker; idle workers sit in a queue, so concurrent callers (two
@@ -31,10 +31,8 @@ from __future__ import annotations
 import atexit
 import os
 import queue
-import secrets
 import subprocess
 import sys
-import tempfile
 import threading
 import traceback
 
@@ -55,6 +53,7 @@ def _env_enabled() -> bool:
                                                                            "off", "")
 
 
+_START_TIMEOUT_S = 120
 _state = {"enabled": None, "lanes": None, "failed": False}
 _lock = threading.Lock()
 
@@ -90,7 +89,6 @@ class ProcessLanes:
     """
 
     def __init__(self, n: int):
-        from multiprocessing.connection import Listener
         self.n = int(n)
         self._idle: queue.Queue = queue.Queue()
         self._workers: list[_Worker] = []
@@ -98,30 +96,34 @@ class ProcessLanes:
         self.calls = 0
         self.ready = threading.Event()
         self.error: BaseException | None = None
-        self._dir = tempfile.mkdtemp(prefix="ndd-lanes-")
-        self._address = os.path.join(self._dir, "sock")
-        self._authkey = secrets.token_bytes(16)
-        self._listener = Listener(self._address, family="AF_UNIX", authkey=self._authkey)
         self._starter = threading.Thread(target=self._start, name="ndd-lanes-start",
                                          daemon=True)
         self._starter.start()
 
     def _start(self):
+        import socket
+        from multiprocessing.connection import Connection
         try:
             env = dict(os.environ)
-            env["NDD_LANE_AUTHKEY"] = self._authkey.hex()
             env["NDD_PROCESS_LANES"] = "0"      # a worker never starts lanes of its own
             root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
             env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
                                         if env.get("PYTHONPATH") else "")
-            procs = [subprocess.Popen([sys.executable, "-m", "runtime.proclanes",
-                                       self._address], env=env, stdin=subprocess.DEVNULL)
-                     for _ in range(self.n)]
-            for proc in procs:
-                conn = self._listener.accept()
+            pending = []
+            for _ in range(self.n):
+                mine, theirs = socket.socketpair()
+                proc = subprocess.Popen([sys.executable, "-m", "runtime.proclanes",
+                                         str(theirs.fileno())], env=env,
+                                        stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
+                theirs.close()
+                pending.append((proc, Connection(mine.detach())))
+            for proc, conn in pending:
+                if not conn.poll(_START_TIMEOUT_S):
+                    raise RuntimeError(f"a process lane did not start within "
+                                       f"{_START_TIMEOUT_S} s (exit code {proc.poll()})")
                 hello = conn.recv()
                 if hello != "ready":
-                    raise RuntimeError(f"process lane failed to start: {hello!r}")
+                    raise RuntimeError(f"a process lane failed to start: {hello}")
                 w = _Worker(len(self._workers), proc, conn)
                 self._workers.append(w)
                 self._idle.put(w)
@@ -129,11 +131,9 @@ class ProcessLanes:
         except BaseException as exc:  # noqa: BLE001 - callers fall back to threads
             self.error = exc
             _state["failed"] = True
-        finally:
-            try:
-                self._listener.close()
-            except OSError:
-                pass
+            for proc, _ in locals().get("pending", []):
+                if proc.poll() is None:
+                    proc.kill()
 
     def call(self, target: str, *args, shared=None):
         """Run ``target(*args)`` in a worker; re-raise its exception here (same type).
@@ -172,10 +172,6 @@ class ProcessLanes:
             except subprocess.TimeoutExpired:
                 w.proc.kill()
         self._workers.clear()
-        try:
-            os.rmdir(self._dir) if not os.path.exists(self._address) else None
-        except OSError:
-            pass
 
 
 def _rebuild(type_name: str, module: str, message: str, tb: str) -> BaseException:
@@ -240,12 +236,11 @@ def _resolve(target: str):
     return obj
 
 
-def _serve(address: str) -> None:
+def _serve(fd: int) -> None:
     import signal
-    from multiprocessing.connection import Client
+    from multiprocessing.connection import Connection
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    conn = Client(address, family="AF_UNIX",
-                  authkey=bytes.fromhex(os.environ["NDD_LANE_AUTHKEY"]))
+    conn = Connection(fd)
     try:
         from runtime.threadpool import configure_torch
         configure_torch()
@@ -274,4 +269,4 @@ def _serve(address: str) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    _serve(int(sys.argv[1]))

@@ -124,3 +124,23 @@ def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, lane
 def test_segments_are_unlinked(lanes):
     shared_pool.clear()
     assert glob.glob(f"/dev/shm/ndd-{os.getpid()}-*") == []
+
+
+def test_workers_that_cannot_start_turn_lanes_off(monkeypatch):
+    import sys
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    monkeypatch.setitem(proclanes._state, "failed", False)
+    private = proclanes.ProcessLanes(1)
+    private._starter.join(timeout=60)
+    assert not private.ready.is_set()
+    assert private.error is not None and proclanes._state["failed"]
+
+
+def test_a_worker_that_dies_raises_lane_died(monkeypatch):
+    monkeypatch.setitem(proclanes._state, "failed", False)
+    private = proclanes.ProcessLanes(1)
+    assert private.ready.wait(180), private.error
+    with pytest.raises(proclanes.LaneDied):
+        private.call("os:_exit", 3)
+    assert proclanes._state["failed"]
+    private.close()
