@@ -56,6 +56,54 @@ class Runner:
         return n, time.perf_counter() - t0
 
 
+class _GraphAPI:
+    """The dynamic-mode names a bench pipeline uses, mapped onto DALI's graph API
+    (``nvidia.dali.fn``), so the same pipeline function defines a DALI pipeline."""
+
+    def __init__(self, fn, types):
+        import types as pytypes
+        self.decoders = fn.decoders
+        self.resize = fn.resize
+        self.random_resized_crop = fn.random_resized_crop
+        self.crop_mirror_normalize = fn.crop_mirror_normalize
+        self.float32 = types.FLOAT
+        # batch_size is an argument of dynamic-mode random ops only; the pipeline knows it.
+        self.random = pytypes.SimpleNamespace(
+            coin_flip=lambda batch_size=None, **kw: fn.random.coin_flip(**kw))
+
+
+class PipelineRunner:
+    """DALI's pipeline mode (``@pipeline_def``, its own prefetching executor) running the same
+    pipeline function through :class:`_GraphAPI`; an epoch is ``ceil(images / batch)``
+    iterations of ``Pipeline.run()``, counted as the images in them."""
+
+    def __init__(self, name, fn, data, batch_size, num_threads):
+        from nvidia.dali import fn as dfn
+        from nvidia.dali import pipeline_def, types
+        api = _GraphAPI(dfn, types)
+
+        @pipeline_def(batch_size=batch_size, num_threads=num_threads, device_id=None,
+                      exec_dynamic=True)
+        def graph():
+            jpegs, labels = dfn.readers.file(file_root=data, random_shuffle=False,
+                                             name="Reader")
+            jpegs.batch_size = batch_size
+            return fn(api, jpegs), labels
+
+        self.name = name
+        self.batch_size = batch_size
+        self.pipe = graph()
+        self.pipe.build()
+        self.images = self.pipe.epoch_size("Reader")
+
+    def epoch(self) -> tuple[int, float]:
+        steps = -(-self.images // self.batch_size)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            self.pipe.run()
+        return steps * self.batch_size, time.perf_counter() - t0
+
+
 def _image_count(folder) -> int:
     return sum(1 for p in pathlib.Path(folder).rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
 
@@ -107,7 +155,8 @@ def validate(ns) -> tuple[list[str], list[str]]:
 
 
 def make_runners(ns, modes, compare, data, fn):
-    """Runners for the ndd modes, then DALI's (eager, capture) when asked and installed."""
+    """Runners for the ndd modes, then DALI's (eager, capture, pipeline) when asked and
+    installed."""
     import ndd
     if ns.threads is not None:
         ndd.set_num_threads(ns.threads)
@@ -123,6 +172,11 @@ def make_runners(ns, modes, compare, data, fn):
                 dali.set_num_threads(ns.threads)
             runners.append(Runner("dali-eager", dali, fn, data, ns.batch_size, "eager"))
             runners.append(Runner("dali-capture", dali, fn, data, ns.batch_size, "capture"))
+            try:
+                runners.append(PipelineRunner("dali-pipeline", fn, data, ns.batch_size,
+                                              ns.threads or ndd.get_num_threads()))
+            except Exception as exc:  # noqa: BLE001 - the other modes still run
+                skipped["dali-pipeline"] = f"could not build ({type(exc).__name__}: {exc})"
     if "torchvision" in compare:
         skipped["torchvision"] = "not supported by this version of ndd bench"
         try:

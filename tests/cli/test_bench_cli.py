@@ -66,7 +66,8 @@ def test_bench_compare_dali(data, capsys):
     pytest.importorskip("nvidia.dali")
     assert main(["bench", "--pipeline", "decode", "--mode", "eager", "--compare", "dali",
                  "--data", str(data), "--batch-size", "3", "--epochs", "1", "--warmup", "0"]) == 0
-    assert list(_rows(capsys.readouterr().out)) == ["eager", "dali-eager", "dali-capture"]
+    assert list(_rows(capsys.readouterr().out)) == ["eager", "dali-eager", "dali-capture",
+                                                    "dali-pipeline"]
 
 
 @pytest.mark.parametrize("extra, msg", [
