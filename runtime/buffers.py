@@ -204,7 +204,7 @@ atexit.register(shared_pool.clear)
 
 def attach_shared(name: str, shape, dtype, _cache={}) -> np.ndarray:
     """In a worker process: the array of segment ``name`` (mapped once, cached by name; at
-    most 32 mappings are kept)."""
+    most 16 mappings are kept, more than the pool's live segments of one size)."""
     import mmap
     dt = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
@@ -214,6 +214,6 @@ def attach_shared(name: str, shape, dtype, _cache={}) -> np.ndarray:
         with open(os.path.join(_SHM_DIR, name), "r+b") as f:
             m = mmap.mmap(f.fileno(), 0)
         base = _cache[name] = np.frombuffer(m, np.uint8)
-        while len(_cache) > 32:
+        while len(_cache) > 16:
             _cache.pop(next(iter(_cache)))
     return base[:nbytes].view(dt).reshape(shape)

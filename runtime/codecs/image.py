@@ -22,7 +22,8 @@ from .exif import orientation_swaps_axes, read_orientation
 from .formats import diagnose_failure, first_bytes_hex, sniff_format
 from .pillow_backend import decode_pillow, file_channels, open_header
 
-__all__ = ["decode", "peek_shape", "image_info", "ImageInfo", "OUTPUT_TYPES", "DecodeError"]
+__all__ = ["decode", "peek_shape", "image_info", "parse_image", "ParsedImage", "ImageInfo",
+           "OUTPUT_TYPES", "DecodeError"]
 
 #: DALI's ``DALIImageType`` names accepted as ``output_type``.
 OUTPUT_TYPES = ("RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA")
@@ -77,6 +78,8 @@ def _as_buffer(data, sample):
 
 
 def _check_output_type(output_type):
+    if output_type.__class__ is str and output_type in OUTPUT_TYPES:    # the common case
+        return output_type
     name = getattr(output_type, "name", output_type)
     if isinstance(name, str):
         for ot in OUTPUT_TYPES:
@@ -87,6 +90,8 @@ def _check_output_type(output_type):
 
 
 def _check_dtype(dtype):
+    if dtype.__class__ is str and dtype in _DTYPE_ALIASES:              # the common case
+        return _DTYPE_ALIASES[dtype]
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
     if name is None:
         try:
@@ -99,13 +104,20 @@ def _check_dtype(dtype):
     return _DTYPE_ALIASES[key]
 
 
-class _Source:
-    """A parsed stream: nvImageCodec ``CodeStream`` when it can read it, else a Pillow header."""
+class ParsedImage:
+    """A parsed stream: nvImageCodec ``CodeStream`` when it can read it, else a Pillow header.
 
-    __slots__ = ("buf", "stream", "pil", "fmt")
+    Made by :func:`parse_image`; :func:`decode`, :func:`image_info` and :func:`peek_shape`
+    accept it in place of the encoded bytes so that a header read once (e.g. to place a crop
+    window) is not parsed again by the decode.  Its header facts (:meth:`info`) are computed
+    once.  Not meant to be shared between threads.
+    """
+
+    __slots__ = ("buf", "stream", "pil", "fmt", "_info")
 
     def __init__(self, buf, sample):
         self.buf = buf
+        self._info = None
         self.stream = nvb.parse(buf) if nvb.available() else None
         self.pil = None
         if self.stream is not None:
@@ -123,6 +135,12 @@ class _Source:
         self.fmt = (self.pil.format or "unknown").lower()
 
     def info(self):
+        """The :class:`ImageInfo` of the stream (read once, then reused)."""
+        if self._info is None:
+            self._info = self._read_info()
+        return self._info
+
+    def _read_info(self):
         if self.stream is not None:
             s = self.stream
             h, w, c = s.height, s.width, s.num_channels
@@ -137,6 +155,42 @@ class _Source:
         if orientation_swaps_axes(orientation):
             h, w = w, h
         return ImageInfo(int(h), int(w), int(c), self.fmt, orientation, depth)
+
+
+_Source = ParsedImage
+
+
+def _source(data, sample) -> ParsedImage:
+    """``data`` itself when already parsed, else the parsed encoded bytes."""
+    if data.__class__ is ParsedImage:
+        return data
+    return ParsedImage(_as_buffer(data, sample), sample)
+
+
+def parse_image(data, sample=None) -> ParsedImage:
+    """Parse an encoded image's header once, for :func:`image_info` and :func:`decode`.
+
+    Parameters
+    ----------
+    data : bytes or numpy.ndarray or ParsedImage
+        The encoded file: bytes, or a 1-D uint8 array (kept alive by the result).
+    sample : str, optional
+        Names the sample in error messages.
+
+    Returns
+    -------
+    ParsedImage
+        Pass it as ``data`` to :func:`decode` / :func:`image_info` / :func:`peek_shape`: the
+        results are exactly those for the bytes, without parsing the header again.
+
+    Raises
+    ------
+    DecodeError
+        Empty or unrecognised data, or an unreadable header.
+    TypeError
+        ``data`` of the wrong type.
+    """
+    return _source(data, sample)
 
 
 def _check_roi(roi, height, width, sample):
@@ -186,8 +240,8 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
 
     Parameters
     ----------
-    data : bytes or numpy.ndarray
-        The encoded file: bytes, or a 1-D uint8 array.
+    data : bytes or numpy.ndarray or ParsedImage
+        The encoded file: bytes, or a 1-D uint8 array, or its :func:`parse_image`.
     output_type : str
         DALI ``DALIImageType`` name (or an enum with that ``.name``): ``"RGB"``, ``"BGR"``,
         ``"GRAY"`` (full-range luma; libjpeg-turbo's Y for JPEG), ``"YCbCr"`` (studio-range
@@ -222,8 +276,8 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
     """
     output_type = _check_output_type(output_type)
     dtype = _check_dtype(dtype)
-    buf = _as_buffer(data, sample)
-    src = _Source(buf, sample)
+    src = _source(data, sample)
+    buf = src.buf
     if roi is not None:
         if adjust_orientation:
             info = src.info()
@@ -259,8 +313,8 @@ def image_info(data, sample=None):
 
     Parameters
     ----------
-    data : bytes or numpy.ndarray
-        The encoded file: bytes, or a 1-D uint8 array.
+    data : bytes or numpy.ndarray or ParsedImage
+        The encoded file: bytes, or a 1-D uint8 array, or its :func:`parse_image`.
     sample : str, optional
         Names the sample in error messages.
 
@@ -274,8 +328,7 @@ def image_info(data, sample=None):
     DecodeError
         Empty or unrecognised data, or an unreadable header.
     """
-    buf = _as_buffer(data, sample)
-    return _Source(buf, sample).info()
+    return _source(data, sample).info()
 
 
 def peek_shape(data, sample=None, image_type="RGB", adjust_orientation=True):
@@ -283,8 +336,8 @@ def peek_shape(data, sample=None, image_type="RGB", adjust_orientation=True):
 
     Parameters
     ----------
-    data : bytes or numpy.ndarray
-        The encoded file: bytes, or a 1-D uint8 array.
+    data : bytes or numpy.ndarray or ParsedImage
+        The encoded file: bytes, or a 1-D uint8 array, or its :func:`parse_image`.
     sample : str, optional
         Names the sample in error messages.
     image_type : str
@@ -305,8 +358,7 @@ def peek_shape(data, sample=None, image_type="RGB", adjust_orientation=True):
         Empty or unrecognised data, or an unreadable header.
     """
     image_type = _check_output_type(image_type)
-    buf = _as_buffer(data, sample)
-    src = _Source(buf, sample)
+    src = _source(data, sample)
     info = src.info()
     h, w = (info.height, info.width) if adjust_orientation else _raw_size(src)
     if image_type == "GRAY":

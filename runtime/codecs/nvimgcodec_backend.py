@@ -79,10 +79,34 @@ def parse(buf):
     return stream
 
 
+_CMYK_SPECS = None
+
+
 def is_cmyk(stream):
     """True when the stream stores CMYK or YCCK samples."""
-    nv = _nvimgcodec()
-    return stream.color_spec in (nv.ColorSpec.CMYK, nv.ColorSpec.YCCK)
+    global _CMYK_SPECS
+    if _CMYK_SPECS is None:
+        nv = _nvimgcodec()
+        _CMYK_SPECS = (nv.ColorSpec.CMYK, nv.ColorSpec.YCCK)
+    return stream.color_spec in _CMYK_SPECS
+
+
+def _decode_params(mode, native_depth, adjust_orientation):
+    """The calling thread's ``DecodeParams`` for these settings (made once per thread)."""
+    cache = getattr(_local, "params", None)
+    if cache is None:
+        cache = _local.params = {}
+    key = (mode, bool(native_depth), bool(adjust_orientation))
+    params = cache.get(key)
+    if params is None:
+        nv = _nvimgcodec()
+        spec = {"RGB": nv.ColorSpec.SRGB, "BGR": nv.ColorSpec.SRGB, "GRAY": nv.ColorSpec.GRAY,
+                "UNCHANGED": nv.ColorSpec.UNCHANGED}[mode]
+        fmt = nv.SampleFormat.I_BGR if mode == "BGR" else nv.SampleFormat.I_AUTO_COMPONENTS
+        params = cache[key] = nv.DecodeParams(apply_exif_orientation=bool(adjust_orientation),
+                                              color_spec=spec, allow_any_depth=bool(native_depth),
+                                              sample_format=fmt)
+    return params
 
 
 def decode_stream(stream, mode, roi=None, native_depth=False, adjust_orientation=True):
@@ -108,14 +132,9 @@ def decode_stream(stream, mode, roi=None, native_depth=False, adjust_orientation
     numpy.ndarray or None
         C-contiguous array, layout HWC; None when the codec failed to decode the stream.
     """
-    nv = _nvimgcodec()
-    spec = {"RGB": nv.ColorSpec.SRGB, "BGR": nv.ColorSpec.SRGB, "GRAY": nv.ColorSpec.GRAY,
-            "UNCHANGED": nv.ColorSpec.UNCHANGED}[mode]
-    fmt = nv.SampleFormat.I_BGR if mode == "BGR" else nv.SampleFormat.I_AUTO_COMPONENTS
-    params = nv.DecodeParams(apply_exif_orientation=adjust_orientation, color_spec=spec,
-                             allow_any_depth=native_depth, sample_format=fmt)
+    params = _decode_params(mode, native_depth, adjust_orientation)
     if roi is not None:
-        stream = stream.get_sub_code_stream(region=nv.Region(*[int(v) for v in roi]))
+        stream = stream.get_sub_code_stream(region=_nvimgcodec().Region(*[int(v) for v in roi]))
     try:
         image = _decoder().decode(stream, params=params)
     except (RuntimeError, ValueError):

@@ -35,7 +35,7 @@ def _sample_name(inputs, i):
 # ------------------------------------------------------------------ decoders
 def _decode_kernel(window_fn):
     def kernel(ctx, inputs, args):
-        from runtime.codecs.image import decode, image_info
+        from runtime.codecs.image import decode, parse_image
         from runtime.kernels.registry import sample_args
         data = inputs[0]
 
@@ -43,10 +43,12 @@ def _decode_kernel(window_fn):
             a = sample_args(ctx, args, i)
             name = _sample_name(data, i)
             roi = None
+            x = data[i]
             if window_fn is not None:
-                info = image_info(data[i], sample=name)
+                x = parse_image(x, sample=name)     # the decode reuses the parsed header
+                info = x.info()
                 roi = window_fn((info.height, info.width), a, i)
-            return decode(data[i], output_type=a.get("output_type", "RGB"), roi=roi,
+            return decode(x, output_type=a.get("output_type", "RGB"), roi=roi,
                           dtype=a.get("dtype", "uint8"), sample=name,
                           adjust_orientation=a.get("adjust_orientation", True))
         return [ctx.pool.map(one, ctx.batch_size)]
@@ -112,7 +114,8 @@ def _slice_roi(in_hw, a, i, anchor=None, shape=None):
 
 def _random_roi(in_hw, a, i):
     from runtime.kernels.cpu.crop_window import random_crop_window
-    rng = np.random.default_rng(a["_seeds"][i])
+    from runtime.kernels.cpu.random import sample_rng
+    rng = sample_rng(a["_seeds"], i)
     y0, x0, h, w = random_crop_window(in_hw, rng, random_area=a["random_area"],
                                       random_aspect_ratio=a["random_aspect_ratio"],
                                       num_attempts=a["num_attempts"])
@@ -126,7 +129,7 @@ register("decoders.image_random_crop")(_decode_kernel(_random_roi))
 
 @register("decoders.image_slice")
 def _image_slice(ctx, inputs, args):
-    from runtime.codecs.image import decode, image_info
+    from runtime.codecs.image import decode, parse_image
     from runtime.kernels.registry import sample_args
     data = inputs[0]
     anchors = inputs[1] if len(inputs) > 1 else None
@@ -135,11 +138,12 @@ def _image_slice(ctx, inputs, args):
     def one(i):
         a = sample_args(ctx, args, i)
         name = _sample_name(data, i)
-        info = image_info(data[i], sample=name)
+        x = parse_image(data[i], sample=name)     # the decode reuses the parsed header
+        info = x.info()
         anc = None if anchors is None else anchors[i if len(anchors) > 1 else 0].tolist()
         shp = None if shapes is None else shapes[i if len(shapes) > 1 else 0].tolist()
         roi = _slice_roi((info.height, info.width), a, i, anc, shp)
-        return decode(data[i], output_type=a.get("output_type", "RGB"), roi=roi,
+        return decode(x, output_type=a.get("output_type", "RGB"), roi=roi,
                       dtype=a.get("dtype", "uint8"), sample=name,
                       adjust_orientation=a.get("adjust_orientation", True))
     return [ctx.pool.map(one, ctx.batch_size)]
@@ -191,7 +195,8 @@ def _rrc(ctx, ins, a, i):
     layout = _layout(ctx)
     img = ins[0]
     in_hw = img.shape[:2] if layout in ("HWC", "HW") else img.shape[1:3]
-    rng = np.random.default_rng(a["_seeds"][i])
+    from runtime.kernels.cpu.random import sample_rng
+    rng = sample_rng(a["_seeds"], i)
     y0, x0, h, w = random_crop_window(in_hw, rng, random_area=a["random_area"],
                                       random_aspect_ratio=a["random_aspect_ratio"],
                                       num_attempts=a["num_attempts"])

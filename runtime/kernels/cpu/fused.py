@@ -185,7 +185,7 @@ _local = threading.local()
 
 def _canvas(shape, dtype) -> np.ndarray:
     """A ``shape`` array of ``dtype`` for the calling thread (contents undefined)."""
-    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes > _CANVAS_KEEP:
         return np.empty(shape, dtype)
     buf = getattr(_local, "canvas", None)
@@ -203,12 +203,14 @@ def rrc_plan(data, name, a, i):
     only the region read (:func:`_roi_region`; ``roi`` None: the whole image) and
     ``_roi_finish(part, *finish)`` gives the HWC result of ``random_resized_crop(decode(data))``.
     """
-    from runtime.codecs.image import image_info
+    from runtime.codecs.image import parse_image
     from runtime.kernels.cpu.crop_window import random_crop_window
+    from runtime.kernels.cpu.random import sample_rng
     from runtime.kernels.cpu.resize_params import resize_output_shape
-    info = image_info(data, sample=name)
+    data = parse_image(data, sample=name)      # parsed once: decode reuses the header
+    info = data.info()
     H, W = info.height, info.width
-    rng = np.random.default_rng(a["_seeds"][i])
+    rng = sample_rng(a["_seeds"], i)
     y0, x0, h, w = random_crop_window((H, W), rng, random_area=a["rrc.random_area"],
                                       random_aspect_ratio=a["rrc.random_aspect_ratio"],
                                       num_attempts=a["rrc.num_attempts"])
@@ -237,7 +239,7 @@ def _front_decode(ctx, inputs, args, i):
     layout = "HWC" if stages[0] == "decode" else _layout(ctx.in_metas[0])
     window, finish, k = None, None, 0
     if stages[0] == "decode":
-        from runtime.codecs.image import decode, image_info
+        from runtime.codecs.image import decode, parse_image
         from runtime.kernels.cpu.cmn import cmn_window_from_crop
         name = _sample_name(data, i)
         dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
@@ -245,7 +247,8 @@ def _front_decode(ctx, inputs, args, i):
         if nxt == "rrc":
             (x, finish), k = rrc_plan(x, name, a, i), 2
         elif nxt == "cmn":
-            info = image_info(x, sample=name)
+            x = parse_image(x, sample=name)    # parsed once: decode reuses the header
+            info = x.info()
             y0, x0, h, w = cmn_window_from_crop((info.height, info.width),
                                                 **_stage(a, "cmn", _CROP))
             x = decode(x, roi=(y0, x0, y0 + h, x0 + w), sample=name, **dec)
@@ -265,8 +268,9 @@ def _front_rest(state, i):
     for st in a["stages"][k:]:
         if st == "rrc":
             from runtime.kernels.cpu.crop_window import random_crop_window
+            from runtime.kernels.cpu.random import sample_rng
             in_hw = x.shape[:2] if layout in ("HWC", "HW") else x.shape[1:3]
-            rng = np.random.default_rng(a["_seeds"][i])
+            rng = sample_rng(a["_seeds"], i)
             y0, x0, h, w = random_crop_window(in_hw, rng, random_area=a["rrc.random_area"],
                                               random_aspect_ratio=a["rrc.random_aspect_ratio"],
                                               num_attempts=a["rrc.num_attempts"])
