@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from runtime.kernels.cpu import resize as R
-from runtime.kernels.cpu.resize import resample
+from runtime.kernels.cpu.resize import resample, resize
 from runtime.kernels.cpu.resize_params import resize_output_shape
 
 torch.set_num_threads(1)
@@ -219,3 +219,157 @@ def test_oracle_portrait_resize_shorter():
             ref = np.asarray(dalidyn.resize(t, **kw))
             assert ours.shape == ref.shape
             assert np.abs(ours.astype(int) - ref).max() <= 1, kw
+
+
+# --- fractional W window (landscape resize_shorter, subpixel_scale): resize_frac.frac_uint8 --
+
+from runtime.kernels.cpu import resize_frac as RF  # noqa: E402
+
+
+def _exact(img, p, kind="linear", aa=True):
+    """float64 separable sum straight from DALI's taps (independent of both paths)."""
+    iy, wy = R._axis_taps(img.shape[0], p.out_h, p.y0, p.y1, kind, aa, True)
+    ix, wx = R._axis_taps(img.shape[1], p.out_w, p.x0, p.x1, kind, aa, False)
+    f = img.astype(np.float64)
+    rows = np.einsum("ok,okwc->owc", wy.astype(np.float64), f[iy])
+    return np.floor(np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix]) + 0.5)
+
+
+_FRAC_CASES = [dict(resize_shorter=256), dict(resize_shorter=150), dict(resize_shorter=97),
+               dict(resize_shorter=700), dict(size=(150.5, 201.3)),
+               dict(size=(120, 170), roi_start=(10.5, 3.25), roi_end=(300.75, 400.5)),
+               dict(size=(100, 90), roi_start=(250, 400.5), roi_end=(20, 30)),      # flips
+               dict(size=(64, 333), roi_start=(0, 420.2), roi_end=(300, 10.9)),
+               dict(resize_x=211.7, resize_y=97)]
+
+
+@pytest.mark.parametrize("kind, aa", [("linear", True), ("triangular", True),
+                                      ("linear", False)])
+def test_frac_path_within_one_of_reference(kind, aa, monkeypatch):
+    calls = []
+    real = R.frac_uint8
+
+    def spy(*args):
+        res = real(*args)
+        calls.append(res is not None)
+        return res
+    monkeypatch.setattr(R, "frac_uint8", spy)
+    for img in _photos():            # landscape (astronaut is square: H and W both exact)
+        for kw in _FRAC_CASES:
+            p = resize_output_shape(img.shape[:2], **kw)
+            got = resample(img, p, interp_type=kind, antialias=aa)
+            ref = _reference(img, p, kind, aa)
+            assert got.shape == ref.shape == (p.out_h, p.out_w, 3) and got.dtype == np.uint8
+            assert np.abs(got.astype(int) - ref).max() <= 1, kw
+            assert np.abs(got - _exact(img, p, kind, aa)).max() <= 1, kw
+    assert sum(calls) >= 10          # the fractional path really ran
+
+
+def test_frac_path_input_strides_and_determinism():
+    img = _photos()[1]
+    p = resize_output_shape(img.shape[:2], resize_shorter=201)
+    base = RF.frac_uint8(img, p.out_h, p.out_w, p, "linear", "linear", True)
+    assert base is not None and base.flags.c_contiguous and base.flags.writeable
+    assert np.array_equal(base, resample(img, p))
+    # a strided view, a negatively strided view and a read-only input: same results
+    wide = np.zeros((img.shape[0], img.shape[1] * 2, 3), np.uint8)
+    wide[:, ::2] = img
+    view = wide[:, ::2]
+    assert np.array_equal(RF.frac_uint8(view, p.out_h, p.out_w, p, "linear", "linear", True),
+                          base)
+    flipped = img[::-1, ::-1]                              # negative strides
+    q = resize_output_shape(img.shape[:2], size=(150.5, 201.3))
+    assert np.array_equal(resample(flipped, q), resample(np.ascontiguousarray(flipped), q))
+    ro = img.copy()
+    ro.setflags(write=False)
+    assert np.array_equal(resample(ro, p), base)
+
+
+def test_frac_path_reads_only_its_support():
+    img = _photos()[2]
+    h, w = img.shape[:2]
+    for kw in (dict(resize_shorter=256), dict(size=(150.5, 201.3)),
+               dict(size=(90, 120), roi_start=(20.5, 30.25), roi_end=(200.5, 330.75))):
+        p = resize_output_shape((h, w), **kw)
+        base = resample(img, p)
+        iy, _ = R._axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
+        ix, _ = R._axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
+        noisy = np.random.default_rng(6).integers(0, 256, img.shape, dtype=np.uint8)
+        y0, y1, x0, x1 = iy.min(), iy.max() + 1, ix.min(), ix.max() + 1
+        noisy[y0:y1, x0:x1] = img[y0:y1, x0:x1]
+        assert np.array_equal(resample(noisy, p), base), kw
+
+
+def test_frac_path_threads_give_the_same_results():
+    from concurrent.futures import ThreadPoolExecutor
+    img = _photos()[1]
+    params = [resize_output_shape(img.shape[:2], resize_shorter=s) for s in range(180, 260, 5)]
+    seq = [resample(img, p) for p in params]
+    with ThreadPoolExecutor(2) as ex:
+        par = list(ex.map(lambda p: resample(img, p), params))
+    assert all(np.array_equal(a, b) for a, b in zip(seq, par))
+
+
+def test_frac_path_declines_other_filters_and_channels():
+    img = _photos()[1]
+    p = resize_output_shape(img.shape[:2], resize_shorter=200)
+    assert RF.frac_uint8(img, p.out_h, p.out_w, p, "cubic", "linear", True) is None
+    assert RF.frac_uint8(img[..., :1], p.out_h, p.out_w, p, "linear", "linear", True) is None
+    four = np.concatenate([img, img[..., :1]], axis=2)
+    assert RF.frac_uint8(four, p.out_h, p.out_w, p, "linear", "linear", True) is None
+    # those still resize (float32 path), within 1 of the independent sum
+    got = resample(four, p)
+    assert np.abs(got[..., :3] - _exact(img, p)).max() <= 1
+
+
+def test_pixel_transposes_exact():
+    rng = np.random.default_rng(7)
+    for h, w in ((1, 1), (1, 5), (4, 1), (3, 7), (16, 9)):
+        px = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        flat = np.concatenate([px.reshape(-1), [rng.integers(0, 256)]]).astype(np.uint8)
+        quads = RF._pixel_transpose(flat, h, w).view(np.uint8).reshape(w, h, 4)
+        assert np.array_equal(quads[..., :3], px.transpose(1, 0, 2))
+        back = RF._unpack_transpose(np.ascontiguousarray(quads))
+        assert back.shape == (h, w, 3) and np.array_equal(back, px)
+
+
+def test_rows_pass_rounds_half_up_hand_computed():
+    # two source rows [10, 20] and [11, 250]; weights (0.25, 0.75) and (0.5, 0.5)
+    bags = RF.Bags(np.array([[0, 1], [0, 1]]), np.array([[0.25, 0.75], [0.5, 0.5]],
+                                                        np.float32), 2)
+    table = RF.row_table(np.array([[10, 20], [11, 250]], np.uint8))
+    out = np.empty((2, 2), np.uint8)
+    RF.rows_pass_u8(table, bags, out)
+    # 0.25*10+0.75*11 = 10.75 -> 11; 0.25*20+0.75*250 = 192.5 -> 193 (half up);
+    # 0.5*10+0.5*11 = 10.5 -> 11; 0.5*20+0.5*250 = 135
+    assert out.tolist() == [[11, 193], [11, 135]]
+
+
+@pytest.mark.oracle
+def test_oracle_frac_windows():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    for img in (_photos()[2], np.ascontiguousarray(_photos()[1][:250])):
+        t = dalidyn.as_tensor(img, layout="HWC")
+        for kw in (dict(resize_shorter=256), dict(resize_shorter=113),
+                   dict(size=(150.5, 201.3)),
+                   dict(size=(100, 90), roi_start=(250, 380.5), roi_end=(20, 30)),
+                   dict(resize_x=211.7, resize_y=97, antialias=False)):
+            ours = resize(img, **kw)
+            ref = np.asarray(dalidyn.resize(t, **kw))
+            assert ours.shape == ref.shape
+            assert np.abs(ours.astype(int) - ref).max() <= 1, kw
+
+
+@pytest.mark.parametrize("shape", [(1, 9, 3), (9, 1, 3), (2, 2, 3), (3, 517, 3), (1, 1, 3),
+                                   (517, 3, 3)])
+def test_frac_path_odd_sizes(shape):
+    img = np.random.default_rng(8).integers(0, 256, shape, dtype=np.uint8)
+    for kw in (dict(size=(2.5, 3.7)), dict(size=(1, 1.5)), dict(resize_shorter=7.3),
+               dict(size=(300.2, 2.5)),
+               dict(size=(4, 5), roi_start=(0.5, 0.25), roi_end=(0.75, 0.9)),
+               dict(size=(3, 3), roi_start=(1, 1), roi_end=(0.2, 0.3))):
+        p = resize_output_shape(shape[:2], **kw)
+        got = resample(img, p)
+        ref = _reference(img, p)
+        assert got.shape == ref.shape and np.abs(got.astype(int) - ref).max() <= 1, kw

@@ -9,9 +9,11 @@ saturated.  Filter and tap tables live in :mod:`.resize_taps`.
 
 uint8 linear/triangular fast paths (within 1 of the float32 path): both windows integer
 (``random_resized_crop``, fixed sizes) -> torch's antialiased bilinear plus exact edge lines
-(:func:`_fast_uint8`); only W integer (portrait ``resize_shorter``) -> torch along W, one
-matrix product along H (:func:`_mixed_uint8`).  Their torch work runs as TorchScript
-functions, which execute with the GIL released (no per-op Python dispatch).
+(:func:`_fast_uint8`); only W integer (portrait ``resize_shorter``) -> torch along W, a
+weighted sum of rows along H (:func:`_mixed_uint8`); a fractional W window (landscape
+``resize_shorter``) and the other tent cases, 3 channels -> :func:`.resize_frac.frac_uint8`
+(row sums on a pixel-transposed copy).  Their torch work runs with the GIL released (TorchScript functions,
+or single torch/numpy calls on whole images).
 
 Filter semantics (DALI 2.4 CPU ``resize``, checked against the operator):
 
@@ -40,6 +42,7 @@ import warnings
 import numpy as np
 import torch
 
+from .resize_frac import bag_taps, frac_uint8, row_table, rows_pass_u8
 from .resize_params import ResizeParams, resize_output_shape
 from .resize_taps import (_LUTS, _Filter, _axis_matrix, _axis_taps,  # noqa: F401
                           _make_filter, gather_taps)
@@ -262,13 +265,7 @@ def _tent_cols(src: torch.Tensor, a: int, b: int, out_w: int, lo: int, n: int,
     return mid
 
 
-def _mat_pass(x: torch.Tensor, mat: torch.Tensor) -> torch.Tensor:
-    """``mat @ x`` of the uint8 2-D ``x`` in float32, rounded half up, saturated to uint8."""
-    return torch.mm(mat, x.float()).add_(0.5).clamp_(0, 255).to(torch.uint8)
-
-
 _tent_cols_scripted = _script(_tent_cols)
-_mat_pass_scripted = _script(_mat_pass)
 
 
 def _mixed_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
@@ -277,24 +274,26 @@ def _mixed_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y
 
     This is ``resize_shorter`` of a portrait image with ``subpixel_scale``: W keeps its
     integer window, H gets a fractional one.  W goes first (:func:`_tent_cols`, uint8
-    intermediate), then H is one product with its :func:`_axis_matrix` on contiguous rows (no
-    transposes).  torch's uint8 intermediate (error < 0.5, tent weights non-negative) keeps
-    results within 1 of the float32 path, as in :func:`_fast_uint8`.  (The mirror case, H
-    by torch and a fractional W, needs two transposes and measured slower than
-    :func:`_separable`.)
+    intermediate), then H is a weighted sum of contiguous rows with DALI's taps
+    (:func:`.resize_frac.rows_pass_u8`, an embedding bag; no transposes).  torch's uint8
+    intermediate (error < 0.5, tent weights non-negative) keeps results within 1 of the
+    float32 path, as in :func:`_fast_uint8`.
     """
     in_h, in_w, chans = hwc.shape
-    if (not hwc.flags.c_contiguous or _torchable(kind_y, params.y0, params.y1, in_h, oh, antialias)
+    if (not hwc.flags.c_contiguous or kind_y not in _TORCH_KINDS
+            or _torchable(kind_y, params.y0, params.y1, in_h, oh, antialias)
             or not _torchable(kind_x, params.x0, params.x1, in_w, ow, antialias)):
         return None
     a, b = int(params.x0), int(params.x1)
     g = gather_taps(in_w, ow, a, b, kind_x, antialias, chans, False)
-    lo, hi, mat = _axis_matrix(in_h, oh, float(params.y0), float(params.y1), kind_y,
-                               antialias, True, 1)
-    mid = _tent_cols_scripted(torch.from_numpy(hwc), a, b, ow, g.lo, g.n, g.w, g.edge,
-                              g.idx_e, g.w_e)
-    res = _mat_pass_scripted(mid.view(in_h, ow * chans)[lo:hi], mat).numpy()
-    return res.reshape(oh, ow, chans)
+    lo, n, bags = bag_taps(in_h, oh, float(params.y0), float(params.y1), kind_y,
+                           antialias, True)
+    # only the rows the H taps read go through the W pass
+    mid = _tent_cols_scripted(torch.from_numpy(hwc[lo:lo + n]), a, b, ow, g.lo, g.n, g.w,
+                              g.edge, g.idx_e, g.w_e)
+    res = np.empty((oh, ow, chans), np.uint8)
+    rows_pass_u8(row_table(mid.numpy(), True), bags, res.reshape(oh, ow * chans))
+    return res
 
 
 def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
@@ -420,6 +419,8 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
             res = _fast_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
             if res is None:
                 res = _mixed_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
+            if res is None:
+                res = frac_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
         if res is None:
             res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 
