@@ -95,6 +95,23 @@ def cmn_plan(layout, ndim, channels, output_layout="CHW", mean=0.0, std=1.0, sca
     ValueError, TypeError
         As :func:`runtime.kernels.cpu.cmn.crop_mirror_normalize` for the same arguments.
     """
+    if mean.__class__ is list or std.__class__ is list:
+        return _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+    try:
+        return _cached_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+    except TypeError as exc:        # an unhashable argument (e.g. a list): no caching
+        if "unhashable" not in str(exc):
+            raise
+    return _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _cached_plan(layout, ndim, channels, output_layout, mean, std, scale, shift) -> CmnPlan:
+    """:func:`_make_plan` memoised on the arguments themselves (constants of a node)."""
+    return _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+
+
+def _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift) -> CmnPlan:
     layout, axes = layout_axes(layout, ndim)
     out_layout, perm = resolve_output_layout(layout, output_layout)
     _scalar(scale, "scale")

@@ -8,6 +8,7 @@ caller's).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -26,6 +27,10 @@ def round_half_away_scalar(v):
 
 
 def _check_hw(in_hw, name="in_hw"):
+    if in_hw.__class__ is tuple and len(in_hw) == 2:        # the common case, quickly
+        h, w = in_hw
+        if h.__class__ is int and w.__class__ is int and h >= 0 and w >= 0:
+            return h, w
     try:
         h, w = (int(v) for v in in_hw)
         ok = all(float(v) == int(v) for v in in_hw)
@@ -96,6 +101,8 @@ def crop_size(in_hw, *, crop=None, crop_h=None, crop_w=None):
 
 
 def _check_pos(pos, name):
+    if pos.__class__ is float and 0.0 <= pos <= 1.0:       # the common case, quickly
+        return pos
     if isinstance(pos, (bool, np.bool_)) or not isinstance(pos, numbers.Real):
         raise TypeError(f"{name}={pos!r}: expected a number in [0, 1]")
     if not 0.0 <= float(pos) <= 1.0:
@@ -106,6 +113,8 @@ def _check_pos(pos, name):
 def _anchor(pos, in_extent, out_extent):
     # DALI stores the position as float32 and multiplies in double precision:
     # round(double(float32(pos)) * (in - out)), halves away from zero
+    if in_extent == out_extent:
+        return 0
     prod = float(np.float32(pos)) * float(in_extent - out_extent)
     return round_half_away_scalar(prod)
 
@@ -219,11 +228,14 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
     H, W = _check_hw(in_hw)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng={rng!r}: expected a numpy.random.Generator")
-    area_lo, area_hi = _range_arg(random_area, "random_area", upper=1.0)
-    ar_lo, ar_hi = _range_arg(random_aspect_ratio, "random_aspect_ratio")
-    if isinstance(num_attempts, bool) or not isinstance(num_attempts, numbers.Integral) \
-            or num_attempts < 1:
-        raise ValueError(f"num_attempts={num_attempts!r}: expected an integer >= 1")
+    try:
+        area_lo, area_hi, ar_lo, ar_hi = _random_args(random_area, random_aspect_ratio,
+                                                      num_attempts)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        area_lo, area_hi, ar_lo, ar_hi = _random_args.__wrapped__(
+            random_area, random_aspect_ratio, num_attempts)
     if H == 0 or W == 0:
         return 0, 0, 0, 0
 
@@ -261,5 +273,17 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
             w = max(1, int(w * math.sqrt(scale)))
             h = max(1, int(h * math.sqrt(scale)))
     h, w = min(h, H), min(w, W)
-    x0, y0 = (rng.random(2) * (W - w + 1, H - h + 1)).astype(np.int64).tolist()
-    return y0, x0, h, w
+    # uniform position: u * (number of positions), truncated (float64 product, as numpy's)
+    ux, uy = rng.random(2).tolist()
+    return int(uy * (H - h + 1)), int(ux * (W - w + 1)), h, w
+
+
+@functools.lru_cache(maxsize=256, typed=True)
+def _random_args(random_area, random_aspect_ratio, num_attempts):
+    """Validated ``(area_lo, area_hi, ar_lo, ar_hi)`` (cached: the arguments are constants)."""
+    area_lo, area_hi = _range_arg(random_area, "random_area", upper=1.0)
+    ar_lo, ar_hi = _range_arg(random_aspect_ratio, "random_aspect_ratio")
+    if isinstance(num_attempts, bool) or not isinstance(num_attempts, numbers.Integral) \
+            or num_attempts < 1:
+        raise ValueError(f"num_attempts={num_attempts!r}: expected an integer >= 1")
+    return area_lo, area_hi, ar_lo, ar_hi

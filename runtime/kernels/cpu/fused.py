@@ -15,6 +15,7 @@ task running all stages of its samples, stage by stage (no barrier between stage
 """
 from __future__ import annotations
 
+import functools
 import math
 import threading
 
@@ -76,9 +77,20 @@ def _filter_name(value):
 
 def _support_factor(interp: dict) -> int | None:
     """Largest support factor of the filters ``interp`` may use; ``None``: unknown filter."""
-    kind = _filter_name(interp.get("interp_type", "linear")) or "linear"
-    names = {_filter_name(interp.get("min_filter")) or kind,
-             _filter_name(interp.get("mag_filter")) or kind}
+    key = (interp.get("interp_type", "linear"), interp.get("min_filter"),
+           interp.get("mag_filter"))
+    try:
+        return _support_of(*key)
+    except TypeError as exc:        # an unhashable filter argument: no caching
+        if "unhashable" not in str(exc):
+            raise
+        return _support_of.__wrapped__(*key)
+
+
+@functools.lru_cache(maxsize=64)
+def _support_of(interp_type, min_filter, mag_filter) -> int | None:
+    kind = _filter_name(interp_type) or "linear"
+    names = {_filter_name(min_filter) or kind, _filter_name(mag_filter) or kind}
     if "?" in names:
         return None
     return max(_SUPPORT[n] for n in names)
@@ -206,7 +218,7 @@ def rrc_plan(data, name, a, i):
     from runtime.codecs.image import parse_image
     from runtime.kernels.cpu.crop_window import random_crop_window
     from runtime.kernels.cpu.random import sample_rng
-    from runtime.kernels.cpu.resize_params import resize_output_shape
+    from runtime.kernels.cpu.resize_params import crop_resize_params
     data = parse_image(data, sample=name)      # parsed once: decode reuses the header
     info = data.info()
     H, W = info.height, info.width
@@ -214,8 +226,7 @@ def rrc_plan(data, name, a, i):
     y0, x0, h, w = random_crop_window((H, W), rng, random_area=a["rrc.random_area"],
                                       random_aspect_ratio=a["rrc.random_aspect_ratio"],
                                       num_attempts=a["rrc.num_attempts"])
-    params = resize_output_shape((H, W), size=a["rrc.size"], roi_start=(y0, x0),
-                                 roi_end=(y0 + h, x0 + w))
+    params = crop_resize_params((H, W), a["rrc.size"], y0, x0, y0 + h, x0 + w)
     interp = _stage(a, "rrc", ("interp_type", "min_filter", "mag_filter", "antialias"))
     dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
     region = _roi_region((H, W), params, interp)
@@ -305,13 +316,28 @@ def _cmn_into(image, layout, window, a, flip, target):
 
 
 def _cmn_shape(image, layout, window, a):
+    """Output shape of the cmn stage: ``image``'s shape with the window's H and W, permuted
+    to ``cmn.output_layout``."""
+    out_layout = a.get("cmn.output_layout", "CHW")
+    try:
+        ah, aw, perm = _cmn_axes(layout, image.ndim, out_layout)
+    except TypeError as exc:    # an unhashable layout argument: no caching
+        if "unhashable" not in str(exc):
+            raise
+        ah, aw, perm = _cmn_axes.__wrapped__(layout, image.ndim, out_layout)
+    shape = list(image.shape)
+    shape[ah], shape[aw] = window[2], window[3]
+    return tuple(shape[p] for p in perm)
+
+
+@functools.lru_cache(maxsize=64)
+def _cmn_axes(layout, ndim, out_layout):
+    """``(H axis, W axis, output permutation)`` of a cmn stage (validated; cached)."""
     from runtime.kernels.cpu.cmn import resolve_output_layout
     from runtime.kernels.cpu.crop import layout_axes
-    lay, axes = layout_axes(layout, image.ndim)
-    _, perm = resolve_output_layout(lay, a.get("cmn.output_layout", "CHW"))
-    shape = list(image.shape)
-    shape[axes["H"]], shape[axes["W"]] = window[2], window[3]
-    return tuple(shape[p] for p in perm)
+    lay, axes = layout_axes(layout, ndim)
+    _, perm = resolve_output_layout(lay, out_layout)
+    return axes["H"], axes["W"], perm
 
 
 # Samples per pool task: each task runs its samples stage by stage (all decodes, then all

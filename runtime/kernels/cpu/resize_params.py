@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ResizeParams", "resize_output_shape", "RESIZE_MODES"]
+__all__ = ["ResizeParams", "resize_output_shape", "crop_resize_params", "RESIZE_MODES"]
 
 RESIZE_MODES = ("default", "stretch", "not_larger", "not_smaller")
 
@@ -313,3 +313,49 @@ def resize_output_shape(in_hw, *, size=None, resize_x=None, resize_y=None, resiz
 
     return ResizeParams(out_h=out[0], out_w=out[1], y0=src_lo[0], x0=src_lo[1],
                         y1=src_hi[0], x1=src_hi[1], in_h=in_h, in_w=in_w)
+
+
+def crop_resize_params(in_hw, size, y0: int, x0: int, y1: int, x1: int) -> ResizeParams:
+    """``resize_output_shape(in_hw, size=size, roi_start=(y0, x0), roi_end=(y1, x1))``, fast.
+
+    The geometry of ``random_resized_crop`` (an integer window resized to ``size``), computed
+    with the few float32 roundings that case needs; anything outside the common case (a
+    window that is empty, flipped or past 2**24, a ``size`` that is not two positive numbers)
+    goes to :func:`resize_output_shape`, so the result is always identical to it.
+
+    Parameters
+    ----------
+    in_hw : tuple of 2 int
+        Input extent ``(H, W)``.
+    size : sequence of 2 float
+        Output ``(H, W)``.
+    y0, x0, y1, x1 : int
+        The window, end-exclusive, in input pixels.
+
+    Returns
+    -------
+    ResizeParams
+    """
+    if (in_hw.__class__ is tuple and len(in_hw) == 2 and size.__class__ in (tuple, list)
+            and len(size) == 2 and all(v.__class__ is int for v in (y0, x0, y1, x1, *in_hw))
+            and all(v.__class__ in (int, float) for v in size)):
+        in_h, in_w = in_hw
+        req = (float(_f32(size[0])), float(_f32(size[1])))
+        if (in_h > 0 and in_w > 0 and 0 <= y0 < y1 < 1 << 24 and 0 <= x0 < x1 < 1 << 24
+                and req[0] > 0 and req[1] > 0 and math.isfinite(req[0])
+                and math.isfinite(req[1])):
+            src = [float(y0), float(y1), float(x0), float(x1)]
+            out = [0, 0]
+            for d in range(2):
+                frac = req[d]
+                out[d] = max(1, int(math.floor(frac + 0.5)))
+                if out[d] != frac:      # subpixel_scale: keep the exact scale
+                    lo, hi = src[2 * d], src[2 * d + 1]
+                    adj = min(out[d] / frac, 10.0)
+                    center = (lo + hi) * 0.5
+                    src[2 * d] = float(_f32(min(max(center + (lo - center) * adj, -1e9), 1e9)))
+                    src[2 * d + 1] = float(_f32(min(max(center + (hi - center) * adj, -1e9),
+                                                    1e9)))
+            return ResizeParams(out_h=out[0], out_w=out[1], y0=src[0], x0=src[2], y1=src[1],
+                                x1=src[3], in_h=in_h, in_w=in_w)
+    return resize_output_shape(in_hw, size=size, roi_start=(y0, x0), roi_end=(y1, x1))
