@@ -161,6 +161,11 @@ def make_runners(ns, modes, compare, data, fn):
     if ns.threads is not None:
         ndd.set_num_threads(ns.threads)
     runners = [Runner(m, ndd, fn, data, ns.batch_size, m) for m in modes]
+    if {"deferred", "compile"} & set(modes):
+        # Fused nodes run on process lanes once their workers are up: start them now so the
+        # timed epochs measure the steady state, not the workers' start.
+        from runtime.proclanes import wait_ready
+        wait_ready(ndd.get_num_threads())
     skipped = {}
     if "dali" in compare:
         try:

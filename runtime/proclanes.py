@@ -36,8 +36,8 @@ import sys
 import threading
 import traceback
 
-__all__ = ["ProcessLanes", "get_lanes", "set_enabled", "enabled", "shutdown", "RemoteError",
-           "LaneDied"]
+__all__ = ["ProcessLanes", "get_lanes", "wait_ready", "set_enabled", "enabled", "shutdown",
+           "RemoteError", "LaneDied"]
 
 
 class RemoteError(RuntimeError):
@@ -213,6 +213,19 @@ def get_lanes(n: int) -> ProcessLanes | None:
     if lanes is None or not lanes.ready.is_set() or lanes._closed:
         return None
     return lanes
+
+
+def wait_ready(n: int, timeout: float = _START_TIMEOUT_S) -> bool:
+    """Start the lanes (if enabled) and wait until they are up; True when they are usable.
+
+    For benchmarks, so that timed epochs do not include the workers' start."""
+    import time
+    deadline = time.monotonic() + timeout
+    while get_lanes(n) is None:
+        if n < 2 or _state["failed"] or not enabled() or time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def shutdown() -> None:
