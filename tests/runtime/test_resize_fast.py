@@ -373,3 +373,68 @@ def test_frac_path_odd_sizes(shape):
         got = resample(img, p)
         ref = _reference(img, p)
         assert got.shape == ref.shape and np.abs(got.astype(int) - ref).max() <= 1, kw
+
+
+def _exact_f64(img, p, kind="linear", aa=True):
+    """Independent float64 separable resample with DALI's edge-clamped taps, rounded."""
+    h, w = img.shape[:2]
+    iy, wy = R._axis_taps(h, p.out_h, p.y0, p.y1, kind, aa, True)
+    ix, wx = R._axis_taps(w, p.out_w, p.x0, p.x1, kind, aa, False)
+    f = img.astype(np.float64)
+    rows = np.einsum("ok,okwc->owc", wy.astype(np.float64), f[iy])
+    return np.floor(np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix]) + 0.5)
+
+
+@pytest.mark.parametrize("chans", [3, 1, 4])
+def test_rrc_edge_plan_path_ran_and_exact(chans, monkeypatch):
+    # random integer windows (many touching the image border) -> 224x224 and up/down
+    # scales: the numpy/embedding-bag edge fix must run and stay within 1 of float64 and
+    # of the float32 path
+    calls = []
+    real = R._edge_sums
+    monkeypatch.setattr(R, "_edge_sums", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(7)
+    img = rng.integers(0, 256, (97, 131, chans), dtype=np.uint8)
+    img[:, :5] = 255        # bright borders make a wrong edge replication visible
+    img[-4:] = 0
+    for s, e in _windows(97, 131, rng, 25):
+        for size in ((224, 224), (31, 40), (60, 300)):
+            p = resize_output_shape((97, 131), size=size, roi_start=s, roi_end=e)
+            n = len(calls)
+            got = resample(img, p)
+            assert got.shape == (p.out_h, p.out_w, chans) and got.dtype == np.uint8
+            assert np.abs(got.astype(int) - _exact_f64(img, p)).max() <= 1, (s, e, size)
+            assert np.abs(got.astype(int) - _reference(img, p)).max() <= 1, (s, e, size)
+            if (p.out_h, p.out_w) != (e[0] - s[0], e[1] - s[1]):
+                assert len(calls) > n
+    assert calls
+
+
+def test_tent_plan_matches_axis_taps():
+    # the cached, window-relative plan must give the same edge set, taps and weights as the
+    # absolute per-axis table (windows at both borders and inside)
+    from runtime.kernels.cpu.resize_taps import tent_plan
+    for in_len, out_len, a, b in [(100, 37, 0, 100), (100, 37, 13, 71), (100, 224, 90, 100),
+                                  (400, 224, 0, 250), (50, 7, 1, 49), (300, 224, 77, 300)]:
+        lo, plan = tent_plan(in_len, out_len, a, b, "linear", True, 3)
+        idx, w = R._axis_taps(in_len, out_len, a, b, "linear", True, False)
+        k = idx.shape[1]
+        np.testing.assert_array_equal(plan.bag_idx.numpy().reshape(-1, k) + lo, idx)
+        # same weights up to float32 rounding of the sample positions (see _rel_taps)
+        np.testing.assert_allclose(plan.bag_w.numpy().reshape(-1, k), w, atol=5e-5)
+        # edge outputs: every output with a tap outside [a, b) is listed
+        c = a + (np.arange(out_len) + 0.5) * (b - a) / out_len
+        outside = np.flatnonzero(((idx < a) | (idx >= b)).any(1) & (w > 0).any(1))
+        listed = set(range(plan.head)) | set(range(plan.tail, out_len))
+        assert set(outside.tolist()) <= listed and len(c) == out_len
+        # the edge mix reproduces those outputs' weights per channel
+        (s0, u0), (s1, u1) = plan.spans
+        lines = np.r_[np.arange(s0, s0 + u0), np.arange(s1, s1 + u1)] + lo
+        dense = plan.mix[::3, ::3].T                       # (m, u0 + u1), channel 0
+        rows = list(range(plan.head)) + list(range(plan.tail, out_len))
+        for r, i in enumerate(rows):
+            want = np.zeros(in_len)
+            np.add.at(want, idx[i], w[i])
+            got = np.zeros(in_len)
+            np.add.at(got, lines, dense[r])
+            np.testing.assert_allclose(got, want, atol=5e-5)

@@ -12,8 +12,9 @@ uint8 linear/triangular fast paths (within 1 of the float32 path): both windows 
 (:func:`_fast_uint8`); only W integer (portrait ``resize_shorter``) -> torch along W, a
 weighted sum of rows along H (:func:`_mixed_uint8`); a fractional W window (landscape
 ``resize_shorter``) and the other tent cases, 3 channels -> :func:`.resize_frac.frac_uint8`
-(row sums on a pixel-transposed copy).  Their torch work runs with the GIL released (TorchScript functions,
-or single torch/numpy calls on whole images).
+(row sums on a pixel-transposed copy).  Their heavy work runs with the GIL released (single
+torch calls on whole images, or a TorchScript function); the per-call numpy work is small
+(a few lines).
 
 Filter semantics (DALI 2.4 CPU ``resize``, checked against the operator):
 
@@ -45,7 +46,7 @@ import torch
 from .resize_frac import bag_taps, frac_uint8, row_table, rows_pass_u8
 from .resize_params import ResizeParams, resize_output_shape
 from .resize_taps import (_LUTS, _Filter, _axis_matrix, _axis_taps,  # noqa: F401
-                          _make_filter, gather_taps)
+                          _make_filter, gather_taps, TentPlan, tent_plan)
 
 __all__ = ["resample", "resize", "INTERP_TYPES", "ResizeParams", "resize_output_shape"]
 
@@ -77,7 +78,7 @@ def _transposed(a: np.ndarray) -> np.ndarray:
 # LINEAR/TRIANGULAR filter for a window with integer ends.  It differs only where the tent
 # leaves the window (torch trims and renormalises, DALI reads the pixels beyond the window,
 # edge-replicated at the image border), so those output lines are recomputed with DALI's taps
-# (one TorchScript call, which releases the GIL).  torch keeps a uint8 intermediate between
+# (numpy on a few lines plus one embedding bag; :func:`_edge_sums`).  torch keeps a uint8 intermediate between
 # its passes (error < 0.5 before the final rounding, filters non-negative), so results are
 # within 1 of the float32 path.
 
@@ -90,36 +91,6 @@ def _torchable(kind: str, start: float, end: float, in_len: int, out_len: int,
             and 0 <= start < end <= in_len and (antialias or out_len >= end - start))
 
 
-def _tent_kernel(src: torch.Tensor, y0: int, y1: int, x0: int, x1: int, oh: int, ow: int,
-                 ylo: int, ny: int, iy: torch.Tensor, wy: torch.Tensor, ey: torch.Tensor,
-                 iy_e: torch.Tensor, wy_e: torch.Tensor, xlo: int, nx: int, ix: torch.Tensor,
-                 wx: torch.Tensor, ex: torch.Tensor, ix_e: torch.Tensor,
-                 wx_e: torch.Tensor) -> torch.Tensor:
-    """torch's antialiased bilinear of ``src[y0:y1, x0:x1]`` (uint8 HWC) -> ``(oh, ow, C)``,
-    edge lines ``ey`` / ``ex`` recomputed with DALI's taps (see :func:`_fast_uint8`)."""
-    chans = src.shape[2]
-    res = torch.empty([oh, ow, chans], dtype=torch.uint8)
-    # out= a CHW view of the HWC buffer (channels-last strides, which the kernel keeps)
-    torch._C._nn._upsample_bilinear2d_aa(src[y0:y1, x0:x1].permute(2, 0, 1).unsqueeze(0),
-                                         [oh, ow], False, None, None,
-                                         out=res.permute(2, 0, 1).unsqueeze(0))
-    ky, kx, row, nxc = wy.shape[2], wx.shape[0], ow * chans, nx * chans
-    win = src.view(src.shape[0], -1)[ylo:ylo + ny, xlo * chans:xlo * chans + nxc]
-    # tent weights are >= 0 and sum to 1: values lie in [0, 255] (up to rounding), so adding
-    # 0.5 and truncating to uint8 rounds half up without clamping
-    m = ey.shape[0]
-    if m > 0:
-        t = torch.bmm(wy_e, win.index_select(0, iy_e).float().view(m, ky, nxc))
-        t = t.view(m, nxc).index_select(1, ix).view(m, kx, row).mul_(wx).sum(1)
-        res.view(oh, row).index_copy_(0, ey, t.add_(0.5).to(torch.uint8))
-    m = ex.shape[0]
-    if m > 0:
-        t = win.index_select(1, ix_e).float().view(ny, kx, m * chans).mul_(wx_e).sum(1)
-        t = torch.bmm(wy, t.index_select(0, iy).view(oh, ky, m * chans))
-        res.index_copy_(1, ex, t.add_(0.5).to(torch.uint8).view(oh, m, chans))
-    return res
-
-
 def _script(fn):
     """``torch.jit.script(fn)`` (its ops then run in C++ with the GIL released), else ``fn``."""
     try:
@@ -130,18 +101,43 @@ def _script(fn):
         return fn
 
 
-_tent_scripted = _script(_tent_kernel)
+def _edge_sums(blocks, bags: TentPlan, mix: TentPlan, chans: int) -> np.ndarray:
+    """Exact edge lines of one axis, before their transpose into place.
+
+    ``blocks`` are the two uint8 source blocks ``(n, u0, C)`` and ``(n, u1, C)`` (any
+    strides) of the lines read by the head / tail edge outputs of the ``mix`` axis, ``n``
+    lines of the ``bags`` axis each.  They go into one float32 table ``(n, (u0 + u1) * C)``,
+    the ``bags`` axis is resampled with its taps (embedding bag, GIL released) and the
+    ``mix`` axis' edge taps are applied by a small matrix product.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(out_bags, m * C)`` float32, ``m`` edge outputs of the ``mix`` axis (head first),
+        plus 0.5 so that truncation rounds half up (tent weights are non-negative and sum to
+        1, so no clamping is needed).
+    """
+    (_, u0), (_, u1) = mix.spans
+    table = np.empty((bags.n, u0 + u1, chans), np.float32)
+    np.copyto(table[:, :u0], blocks[0], casting="unsafe")
+    np.copyto(table[:, u0:], blocks[1], casting="unsafe")
+    acc = torch.embedding_bag(torch.from_numpy(table.reshape(bags.n, -1)), bags.bag_idx,
+                              bags.bag_off, False, 0, False, bags.bag_w)[0].numpy()
+    out = acc @ mix.mix
+    out += _f32(0.5)
+    return out
 
 
 def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
                 kind_x: str, antialias: bool):
     """uint8 HWC result via torch, or ``None`` unless both axes qualify (see above).
 
-    The edge lines are recomputed in float32 with DALI's taps (:class:`AxisGather` tables):
-    rows: gather the tap rows, weighted sum (``bmm``), then the W pass on those rows; columns:
-    gather the tap columns, weighted sum, then the H pass.  All of it is one TorchScript call
-    (:func:`_tent_kernel`), which runs without the GIL.  A fractional window on either axis
-    goes to :func:`_separable`.
+    torch's antialiased bilinear (one call, GIL released) does the whole window; the output
+    lines whose taps leave the window (1-4 per side, from the cached :class:`TentPlan` of
+    each axis) are then recomputed in float32 with DALI's edge-clamped taps
+    (:func:`_edge_sums`: rows need the W taps of all columns, columns the H taps of all
+    rows).  A fractional window on either axis, or edge sets too large for a plan
+    (tiny outputs), return ``None``.
     """
     in_h, in_w, chans = hwc.shape
     py0, py1, px0, px1 = params.y0, params.y1, params.x0, params.x1
@@ -151,13 +147,36 @@ def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y:
     y0, y1, x0, x1 = int(py0), int(py1), int(px0), int(px1)
     if (oh, ow) == (y1 - y0, x1 - x0):      # scale 1: DALI's tent is the identity
         return np.array(hwc[y0:y1, x0:x1])
+    ty = tent_plan(in_h, oh, y0, y1, kind_y, antialias, chans)
+    tx = tent_plan(in_w, ow, x0, x1, kind_x, antialias, chans)
+    if ty is None or tx is None:
+        return None
     if not hwc.flags.c_contiguous:
         hwc = np.ascontiguousarray(hwc)
-    ty = gather_taps(in_h, oh, y0, y1, kind_y, antialias, chans, True)
-    tx = gather_taps(in_w, ow, x0, x1, kind_x, antialias, chans, False)
-    return _tent_scripted(torch.from_numpy(hwc), y0, y1, x0, x1, oh, ow,
-                          ty.lo, ty.n, ty.idx, ty.w, ty.edge, ty.idx_e, ty.w_e,
-                          tx.lo, tx.n, tx.idx, tx.w, tx.edge, tx.idx_e, tx.w_e).numpy()
+    (ylo, py), (xlo, px) = ty, tx
+    res = np.empty((oh, ow, chans), np.uint8)
+    # out= a CHW view of the HWC buffer (channels-last strides, which the kernel keeps)
+    torch._C._nn._upsample_bilinear2d_aa(
+        torch.from_numpy(hwc[y0:y1, x0:x1]).permute(2, 0, 1).unsqueeze(0), [oh, ow], False,
+        None, None, out=torch.from_numpy(res).permute(2, 0, 1).unsqueeze(0))
+    head, tail = py.head, py.tail
+    if head or tail < oh:                   # edge rows: (ow, m*C) -> rows of res
+        cols = slice(xlo, xlo + px.n)
+        (s0, u0), (s1, u1) = py.spans
+        t = _edge_sums((hwc[ylo + s0:ylo + s0 + u0, cols].transpose(1, 0, 2),
+                        hwc[ylo + s1:ylo + s1 + u1, cols].transpose(1, 0, 2)),
+                       px, py, chans).reshape(ow, -1, chans)
+        np.copyto(res[:head], t[:, :head].transpose(1, 0, 2), casting="unsafe")
+        np.copyto(res[tail:], t[:, head:].transpose(1, 0, 2), casting="unsafe")
+    head, tail = px.head, px.tail
+    if head or tail < ow:                   # edge columns: (oh, m*C) -> columns of res
+        rows = hwc[ylo:ylo + py.n]
+        (s0, u0), (s1, u1) = px.spans
+        t = _edge_sums((rows[:, xlo + s0:xlo + s0 + u0], rows[:, xlo + s1:xlo + s1 + u1]),
+                       py, px, chans).reshape(oh, -1, chans)
+        np.copyto(res[:, :head], t[:, :head], casting="unsafe")
+        np.copyto(res[:, tail:], t[:, head:], casting="unsafe")
+    return res
 
 
 # torch.from_numpy warns once per process on read-only arrays (which we only ever read): use
