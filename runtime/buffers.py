@@ -56,27 +56,39 @@ class BufferPool:
         nbytes = dt.itemsize * int(np.prod(shape, dtype=np.int64))
         if nbytes < self.min_bytes:
             return np.empty(shape, dt)
+        base = self._acquire(nbytes)
+        if base is None:            # every kept buffer of this size is in use
+            return np.empty(shape, dt)
+        return base[:nbytes].view(dt).reshape(shape)
+
+    def _acquire(self, nbytes: int):
+        """A free kept buffer of ``nbytes`` (or a new one, kept while there is room); None when
+        all kept buffers of that size are in use and no more may be kept."""
         with self._lock:
             group = self._buffers.pop(nbytes, None)
             if group is None:
                 group = []
             self._buffers[nbytes] = group            # most recently used size goes last
             while len(self._buffers) > self.max_sizes:
-                self._buffers.pop(next(iter(self._buffers)))
-            base = None
+                self._forget(self._buffers.pop(next(iter(self._buffers))))
             for buf in group:
                 # References: the list, the loop variable and getrefcount's argument.
                 if sys.getrefcount(buf) <= 3:
-                    base = buf
-                    break
-            if base is None:
-                base = np.empty(nbytes, np.uint8)
-                self.misses += 1
-                if len(group) < self.max_per_size:
-                    group.append(base)
-            else:
-                self.hits += 1
-        return base.view(dt).reshape(shape)
+                    self.hits += 1
+                    return buf
+            self.misses += 1
+            if len(group) >= self.max_per_size:
+                return None
+            base = self._new(nbytes)
+            if base is not None:
+                group.append(base)
+            return base
+
+    def _new(self, nbytes: int):
+        return np.empty(nbytes, np.uint8)
+
+    def _forget(self, group) -> None:
+        """Called for the buffers of a size the pool stops keeping."""
 
     def clear(self) -> None:
         """Forget every kept buffer (arrays handed out stay valid)."""
@@ -119,30 +131,14 @@ class SharedBufferPool(BufferPool):
         buffer (None when it is private)."""
         dt = np.dtype(dtype)
         shape = tuple(int(s) for s in shape)
-        nbytes = max(1, dt.itemsize * int(np.prod(shape, dtype=np.int64)))
-        with self._lock:
-            group = self._buffers.pop(nbytes, None)
-            if group is None:
-                group = []
-            self._buffers[nbytes] = group
-            while len(self._buffers) > self.max_sizes:
-                self._forget(self._buffers.pop(next(iter(self._buffers))))
-            base = None
-            for buf in group:
-                if sys.getrefcount(buf) <= 3:
-                    base = buf
-                    break
-            if base is not None:
-                self.hits += 1
-            elif len(group) < self.max_per_size and not self._disabled:
-                base = self._create(nbytes)
-                if base is not None:
-                    group.append(base)
-                self.misses += 1
+        used = dt.itemsize * int(np.prod(shape, dtype=np.int64))
+        base = None if self._disabled else self._acquire(max(1, used))
         if base is None:
             return np.empty(shape, dt), None
-        used = dt.itemsize * int(np.prod(shape, dtype=np.int64))
         return base[:used].view(dt).reshape(shape), self._names[id(base)]
+
+    def _new(self, nbytes):
+        return self._create(nbytes)
 
     def _create(self, nbytes):
         import mmap
