@@ -194,8 +194,20 @@ class SharedBufferPool(BufferPool):
             self._buffers.clear()
 
 
+    def _after_fork_in_child(self) -> None:
+        """A forked child shares these mappings with its parent: forget them (the parent
+        owns the names) so the child never writes into the parent's batches."""
+        self._lock = threading.Lock()
+        self._buffers = {}
+        self._names = {}
+        self._attached = {}
+        self._linked = set()
+
+
 shared_pool = SharedBufferPool()
 atexit.register(shared_pool.clear)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=shared_pool._after_fork_in_child)
 
 
 def attach_shared(name: str, shape, dtype, _cache={}) -> np.ndarray:

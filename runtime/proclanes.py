@@ -239,6 +239,19 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
+def _after_fork_in_child() -> None:
+    # The parent's workers and sockets are not ours: a forked child (e.g. a DataLoader worker)
+    # starts its own lanes if it needs them.
+    global _lock
+    _lock = threading.Lock()
+    _state["lanes"] = None
+    _state["failed"] = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 # ------------------------------------------------------------------ worker side
 def _resolve(target: str):
     import importlib

@@ -144,3 +144,22 @@ def test_a_worker_that_dies_raises_lane_died(monkeypatch):
         private.call("os:_exit", 3)
     assert proclanes._state["failed"]
     private.close()
+
+
+def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
+    import multiprocessing as mp
+    arr, name = shared_pool.shared_empty((4, 5), np.float32)
+    assert name is not None
+    del arr                                   # free in the parent's pool
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+
+    def child():
+        got, child_name = shared_pool.shared_empty((4, 5), np.float32)
+        q.put((proclanes._state["lanes"] is None, child_name != name))
+        del got
+        shared_pool.clear()         # fork children leave by os._exit: no atexit
+    p = ctx.Process(target=child)
+    p.start()
+    p.join(60)
+    assert q.get(timeout=10) == (True, True)
