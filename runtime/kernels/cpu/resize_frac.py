@@ -25,6 +25,7 @@ thread-safe; the heavy steps are single torch/numpy calls, which run without the
 """
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import threading
@@ -59,10 +60,70 @@ def _scratch(slot: int, shape, dtype) -> np.ndarray:
     return buf[:nbytes].view(dtype).reshape(shape)
 
 
-@functools.lru_cache(maxsize=512)
+class _ByteLRU:
+    """Thread-safe least-recently-used map bounded by the bytes of its values.
+
+    ``functools.lru_cache`` bounds the entry count; the tap tables of ``resize_shorter``
+    differ per image size (tens of KB each), and a dataset with a thousand or so distinct
+    sizes needs that many entries to hit from its second epoch without an unbounded count.
+    """
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self.hits = self.misses = 0
+        self._data = collections.OrderedDict()     # key -> (value, nbytes)
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        """The value stored under ``key`` (now most recently used), or ``None``."""
+        with self._lock:
+            item = self._data.get(key)
+            if item is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return item[0]
+
+    def put(self, key, value, nbytes: int):
+        """Store ``value`` (``nbytes`` bytes), evicting the least recently used entries."""
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self.used -= old[1]
+            self._data[key] = (value, nbytes)
+            self.used += nbytes
+            while self.used > self.budget and len(self._data) > 1:
+                _, (_, n) = self._data.popitem(last=False)
+                self.used -= n
+
+    def clear(self):
+        with self._lock:
+            self._data.clear()
+            self.used = self.hits = self.misses = 0
+
+
+# bag tables of :func:`bag_taps` (about 20-60 KB per image size at resize_shorter=256)
+_BAG_CACHE = _ByteLRU(64 << 20)
+
+
 def bag_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
              antialias: bool, accumulate: bool):
-    """Taps of one axis as embedding bags, restricted to the lines they read (cached).
+    """Taps of one axis as embedding bags, restricted to the lines they read (cached, LRU
+    bounded to 64 MB; see :func:`_bag_taps_uncached` for the parameters)."""
+    key = (in_len, out_len, start, end, kind, antialias, accumulate)
+    res = _BAG_CACHE.get(key)
+    if res is None:
+        res = _bag_taps_uncached(in_len, out_len, start, end, kind, antialias, accumulate)
+        b = res[2]
+        _BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
+    return res
+
+
+def _bag_taps_uncached(in_len: int, out_len: int, start: float, end: float, kind: str,
+                       antialias: bool, accumulate: bool):
+    """Taps of one axis as embedding bags, restricted to the lines they read.
 
     Parameters
     ----------

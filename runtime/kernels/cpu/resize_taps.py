@@ -116,7 +116,7 @@ def _tails(table: np.ndarray):
 _TAILS = {name: _tails(table) for name, (table, _) in _LUTS.items()}
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)
 def _make_filter(kind: str, antialias: bool, in_size: float, out_size: int) -> _Filter | None:
     """DALI's filter choice for one axis; ``None`` means nearest neighbour (cached)."""
     aa = bool(antialias) and in_size > out_size
