@@ -271,6 +271,8 @@ def _serve(fd: int) -> None:
         from runtime.threadpool import configure_torch
         configure_torch()
         import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
+        import runtime.kernels.cpu.resize as resize
+        resize.EDGE_PATH = "numpy"      # one thread here: the cheaper per-call edge path
         conn.send("ready")
     except BaseException as exc:  # noqa: BLE001
         conn.send(f"import failed: {exc!r}")

@@ -385,14 +385,17 @@ def _exact_f64(img, p, kind="linear", aa=True):
     return np.floor(np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix]) + 0.5)
 
 
+@pytest.mark.parametrize("path", ["script", "numpy"])
 @pytest.mark.parametrize("chans", [3, 1, 4])
-def test_rrc_edge_plan_path_ran_and_exact(chans, monkeypatch):
+def test_rrc_edge_plan_path_ran_and_exact(chans, path, monkeypatch):
     # random integer windows (many touching the image border) -> 224x224 and up/down
     # scales: the numpy/embedding-bag edge fix must run and stay within 1 of float64 and
     # of the float32 path
     calls = []
-    real = R._edge_sums
-    monkeypatch.setattr(R, "_edge_sums", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(R, "EDGE_PATH", path)
+    spied = "_tent_scripted" if path == "script" else "_edge_sums"
+    real = getattr(R, spied)
+    monkeypatch.setattr(R, spied, lambda *a: calls.append(1) or real(*a))
     rng = np.random.default_rng(7)
     img = rng.integers(0, 256, (97, 131, chans), dtype=np.uint8)
     img[:, :5] = 255        # bright borders make a wrong edge replication visible
@@ -438,3 +441,22 @@ def test_tent_plan_matches_axis_taps():
             got = np.zeros(in_len)
             np.add.at(got, lines, dense[r])
             np.testing.assert_allclose(got, want, atol=5e-5)
+
+
+@pytest.mark.parametrize("chans", [3, 1])
+def test_edge_paths_give_identical_bits(chans, monkeypatch):
+    # eager threads use the TorchScript edge path, worker processes the numpy one: deferred
+    # == eager needs them bit-identical (same torch kernels in the same order)
+    rng = np.random.default_rng(11)
+    img = rng.integers(0, 256, (97, 131, chans), dtype=np.uint8)
+    n = 0
+    for s, e in _windows(97, 131, rng, 30):
+        for size in ((224, 224), (31, 40), (60, 300)):
+            p = resize_output_shape((97, 131), size=size, roi_start=s, roi_end=e)
+            monkeypatch.setattr(R, "EDGE_PATH", "script")
+            a = resample(img, p)
+            monkeypatch.setattr(R, "EDGE_PATH", "numpy")
+            b = resample(img, p)
+            np.testing.assert_array_equal(a, b)
+            n += 1
+    assert n >= 60

@@ -39,6 +39,7 @@ threads.
 from __future__ import annotations
 
 import warnings
+from typing import List
 
 import numpy as np
 import torch
@@ -122,10 +123,54 @@ def _edge_sums(blocks, bags: TentPlan, mix: TentPlan, chans: int) -> np.ndarray:
     np.copyto(table[:, :u0], blocks[0], casting="unsafe")
     np.copyto(table[:, u0:], blocks[1], casting="unsafe")
     acc = torch.embedding_bag(torch.from_numpy(table.reshape(bags.n, -1)), bags.bag_idx,
-                              bags.bag_off, False, 0, False, bags.bag_w)[0].numpy()
-    out = acc @ mix.mix
+                              bags.bag_off, False, 0, False, bags.bag_w)[0]
+    # torch.mm, not numpy's matmul: the same kernel as _tent_edges, so both give equal bits
+    out = torch.mm(acc, mix.mix_t).numpy()
     out += _f32(0.5)
     return out
+
+
+def _tent_edges(src: torch.Tensor, y0: int, y1: int, x0: int, x1: int, oh: int, ow: int,
+                ylo: int, yn: int, yhead: int, ytail: int, ys: List[int],
+                y_idx: torch.Tensor, y_off: torch.Tensor, y_w: torch.Tensor, y_mix: torch.Tensor,
+                xlo: int, xn: int, xhead: int, xtail: int, xs: List[int],
+                x_idx: torch.Tensor, x_off: torch.Tensor, x_w: torch.Tensor,
+                x_mix: torch.Tensor) -> torch.Tensor:
+    """:func:`_fast_uint8`'s work in one TorchScript call, which runs without the GIL: the
+    same ops as the numpy version (:func:`_edge_sums`) in the same order, so the same bits."""
+    chans = src.shape[2]
+    res = torch.empty([oh, ow, chans], dtype=torch.uint8)
+    torch._C._nn._upsample_bilinear2d_aa(src[y0:y1, x0:x1].permute(2, 0, 1).unsqueeze(0),
+                                         [oh, ow], False, None, None,
+                                         out=res.permute(2, 0, 1).unsqueeze(0))
+    if yhead > 0 or ytail < oh:
+        s0, u0, s1, u1 = ys[0], ys[1], ys[2], ys[3]
+        table = torch.empty([xn, u0 + u1, chans], dtype=torch.float32)
+        table[:, :u0].copy_(src[ylo + s0:ylo + s0 + u0, xlo:xlo + xn].transpose(0, 1))
+        table[:, u0:].copy_(src[ylo + s1:ylo + s1 + u1, xlo:xlo + xn].transpose(0, 1))
+        acc = torch.embedding_bag(table.view(xn, -1), x_idx, x_off, False, 0, False, x_w)[0]
+        t = torch.mm(acc, y_mix).add_(0.5).view(ow, -1, chans)
+        res[:yhead].copy_(t[:, :yhead].transpose(0, 1))
+        res[ytail:].copy_(t[:, yhead:].transpose(0, 1))
+    if xhead > 0 or xtail < ow:
+        s0, u0, s1, u1 = xs[0], xs[1], xs[2], xs[3]
+        rows = src[ylo:ylo + yn]
+        table = torch.empty([yn, u0 + u1, chans], dtype=torch.float32)
+        table[:, :u0].copy_(rows[:, xlo + s0:xlo + s0 + u0])
+        table[:, u0:].copy_(rows[:, xlo + s1:xlo + s1 + u1])
+        acc = torch.embedding_bag(table.view(yn, -1), y_idx, y_off, False, 0, False, y_w)[0]
+        t = torch.mm(acc, x_mix).add_(0.5).view(oh, -1, chans)
+        res[:, :xhead].copy_(t[:, :xhead])
+        res[:, xtail:].copy_(t[:, xhead:])
+    return res
+
+
+_tent_scripted = _script(_tent_edges)
+
+# Which edge path runs: "script" (one TorchScript call, no GIL held: for threads sharing a
+# GIL, e.g. eager mode) or "numpy" (cheaper per call: for single-threaded worker processes,
+# runtime/proclanes.py sets it).  Results are identical (tested).
+EDGE_PATH = "script"
 
 
 def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
@@ -154,6 +199,16 @@ def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y:
     if not hwc.flags.c_contiguous:
         hwc = np.ascontiguousarray(hwc)
     (ylo, py), (xlo, px) = ty, tx
+    if EDGE_PATH == "script":
+        # Random windows bring new shapes all the time: the profiling executor would keep
+        # re-specialising the graph (measured ~30 % slower); this switch is thread-local.
+        with torch.jit.optimized_execution(False):
+            out = _tent_scripted(torch.from_numpy(hwc), y0, y1, x0, x1, oh, ow,
+                                 ylo, py.n, py.head, py.tail, py.spans_flat,
+                                 py.bag_idx, py.bag_off, py.bag_w, py.mix_t,
+                                 xlo, px.n, px.head, px.tail, px.spans_flat,
+                                 px.bag_idx, px.bag_off, px.bag_w, px.mix_t)
+        return out.numpy()
     res = np.empty((oh, ow, chans), np.uint8)
     # out= a CHW view of the HWC buffer (channels-last strides, which the kernel keeps)
     torch._C._nn._upsample_bilinear2d_aa(

@@ -423,10 +423,12 @@ class TentPlan:
       ``lo``) read by the head and by the tail outputs;
     * ``mix``: float32 ``((u0 + u1) * C, m * C)``, ``m = head + out - tail``: the taps of
       those ``m`` outputs over the ``u0 + u1`` lines, one block per channel, so that
-      ``x @ mix`` applies them to rows of ``x`` laid out ``(line, channel)``.
+      ``x @ mix`` applies them to rows of ``x`` laid out ``(line, channel)``; ``mix_t`` is
+      the same matrix as a torch tensor and ``spans_flat`` is ``[s0, u0, s1, u1]``.
     """
 
-    __slots__ = ("n", "bag_idx", "bag_w", "bag_off", "head", "tail", "spans", "mix")
+    __slots__ = ("n", "bag_idx", "bag_w", "bag_off", "head", "tail", "spans", "mix", "mix_t",
+                 "spans_flat")
 
 
 # largest ``mix`` (elements) built; bigger edge sets (tiny outputs, all lines at the edge)
@@ -476,6 +478,8 @@ def _tent_plan_rel(length: int, out_len: int, kind: str, antialias: bool, chans:
     p.bag_off = torch.arange(0, out_len * k, k, dtype=torch.int64)
     p.head, p.tail, p.spans = head, tail, ((s0, u0), (s1, u1))
     p.mix = mix.reshape(u * chans, m * chans)
+    p.mix_t = torch.from_numpy(p.mix)
+    p.spans_flat = [int(v) for span in p.spans for v in span]
     return p
 
 
