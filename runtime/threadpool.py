@@ -27,7 +27,9 @@ def default_num_threads() -> int:
 
 
 class ThreadPool:
-    """Runs ``fn(i)`` for ``i in range(n)`` on ``num_threads`` workers, in contiguous chunks."""
+    """Runs ``fn(i)`` for ``i in range(n)`` on ``num_threads`` workers, samples handed out one
+    at a time.  After a failure no new sample is started; the error of the lowest failing
+    ``i`` among those run is raised."""
 
     def __init__(self, num_threads: int):
         self.num_threads = num_threads
@@ -39,10 +41,29 @@ class ThreadPool:
             return []
         if self._executor is None or n == 1:
             return [fn(i) for i in range(n)]
-        # One task per sample keeps the load balanced for uneven samples (images of different
-        # sizes); futures are cheap next to the per-sample work.
-        futures = [self._executor.submit(fn, i) for i in range(n)]
-        return [f.result() for f in futures]
+        # One task per worker, each taking the next sample from a shared iterator (``next`` on
+        # a range iterator is atomic under the GIL): balanced like one task per sample, for
+        # uneven samples, without a future and a wake-up per sample (the per-sample futures
+        # were ~5 % of the GIL-held time of eager mode).
+        results: list = [None] * n
+        todo = iter(range(n))
+        failed: list = []
+
+        def drain():
+            for i in todo:
+                if failed:
+                    return
+                try:
+                    results[i] = fn(i)
+                except BaseException as exc:  # noqa: BLE001 - re-raised below, lowest first
+                    failed.append((i, exc))
+                    return
+        futures = [self._executor.submit(drain) for _ in range(min(self.num_threads, n))]
+        for f in futures:
+            f.result()
+        if failed:
+            raise min(failed, key=lambda e: e[0])[1]
+        return results
 
     def run_all(self, fns: Sequence[Callable[[], object]]) -> list:
         """Run independent callables concurrently (used for parallel lanes)."""
