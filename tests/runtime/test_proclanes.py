@@ -163,3 +163,15 @@ def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
     p.start()
     p.join(60)
     assert q.get(timeout=10) == (True, True)
+
+
+def test_balanced_split_covers_every_sample_once_with_even_cost():
+    from runtime.kernels.cpu.fused import _FIXED_COST_BYTES, _balanced
+    rng = np.random.default_rng(4)
+    data = [np.zeros(int(s), np.uint8) for s in rng.integers(5_000, 200_000, 32)]
+    groups = _balanced(data, 2)
+    assert sorted(i for g in groups for i in g) == list(range(32))
+    assert all(g == sorted(g) for g in groups)
+    loads = [sum(data[i].nbytes + _FIXED_COST_BYTES for i in g) for g in groups]
+    assert abs(loads[0] - loads[1]) <= max(d.nbytes for d in data) + _FIXED_COST_BYTES
+    assert _balanced(data[:1], 2) == [[0]]
