@@ -1,6 +1,7 @@
 """The eager-mode background worker: runs dispatched ops in order on one thread."""
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -35,3 +36,14 @@ def get_worker() -> AsyncWorker:
             if _worker is None:
                 _worker = AsyncWorker()
     return _worker
+
+
+def _after_fork_in_child() -> None:
+    # Its thread does not exist in a forked child: start a new worker there on demand.
+    global _worker, _lock
+    _worker = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

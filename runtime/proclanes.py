@@ -11,7 +11,7 @@ keep running on threads: their decoded intermediates are too big to ship.
 
 Design:
 
-* Workers are plain ``python -m runtime.proclanes`` subprocesses, each talking over its own
+* Workers are plain ``python -c`` subprocesses (see ``_BOOT``), each talking over its own
   ``socketpair`` (``multiprocessing.connection.Connection`` framing; nobody else can connect).
   ``multiprocessing``'s spawn is not used because it re-imports the user's ``__main__`` (a
   script without an ``if __name__ == "__main__"`` guard would run twice).
@@ -54,6 +54,13 @@ def _env_enabled() -> bool:
 
 
 _START_TIMEOUT_S = 120
+
+# How a worker starts: ``python -c`` with the current directory taken off ``sys.path`` first
+# (``python -m`` would put it in front, so a user's ``runtime.py`` there would be imported in
+# the worker instead of ours), then our package root in front.
+_BOOT = ("import os, sys; cwd = os.getcwd(); "
+         "sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.', cwd)]; "
+         "from runtime.proclanes import _serve; _serve(int(sys.argv[1]))")
 _state = {"enabled": None, "lanes": None, "failed": False}
 _lock = threading.Lock()
 
@@ -112,7 +119,7 @@ class ProcessLanes:
             pending = []
             for _ in range(self.n):
                 mine, theirs = socket.socketpair()
-                proc = subprocess.Popen([sys.executable, "-m", "runtime.proclanes",
+                proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=root),
                                          str(theirs.fileno())], env=env,
                                         stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
                 theirs.close()
@@ -177,10 +184,13 @@ class ProcessLanes:
 def _rebuild(type_name: str, module: str, message: str, tb: str) -> BaseException:
     """The worker's exception as the same builtin type when possible (message kept)."""
     import builtins
+    import importlib
     cls = getattr(builtins, type_name, None) if module == "builtins" else None
     if cls is None and module and type_name:
-        mod = sys.modules.get(module)
-        cls = getattr(mod, type_name, None) if mod is not None else None
+        try:        # e.g. runtime.codecs.errors.DecodeError, not imported here yet
+            cls = getattr(importlib.import_module(module), type_name, None)
+        except Exception:  # noqa: BLE001 - fall back to RemoteError
+            cls = None
     exc = None
     if isinstance(cls, type) and issubclass(cls, BaseException):
         try:
@@ -273,9 +283,14 @@ def _serve(fd: int) -> None:
         import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
         import runtime.kernels.cpu.resize as resize
         resize.EDGE_PATH = "numpy"      # one thread here: the cheaper per-call edge path
-        conn.send("ready")
+        hello = "ready"
     except BaseException as exc:  # noqa: BLE001
-        conn.send(f"import failed: {exc!r}")
+        hello = f"import failed: {exc!r}"
+    try:
+        conn.send(hello)
+    except (EOFError, OSError):         # the parent is gone already (a short script)
+        return
+    if hello != "ready":
         return
     while True:
         try:
@@ -296,5 +311,3 @@ def _serve(fd: int) -> None:
             return
 
 
-if __name__ == "__main__":
-    _serve(int(sys.argv[1]))

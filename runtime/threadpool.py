@@ -123,3 +123,15 @@ def get_pool() -> ThreadPool:
                 _pool = ThreadPool(get_num_threads())
             pool = _pool
     return pool
+
+
+def _after_fork_in_child() -> None:
+    # The pool's threads do not exist in a forked child: start a new pool there on demand
+    # (a forked DataLoader worker would otherwise queue work that no thread runs).
+    global _pool, _lock
+    _pool = None
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

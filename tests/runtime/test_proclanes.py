@@ -119,6 +119,8 @@ def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, lane
     assert lanes.calls > before
     msg = str(info.value)
     assert "decoders.image" in msg and "7.jpg" in msg, msg
+    # the same exception type as on threads (the codec's DecodeError, a ValueError)
+    assert type(info.value).__name__ == "DecodeError" and isinstance(info.value, ValueError)
 
 
 def test_segments_are_unlinked(lanes):
@@ -175,3 +177,37 @@ def test_balanced_split_covers_every_sample_once_with_even_cost():
     loads = [sum(data[i].nbytes + _FIXED_COST_BYTES for i in g) for g in groups]
     assert abs(loads[0] - loads[1]) <= max(d.nbytes for d in data) + _FIXED_COST_BYTES
     assert _balanced(data[:1], 2) == [[0]]
+
+
+def test_a_runtime_module_in_the_working_directory_is_not_imported(tmp_path, monkeypatch):
+    (tmp_path / "runtime.py").write_text('raise SystemExit("the user\'s runtime.py ran")\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(proclanes._state, "failed", False)
+    private = proclanes.ProcessLanes(1)
+    try:
+        assert private.ready.wait(180), private.error
+        assert private.call("os:getcwd") == str(tmp_path)
+    finally:
+        private.close()
+
+
+def test_a_forked_child_runs_pipelines(sample_dataset, lanes):
+    """After lanes, the pool and the eager worker are up, a forked child (e.g. a DataLoader
+    worker) still gets results: its own pool/worker threads, not the parent's dead ones."""
+    import multiprocessing as mp
+    proclanes.set_enabled(True)
+    mine = _epoch(sample_dataset, _train, "eager", True)
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+
+    def child():
+        q.put([x.tobytes() for x in _epoch(sample_dataset, _train, "eager", True)])
+    p = ctx.Process(target=child)
+    p.start()
+    try:
+        got = q.get(timeout=90)
+    finally:
+        p.join(30)
+        if p.is_alive():
+            p.kill()
+    assert got == [x.tobytes() for x in mine]
