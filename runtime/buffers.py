@@ -210,18 +210,21 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=shared_pool._after_fork_in_child)
 
 
-def attach_shared(name: str, shape, dtype, _cache={}) -> np.ndarray:
+_mapped: dict = {}      # worker side: segment name -> uint8 array over its mapping
+
+
+def attach_shared(name: str, shape, dtype) -> np.ndarray:
     """In a worker process: the array of segment ``name`` (mapped once, cached by name; at
     most 16 mappings are kept, more than the pool's live segments of one size)."""
     import mmap
     dt = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
     nbytes = max(1, dt.itemsize * int(np.prod(shape, dtype=np.int64)))
-    base = _cache.get(name)
+    base = _mapped.get(name)
     if base is None:
         with open(os.path.join(_SHM_DIR, name), "r+b") as f:
             m = mmap.mmap(f.fileno(), 0)
-        base = _cache[name] = np.frombuffer(m, np.uint8)
-        while len(_cache) > 16:
-            _cache.pop(next(iter(_cache)))
+        base = _mapped[name] = np.frombuffer(m, np.uint8)
+        while len(_mapped) > 16:
+            _mapped.pop(next(iter(_mapped)))
     return base[:nbytes].view(dt).reshape(shape)

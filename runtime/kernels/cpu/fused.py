@@ -416,11 +416,12 @@ _shape_hints: dict = {}
 
 
 def _hint_key(ctx, args):
-    from compiler.ir import _freeze
+    """The node's constant arguments (hashable values, see ``compiler.ir.Node``) and batch
+    size; None when some argument is not hashable (no hint then)."""
     try:
-        return hash((ctx.batch_size, _freeze({k: v for k, v in args.items()
-                                              if k != "_seeds"
-                                              and k not in ctx.tensor_arg_names})))
+        return hash((ctx.batch_size, tuple(sorted(
+            (k, v) for k, v in args.items()
+            if k != "_seeds" and k not in ctx.tensor_arg_names))))
     except TypeError:
         return None
 
