@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 __all__ = ["BufferPool", "SharedBufferPool", "batch_array", "default_pool", "shared_pool",
-           "attach_shared"]
+           "input_pool", "attach_shared"]
 
 
 class BufferPool:
@@ -205,9 +205,14 @@ class SharedBufferPool(BufferPool):
 
 
 shared_pool = SharedBufferPool()
-atexit.register(shared_pool.clear)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=shared_pool._after_fork_in_child)
+# Encoded inputs shipped to the process lanes (sizes rounded up to a power of two by the
+# caller, so a few segments serve every batch).
+input_pool = SharedBufferPool(max_per_size=4, max_sizes=3)
+for _pool in (shared_pool, input_pool):
+    atexit.register(_pool.clear)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_pool._after_fork_in_child)
+del _pool
 
 
 _mapped: dict = {}      # worker side: segment name -> uint8 array over its mapping

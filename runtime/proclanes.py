@@ -145,7 +145,7 @@ class ProcessLanes:
     def call(self, target: str, *args, shared=None):
         """Run ``target(*args)`` in a worker; re-raise its exception here (same type).
 
-        ``shared=(pool, name)``: the call maps shared segment ``name`` of
+        ``shared=[(pool, name), ...]``: the call maps shared segment ``name`` of each
         :class:`runtime.buffers.SharedBufferPool` ``pool``, which is told so afterwards.
         """
         w = self._idle.get()
@@ -154,7 +154,8 @@ class ProcessLanes:
             w.conn.send((target, args))
             ok, payload = w.conn.recv()
             if shared is not None:
-                shared[0].mark_attached(shared[1], w.index, self.n)
+                for pool, name in shared:
+                    pool.mark_attached(name, w.index, self.n)
         except (EOFError, OSError) as exc:
             self._closed = True
             _state["failed"] = True

@@ -124,8 +124,12 @@ def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, lane
 
 
 def test_segments_are_unlinked(lanes):
+    from runtime.buffers import input_pool
     shared_pool.clear()
-    assert glob.glob(f"/dev/shm/ndd-{os.getpid()}-*") == []
+    input_pool.clear()
+    # only the lanes' claims lock stays while the process lives (removed at exit)
+    left = glob.glob(f"/dev/shm/ndd-{os.getpid()}-*")
+    assert all(p.endswith("-claims.lock") for p in left), left
 
 
 def test_workers_that_cannot_start_turn_lanes_off(monkeypatch):
@@ -167,16 +171,47 @@ def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
     assert q.get(timeout=10) == (True, True)
 
 
-def test_balanced_split_covers_every_sample_once_with_even_cost():
-    from runtime.kernels.cpu.fused import _FIXED_COST_BYTES, _balanced
-    rng = np.random.default_rng(4)
-    data = [np.zeros(int(s), np.uint8) for s in rng.integers(5_000, 200_000, 32)]
-    groups = _balanced(data, 2)
-    assert sorted(i for g in groups for i in g) == list(range(32))
-    assert all(g == sorted(g) for g in groups)
-    loads = [sum(data[i].nbytes + _FIXED_COST_BYTES for i in g) for g in groups]
-    assert abs(loads[0] - loads[1]) <= max(d.nbytes for d in data) + _FIXED_COST_BYTES
-    assert _balanced(data[:1], 2) == [[0]]
+def test_cost_order_puts_the_largest_files_first():
+    from runtime.kernels.cpu.fused import _cost_order
+    data = [np.zeros(s, np.uint8) for s in (10, 5000, 300, 5000, 70)]
+    assert _cost_order(data, 5) == [1, 3, 2, 4, 0]
+    assert _cost_order(data[:1], 4) == [0, 1, 2, 3]       # one sample broadcast
+
+
+def test_claims_hand_out_every_sample_once_in_shrinking_groups():
+    from runtime.kernels.cpu.fused import _claim
+    claims = np.zeros(32, np.uint8)
+    order = list(range(31, -1, -1))
+    sizes, seen = [], []
+    while True:
+        group = _claim(claims, order, 2)
+        if not group:
+            break
+        assert group == sorted(group)
+        sizes.append(len(group))
+        seen += group
+    assert sorted(seen) == list(range(32))
+    assert sizes[0] == 8 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True)
+    assert seen[:8] == list(range(24, 32))                 # costliest (first in order) first
+    claims[:] = 0
+    claims[[31, 30, 5]] = 1                                # taken by another lane
+    assert _claim(claims, order, 2) == list(range(22, 30))   # skips what is taken
+    assert claims[22:32].all() and claims[5] and not claims[:5].any()
+
+
+def test_pack_inputs_lays_out_claims_then_the_files():
+    from runtime.kernels.cpu.fused import _pack_inputs
+    data = [np.arange(n, dtype=np.uint8) for n in (5, 0, 300)] + [b"abc"]
+    packed = _pack_inputs(data, 4)
+    if packed is None:
+        pytest.skip("no /dev/shm here")
+    buf, name, offsets = packed
+    assert buf.nbytes >= 1 << 20 and name
+    assert not buf[:4].any() and offsets[0] >= 4 and len(offsets) == 5
+    for k, x in enumerate(data):
+        np.testing.assert_array_equal(buf[offsets[k]:offsets[k + 1]],
+                                      np.frombuffer(bytes(x), np.uint8))
+    assert _pack_inputs([np.zeros((2, 2), np.uint8)], 1) is None     # not a 1-D byte buffer
 
 
 def test_a_runtime_module_in_the_working_directory_is_not_imported(tmp_path, monkeypatch):

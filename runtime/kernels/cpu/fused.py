@@ -15,8 +15,11 @@ task running all stages of its samples, stage by stage (no barrier between stage
 """
 from __future__ import annotations
 
+import atexit
+import fcntl
 import functools
 import math
+import os
 import threading
 
 import numpy as np
@@ -359,7 +362,7 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
 
     ``target_for(i, shape)`` may return the array sample ``i``'s cmn output of ``shape`` is
     written into (a view of the batch array); None gives the sample its own array.  Used by
-    the pool threads and, unchanged, by the process lanes (:func:`remote_chunk`).
+    the pool threads and, unchanged, by the process lanes (:func:`remote_claims`).
     """
     from runtime.codecs.image import decode
     from runtime.kernels.cpu.cast import to_numpy_dtype
@@ -390,14 +393,28 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
     return out
 
 
-def remote_chunk(ctx_fields, data, source_info, args, idx, out_spec):
-    """Process-lane entry point: :func:`run_chunk` on ``idx``; cmn outputs of the expected
-    shape are written into the shared batch ``out_spec = (name, shape, dtype)`` and come back
-    as None, any other result comes back as an array."""
+def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_spec,
+                  workers, lock_path):
+    """Process-lane entry point: run samples of the batch, claimed group by group.
+
+    The encoded samples and the claim flags live in the shared input segment ``in_spec =
+    (name, shape, dtype)`` (see :func:`_pack_inputs`): flag ``i`` (byte ``i``) is set once a
+    lane took sample ``i``; sample ``k``'s bytes are ``[offsets[k], offsets[k + 1])``.  Every
+    lane of the batch gets this same call and takes the next unclaimed samples of ``order``
+    (costliest first) until none are left (:func:`_claim`, under an ``flock`` of
+    ``lock_path`` shared by the lanes), so no lane idles while another still has a queue.
+    A sample is never run twice: its cmn output is written in several in-place steps, which
+    two lanes racing on the same target would compound.  cmn outputs of the expected shape are written into the shared batch
+    ``out_spec``; returns ``{i: array}`` for every other result of the samples run here.
+    """
     from runtime.buffers import attach_shared
     from runtime.kernels.registry import KernelContext
     from runtime.storage import SampleList
     ctx = KernelContext(None, *ctx_fields)
+    buf = attach_shared(*in_spec)
+    claims = buf[:ctx.batch_size]
+    data = SampleList([buf[offsets[k]:offsets[k + 1]] for k in range(len(offsets) - 1)],
+                      source_info)
     out = attach_shared(*out_spec) if out_spec is not None else None
     written = set()
 
@@ -406,8 +423,100 @@ def remote_chunk(ctx_fields, data, source_info, args, idx, out_spec):
             written.add(i)
             return out[i]
         return None
-    res = run_chunk(ctx, [SampleList(data, source_info)], args, idx, target_for)
-    return [None if i in written else r for i, r in zip(idx, res)]
+    results = {}
+    lock = _lock_fd(lock_path)
+    try:
+        while True:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                group = _claim(claims, order, workers)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            if not group:
+                return results
+            for i, r in zip(group, run_chunk(ctx, [data], args, group, target_for)):
+                if i not in written:
+                    results[i] = r
+    except BaseException:
+        claims[:] = 1           # the batch failed: the other lanes stop taking samples
+        raise
+
+
+_lock_fds: dict = {}        # worker side: lock file path -> open descriptor
+
+
+def _lock_fd(path: str) -> int:
+    fd = _lock_fds.get(path)
+    if fd is None:
+        fd = _lock_fds[path] = os.open(path, os.O_RDWR)
+    return fd
+
+
+_claims_lock = {"pid": None, "path": None}
+
+
+def _claims_lock_path() -> str:
+    """This process's lock file for the lanes' claims (``/dev/shm``, removed at exit; a
+    forked child makes its own)."""
+    if _claims_lock["pid"] != os.getpid():
+        from runtime.buffers import _SHM_DIR
+        path = os.path.join(_SHM_DIR, f"ndd-{os.getpid()}-claims.lock")
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+        atexit.register(_remove, path)
+        _claims_lock.update(pid=os.getpid(), path=path)
+    return _claims_lock["path"]
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _claim(claims, order, workers: int) -> list[int]:
+    """Take the next group of unclaimed samples of ``order`` (sorted; call it under the
+    claims lock): about a ``2 * workers``-th of what is left (guided self-scheduling: big
+    groups while much is left keep the stage-by-stage cache reuse of :func:`run_chunk`,
+    single samples at the end even out the lanes)."""
+    free = [i for i in order if not claims[i]]
+    if not free:
+        return []
+    group = free[:max(1, -(-len(free) // (2 * workers)))]
+    claims[group] = 1
+    return sorted(group)
+
+
+def _pack_inputs(data, n: int):
+    """The encoded samples copied into one shared segment after ``n`` zeroed claim flags.
+
+    Returns ``(array, name, offsets)`` (keep ``array`` alive while the lanes use it), or
+    None when a sample is not a byte buffer or no shared memory is available.  Segment sizes
+    are rounded up to a power of two (at least 1 MB) so a few recycled segments serve every
+    batch (:data:`runtime.buffers.input_pool`)."""
+    from runtime.buffers import input_pool
+    parts = []
+    for x in data:
+        if x.__class__ is not np.ndarray:
+            try:
+                x = np.frombuffer(memoryview(x), np.uint8)
+            except TypeError:
+                return None
+        if x.dtype != np.uint8 or x.ndim != 1 or not x.flags.c_contiguous:
+            return None
+        parts.append(x)
+    start = -(-n // 64) * 64
+    offsets = [start]
+    for x in parts:
+        offsets.append(offsets[-1] + x.size)
+    size = max(1 << 20, 1 << (offsets[-1] - 1).bit_length())
+    buf, name = input_pool.shared_empty((size,), np.uint8)
+    if name is None:
+        return None
+    buf[:n] = 0
+    for x, o in zip(parts, offsets):
+        buf[o:o + x.size] = x
+    return buf, name, offsets
 
 
 # Per fused node (its constant arguments and batch size): the per-sample output shape seen last
@@ -426,37 +535,37 @@ def _hint_key(ctx, args):
         return None
 
 
-def _remote(ctx, inputs, args, chunks, lanes, dt):
-    """Run the chunks on the process lanes (one pool thread waits for each)."""
-    from runtime.buffers import shared_pool
+def _remote(ctx, inputs, args, lanes, dt):
+    """Run the batch on the process lanes: one :func:`remote_claims` call per lane (a pool
+    thread waits for each), all sharing the packed inputs and the claim flags.  None when
+    the inputs cannot be shared (the caller runs the batch on threads)."""
+    from runtime.buffers import input_pool, shared_pool
     n = ctx.batch_size
+    data = inputs[0]
+    packed = _pack_inputs(data, n)
+    if packed is None:
+        return None
+    in_buf, in_name, offsets = packed
     key = _hint_key(ctx, args)
     shape = _shape_hints.get(key) if args["stages"][-1] == "cmn" else None
     out, name = (shared_pool.shared_empty((n,) + shape, dt) if shape is not None
                  else (None, None))
     spec = (name, out.shape, out.dtype.str) if name is not None else None
-    data = inputs[0]
     info = getattr(data, "source_info", None)
     fields = (ctx.in_metas, ctx.out_metas, set(ctx.tensor_arg_names), n, ctx.op)
+    order = _cost_order(data, n)
+    shared = [(input_pool, in_name)] + ([(shared_pool, name)] if name else [])
+    in_spec = (in_name, in_buf.shape, in_buf.dtype.str)
+    lock_path = _claims_lock_path()
 
-    if len(data) > 1:
-        chunks = _balanced(data, len(chunks))
-
-    def call(j):
-        idx = list(chunks[j])
-        if len(data) == 1:      # one sample broadcast to the batch
-            part = list(data)
-        else:
-            part = [None] * len(data)
-            for i in idx:
-                part[i] = data[i]
-        return lanes.call("runtime.kernels.cpu.fused:remote_chunk", fields, part, info, args,
-                          idx, spec, shared=(shared_pool, name) if name else None)
-    parts = ctx.pool.map(call, len(chunks))
-    res = [None] * n
-    for j, part in enumerate(parts):
-        for i, r in zip(chunks[j], part):
-            res[i] = out[i] if r is None else r
+    def call(_):
+        return lanes.call("runtime.kernels.cpu.fused:remote_claims", fields, in_spec, offsets,
+                          info, args, order, spec, lanes.n, lock_path, shared=shared)
+    found = {}
+    for part in ctx.pool.map(call, lanes.n):
+        found.update(part)
+    del in_buf
+    res = [found[i] if i in found else out[i] for i in range(n)]
     _remember_shape(key, res, args)
     return res
 
@@ -467,19 +576,14 @@ def _remote(ctx, inputs, args, chunks, lanes, dt):
 _FIXED_COST_BYTES = 20_000
 
 
-def _balanced(data, parts: int) -> list[list[int]]:
-    """``range(len(data))`` split into ``parts`` index lists of about equal cost (largest
-    first onto the least loaded part), each sorted.  The lanes run one part each, so an even
-    split by count left one worker idle ~15 % of a batch (progressive and large files decode
-    several times slower than small baseline ones)."""
+def _cost_order(data, n: int) -> list[int]:
+    """The batch's sample indices, estimated costliest first (a broadcast single sample: in
+    order).  Handing out the big samples first leaves the small ones to even out the lanes
+    at the end (longest-processing-time-first list scheduling)."""
+    if len(data) != n:
+        return list(range(n))
     cost = [getattr(x, "nbytes", 0) + _FIXED_COST_BYTES for x in data]
-    loads = [0] * parts
-    groups: list[list[int]] = [[] for _ in range(parts)]
-    for i in sorted(range(len(data)), key=cost.__getitem__, reverse=True):
-        j = loads.index(min(loads))
-        groups[j].append(i)
-        loads[j] += cost[i]
-    return [sorted(g) for g in groups if g]
+    return sorted(range(n), key=cost.__getitem__, reverse=True)
 
 
 def _remember_shape(key, res, args):
@@ -514,9 +618,11 @@ def fused_image(ctx, inputs, args):
         lanes = get_lanes(threads)
         if lanes is not None:
             try:
-                return [_remote(ctx, inputs, args, chunks, lanes, dt)]
+                res = _remote(ctx, inputs, args, lanes, dt)
             except LaneDied:
-                pass            # lanes are off from now on; redo this batch on threads
+                res = None      # lanes are off from now on; redo this batch on threads
+            if res is not None:
+                return [res]
     lock = threading.Lock()
     batch = []          # [out array] once allocated
 
