@@ -8,7 +8,10 @@ top-bottom, 5 = transposed, 6 = rotated 90 clockwise to display, 7 = transversed
 
 import struct
 
-__all__ = ["read_orientation", "orientation_swaps_axes"]
+import numpy as np
+
+__all__ = ["read_orientation", "orientation_swaps_axes", "apply_orientation", "oriented_copy",
+           "stored_box"]
 
 _ORIENTATION_TAG = 0x0112
 
@@ -16,6 +19,68 @@ _ORIENTATION_TAG = 0x0112
 def orientation_swaps_axes(orientation):
     """Return True when EXIF ``orientation`` (1..8) exchanges the image's height and width."""
     return orientation in (5, 6, 7, 8)
+
+
+def apply_orientation(arr, orientation):
+    """The upright view of a stored ``(H, W, ...)`` array under EXIF ``orientation`` (a pure
+    permutation of pixels: flips and/or a transpose; 1 or unknown values: ``arr`` itself)."""
+    if orientation in (5, 6, 7, 8):
+        arr = arr.swapaxes(0, 1)
+    if orientation in (3, 4, 7, 8):
+        arr = arr[::-1]
+    if orientation in (2, 3, 6, 7):
+        arr = arr[:, ::-1]
+    return arr
+
+
+def oriented_copy(arr, orientation):
+    """:func:`apply_orientation` as a new C-contiguous array.
+
+    numpy copies a flipped or transposed ``(H, W, 3)`` uint8 array pixel byte by pixel byte
+    (~1.4 ms for 460x430); torch's channels-last flip/transpose kernels take 0.05-0.1 ms for a
+    flip and ~0.8 ms for a transpose, so uint8 goes through torch (the same permutation)."""
+    if orientation not in (2, 3, 4, 5, 6, 7, 8):
+        return arr
+    if arr.dtype != np.uint8 or arr.ndim != 3:
+        return np.ascontiguousarray(apply_orientation(arr, orientation))
+    import torch
+    t = torch.from_numpy(arr).permute(2, 0, 1)[None]        # NCHW view, channels-last
+    if orientation in (5, 6, 7, 8):
+        t = t.transpose(2, 3)
+    dims = [d for d, on in ((2, orientation in (3, 4, 7, 8)), (3, orientation in (2, 3, 6, 7)))
+            if on]
+    if dims:
+        t = t.flip(dims)
+    return t.contiguous(memory_format=torch.channels_last)[0].permute(1, 2, 0).numpy()
+
+
+def stored_box(box, orientation, stored_hw):
+    """The box of the stored image that :func:`apply_orientation` turns into ``box``.
+
+    Parameters
+    ----------
+    box : tuple of int
+        ``(y0, x0, y1, x1)``, end-exclusive, in upright (oriented) pixel coordinates.
+    orientation : int
+        EXIF orientation 1..8.
+    stored_hw : tuple of int
+        ``(H, W)`` of the image as stored.
+
+    Returns
+    -------
+    tuple of int
+        ``(y0, x0, y1, x1)`` in stored coordinates, such that
+        ``apply_orientation(stored[y0:y1, x0:x1], o) == apply_orientation(stored, o)[box]``.
+    """
+    y0, x0, y1, x1 = box
+    hs, ws = stored_hw
+    swap = orientation in (5, 6, 7, 8)
+    h_after_swap, w_after_swap = (ws, hs) if swap else (hs, ws)
+    if orientation in (3, 4, 7, 8):         # rows were flipped after the (optional) swap
+        y0, y1 = h_after_swap - y1, h_after_swap - y0
+    if orientation in (2, 3, 6, 7):         # columns were flipped
+        x0, x1 = w_after_swap - x1, w_after_swap - x0
+    return (x0, y0, x1, y1) if swap else (y0, x0, y1, x1)
 
 
 def _tiff_orientation(data):
