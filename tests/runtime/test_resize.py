@@ -318,3 +318,33 @@ def test_oracle_errors_agree(kwargs):
         _dali_resize(img, **kwargs)
     with pytest.raises(ValueError):
         resize(img, **kwargs)
+
+
+def test_out_window_equals_slicing_the_full_output():
+    """``out_window`` computes only part of the output: it must be exactly that slice, for
+    every path (integer / fractional windows, portrait / landscape, resize_shorter)."""
+    from runtime.kernels.cpu.resize import resample
+    from runtime.kernels.cpu.resize_params import resize_output_shape
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        H, W = (int(v) for v in rng.integers(12, 160, 2))
+        img = rng.integers(0, 256, (H, W, 3), dtype=np.uint8)
+        if trial % 3 == 0:
+            p = resize_output_shape((H, W), resize_shorter=int(rng.integers(6, 120)))
+        elif trial % 3 == 1:
+            y0, x0 = rng.uniform(0, H / 3), rng.uniform(0, W / 3)
+            p = resize_output_shape((H, W), size=tuple(int(v) for v in rng.integers(4, 120, 2)),
+                                    roi_start=(y0, x0),
+                                    roi_end=(rng.uniform(y0 + 2, H), rng.uniform(x0 + 2, W)))
+        else:
+            p = resize_output_shape((H, W), size=tuple(int(v) for v in rng.integers(4, 120, 2)))
+        full = resample(img, p)
+        oh, ow = full.shape[:2]
+        for _ in range(3):
+            ch, cw = int(rng.integers(1, oh + 1)), int(rng.integers(1, ow + 1))
+            wy, wx = int(rng.integers(0, oh - ch + 1)), int(rng.integers(0, ow - cw + 1))
+            part = resample(img, p, out_window=(wy, wx, ch, cw))
+            assert part.flags.c_contiguous and part.shape == (ch, cw, 3)
+            np.testing.assert_array_equal(part, full[wy:wy + ch, wx:wx + cw])
+    with pytest.raises(ValueError, match="out_window"):
+        resample(img, p, out_window=(0, 0, oh + 1, 1))

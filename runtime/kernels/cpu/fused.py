@@ -279,7 +279,8 @@ def _front_rest(state, i):
     if finish is not None:
         x = _roi_finish(x, *finish)
     flip = 0
-    for st in a["stages"][k:]:
+    stages = a["stages"]
+    for j, st in enumerate(stages[k:], k):
         if st == "rrc":
             from runtime.kernels.cpu.crop_window import random_crop_window
             from runtime.kernels.cpu.random import sample_rng
@@ -293,12 +294,41 @@ def _front_rest(state, i):
                                                "roi_end": (y0 + h, x0 + w)})
         elif st == "resize":
             ra = {k2[7:]: v for k2, v in a.items() if k2.startswith("resize.")}
-            x = _resize_sample(x, layout, ra, {n: ra[n] for n in _SIZE if ra.get(n) is not None})
+            size_args = {n: ra[n] for n in _SIZE if ra.get(n) is not None}
+            if window is None and j + 1 < len(stages) and stages[j + 1] == "cmn":
+                x, window = _resize_for_crop(x, layout, ra, size_args, a)
+            else:
+                x = _resize_sample(x, layout, ra, size_args)
         elif st == "flip":
             flip = 1 if a.get("flip.horizontal", 1) else 0
         elif st == "cmn":
             break
     return x, layout, window, flip, a
+
+
+def _resize_for_crop(x, layout, ra, size_args, a):
+    """A resize whose output only feeds a cmn crop: ``(part, window)``.
+
+    When the cmn window lies inside the resize output, only that part is resampled
+    (``resample(..., out_window=...)``, bit-exact with slicing the full output: e.g. val's
+    ``resize_shorter=256`` -> 224x224 centre crop computes ~60 % of the output) and the cmn
+    window becomes the whole part; otherwise ``(full resize, None)``."""
+    from runtime.kernels.cpu.bindings import _resize_sample
+    from runtime.kernels.cpu.crop_window import crop_window
+    from runtime.kernels.cpu.resize import resample
+    from runtime.kernels.cpu.resize_params import resize_output_shape
+    if layout not in ("HWC", "HW"):
+        return _resize_sample(x, layout, ra, size_args), None
+    params = resize_output_shape(x.shape[:2], **size_args)
+    oh, ow = params.out_h, params.out_w
+    y0, x0, h, w = crop_window((oh, ow), **_stage(a, "cmn", _CROP))
+    if not (0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow):
+        return _resize_sample(x, layout, ra, size_args), None
+    part = resample(x, params, interp_type=ra.get("interp_type", "linear"),
+                    antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
+                    min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),
+                    layout=layout, out_window=(y0, x0, h, w))
+    return part, (0, 0, h, w)
 
 
 def _cmn_into(image, layout, window, a, flip, target):

@@ -44,7 +44,7 @@ from typing import List
 import numpy as np
 import torch
 
-from .resize_frac import bag_taps, frac_uint8, row_table, rows_pass_u8
+from .resize_frac import bag_taps, bag_taps_window, frac_uint8, row_table, rows_pass_u8
 from .resize_params import ResizeParams, resize_output_shape
 from .resize_taps import (_LUTS, _Filter, _axis_matrix, _axis_taps,  # noqa: F401
                           _make_filter, gather_taps, TentPlan, tent_plan)
@@ -343,7 +343,7 @@ _tent_cols_scripted = _script(_tent_cols)
 
 
 def _mixed_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
-                 kind_x: str, antialias: bool):
+                 kind_x: str, antialias: bool, out_window=None):
     """uint8 HWC result when only the W axis suits torch's tent, else None.
 
     This is ``resize_shorter`` of a portrait image with ``subpixel_scale``: W keeps its
@@ -351,23 +351,26 @@ def _mixed_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y
     intermediate), then H is a weighted sum of contiguous rows with DALI's taps
     (:func:`.resize_frac.rows_pass_u8`, an embedding bag; no transposes).  torch's uint8
     intermediate (error < 0.5, tent weights non-negative) keeps results within 1 of the
-    float32 path, as in :func:`_fast_uint8`.
+    float32 path, as in :func:`_fast_uint8`.  ``out_window=(oy0, ox0, ch, cw)``: only those
+    output rows go through the H pass (and only the source rows they read through the W
+    pass), giving exactly ``full[oy0:oy0 + ch, ox0:ox0 + cw]``.
     """
     in_h, in_w, chans = hwc.shape
     if (not hwc.flags.c_contiguous or kind_y not in _TORCH_KINDS
             or _torchable(kind_y, params.y0, params.y1, in_h, oh, antialias)
             or not _torchable(kind_x, params.x0, params.x1, in_w, ow, antialias)):
         return None
+    oy0, ox0, ch, cw = out_window if out_window is not None else (0, 0, oh, ow)
     a, b = int(params.x0), int(params.x1)
     g = gather_taps(in_w, ow, a, b, kind_x, antialias, chans, False)
-    lo, n, bags = bag_taps(in_h, oh, float(params.y0), float(params.y1), kind_y,
-                           antialias, True)
+    lo, n, bags = bag_taps_window(in_h, oh, float(params.y0), float(params.y1), kind_y,
+                                  antialias, True, oy0, oy0 + ch)
     # only the rows the H taps read go through the W pass
     mid = _tent_cols_scripted(torch.from_numpy(hwc[lo:lo + n]), a, b, ow, g.lo, g.n, g.w,
                               g.edge, g.idx_e, g.w_e)
-    res = np.empty((oh, ow, chans), np.uint8)
-    rows_pass_u8(row_table(mid.numpy(), True), bags, res.reshape(oh, ow * chans))
-    return res
+    res = np.empty((ch, ow, chans), np.uint8)
+    rows_pass_u8(row_table(mid.numpy(), True), bags, res.reshape(ch, ow * chans))
+    return res if cw == ow else np.ascontiguousarray(res[:, ox0:ox0 + cw])
 
 
 def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
@@ -406,7 +409,7 @@ def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: 
 # --------------------------------------------------------------------------------------------
 
 def resample(image, params: ResizeParams, interp_type="linear", antialias=True, dtype=None,
-             min_filter=None, mag_filter=None, layout="HWC") -> np.ndarray:
+             min_filter=None, mag_filter=None, layout="HWC", out_window=None) -> np.ndarray:
     """Resample one image onto the output grid described by ``params`` (DALI ``resize``).
 
     Parameters
@@ -431,11 +434,16 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
         Filter for axes that shrink / do not shrink; default ``interp_type``.
     layout : {"HWC", "CHW", "HW"}
         Layout of ``image``; the result has the same layout.
+    out_window : tuple of int, optional
+        ``(y0, x0, h, w)`` inside the ``(out_h, out_w)`` output: return only that part,
+        bit-exact with slicing the full result (the uint8 tent paths compute just those
+        output lines, e.g. a resize followed by a centre crop; other paths slice).
 
     Returns
     -------
     numpy.ndarray
-        ``(out_h, out_w, C)`` / ``(C, out_h, out_w)`` / ``(out_h, out_w)`` of ``dtype``.
+        ``(out_h, out_w, C)`` / ``(C, out_h, out_w)`` / ``(out_h, out_w)`` of ``dtype``
+        (``h`` x ``w`` with ``out_window``).
 
     Raises
     ------
@@ -469,6 +477,12 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
         raise ValueError(f"resize: `params` were computed for input (H, W) = "
                          f"({params.in_h}, {params.in_w}) but the image is ({in_h}, {in_w})")
     oh, ow = params.out_h, params.out_w
+    if out_window is not None:
+        wy, wx, wh, ww = (int(v) for v in out_window)
+        if not (0 <= wy and 0 <= wx and 0 < wh and 0 < ww and wy + wh <= oh and wx + ww <= ow):
+            raise ValueError(f"resize: `out_window` {tuple(out_window)} must be a non-empty "
+                             f"(y0, x0, h, w) box inside the output ({oh}, {ow})")
+        out_window = (wy, wx, wh, ww) if (wh, ww) != (oh, ow) else None
 
     if oh == 0 or ow == 0 or in_h == 0 or in_w == 0 or chans == 0:
         res = np.zeros((oh, ow, chans), out_dt)
@@ -486,19 +500,31 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
                 res = np.ascontiguousarray(picked)
             else:
                 res = _to_output(picked.astype(np.float32), out_dt)
-            return _from_hwc(res, layout)
+            return _from_hwc(_window_of(res, out_window), layout)
         res = None
         if (hwc.dtype == np.uint8 and out_dt == np.uint8 and layout != "CHW"
                 and (kind_y in _TORCH_KINDS or kind_x in _TORCH_KINDS)):
             res = _fast_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
             if res is None:
-                res = _mixed_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
-            if res is None:
-                res = frac_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
+                res = _mixed_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias),
+                                   out_window)
+                if res is None:
+                    res = frac_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias),
+                                     out_window)
+                if res is not None:
+                    out_window = None       # computed for the window only
         if res is None:
             res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 
-    return _from_hwc(res, layout)
+    return _from_hwc(_window_of(res, out_window), layout)
+
+
+def _window_of(res: np.ndarray, window) -> np.ndarray:
+    """``res[y0:y0 + h, x0:x0 + w]`` (HWC, C-contiguous) for ``window=(y0, x0, h, w)``."""
+    if window is None:
+        return res
+    y0, x0, h, w = window
+    return np.ascontiguousarray(res[y0:y0 + h, x0:x0 + w])
 
 
 def _from_hwc(res: np.ndarray, layout: str) -> np.ndarray:

@@ -35,7 +35,7 @@ import torch
 
 from .resize_taps import _axis_taps, gather_taps
 
-__all__ = ["frac_uint8", "rows_pass_u8", "row_table", "bag_taps", "Bags"]
+__all__ = ["frac_uint8", "rows_pass_u8", "row_table", "bag_taps", "bag_taps_window", "Bags"]
 
 _TENT_KINDS = ("linear", "triangular")
 
@@ -116,6 +116,26 @@ def bag_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
     res = _BAG_CACHE.get(key)
     if res is None:
         res = _bag_taps_uncached(in_len, out_len, start, end, kind, antialias, accumulate)
+        b = res[2]
+        _BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
+    return res
+
+
+def bag_taps_window(in_len: int, out_len: int, start: float, end: float, kind: str,
+                    antialias: bool, accumulate: bool, o0: int, o1: int):
+    """:func:`bag_taps` of the output lines ``o0 <= i < o1`` only (the same taps and weights,
+    restricted to the source lines those outputs read; cached like :func:`bag_taps`)."""
+    if (o0, o1) == (0, out_len):
+        return bag_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+    key = (in_len, out_len, start, end, kind, antialias, accumulate, o0, o1)
+    res = _BAG_CACHE.get(key)
+    if res is None:
+        lo, _, full = bag_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+        taps = full.offsets[1].item() if out_len > 1 else full.idx.shape[0]
+        idx = full.idx.numpy().reshape(out_len, taps)[o0:o1, :-1]
+        w = full.w.numpy().reshape(out_len, taps)[o0:o1, :-1]
+        first, last = int(idx.min()), int(idx.max())
+        res = (lo + first, last + 1 - first, Bags(idx - first, w, last + 1 - first))
         b = res[2]
         _BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
     return res
@@ -289,7 +309,7 @@ def _torch_view(a: np.ndarray) -> torch.Tensor:
 
 
 def frac_uint8(hwc: np.ndarray, oh: int, ow: int, params, kind_y: str, kind_x: str,
-               antialias: bool):
+               antialias: bool, out_window=None):
     """Resample a 3-channel uint8 HWC image with tent filters; ``None`` if not applicable.
 
     Parameters
@@ -304,30 +324,41 @@ def frac_uint8(hwc: np.ndarray, oh: int, ow: int, params, kind_y: str, kind_x: s
         Filter per axis; only ``"linear"`` / ``"triangular"`` are handled here.
     antialias : bool
         As in ``resample``.
+    out_window : tuple of int, optional
+        ``(oy0, ox0, ch, cw)``: compute only these output pixels (each output line is a sum
+        over its own taps, so the result is exactly that part of the full output).
 
     Returns
     -------
     numpy.ndarray or None
-        ``(oh, ow, 3)`` uint8 (DALI 2.4 ``resize`` semantics, within 1 of the float32 path),
-        or ``None`` when the filters or channel count are not handled here.
+        ``(oh, ow, 3)`` (``(ch, cw, 3)`` with ``out_window``) uint8 (DALI 2.4 ``resize``
+        semantics, within 1 of the float32 path), or ``None`` when the filters or channel
+        count are not handled here.
     """
     in_h, in_w, chans = hwc.shape
     if chans != 3 or kind_y not in _TENT_KINDS or kind_x not in _TENT_KINDS:
         return None
     aa = bool(antialias)
-    xlo, wc, xbags = bag_taps(in_w, ow, float(params.x0), float(params.x1), kind_x, aa, False)
+    oy0, ox0, ch, cw = out_window if out_window is not None else (0, 0, oh, ow)
+    xlo, wc, xbags = bag_taps_window(in_w, ow, float(params.x0), float(params.x1), kind_x,
+                                     aa, False, ox0, ox0 + cw)
     y0, y1 = float(params.y0), float(params.y1)
-    # H pass -> (oh, wc, 3) uint8, with one spare byte for the 4-byte loads below
-    mid_flat = _scratch(1, (oh * wc * 3 + 1,), np.uint8)
-    mid = mid_flat[:-1].reshape(oh, wc * 3)
+    # H pass -> (ch, wc, 3) uint8, with one spare byte for the 4-byte loads below
+    mid_flat = _scratch(1, (ch * wc * 3 + 1,), np.uint8)
+    mid = mid_flat[:-1].reshape(ch, wc * 3)
     if (y0.is_integer() and y1.is_integer() and 0 <= y0 < y1 <= in_h
             and (aa or oh >= y1 - y0)):
-        _tent_rows(hwc, int(y0), int(y1), xlo, wc, kind_y, aa, mid)
+        if ch == oh:
+            _tent_rows(hwc, int(y0), int(y1), xlo, wc, kind_y, aa, mid)
+        else:       # torch computes every row of the integer window: keep the wanted ones
+            full = np.empty((oh, wc * 3), np.uint8)
+            _tent_rows(hwc, int(y0), int(y1), xlo, wc, kind_y, aa, full)
+            mid[:] = full[oy0:oy0 + ch]
     else:
-        ylo, hc, ybags = bag_taps(in_h, oh, y0, y1, kind_y, aa, True)
+        ylo, hc, ybags = bag_taps_window(in_h, oh, y0, y1, kind_y, aa, True, oy0, oy0 + ch)
         rows_pass_u8(row_table(hwc[ylo:ylo + hc, xlo:xlo + wc], True), ybags, mid)
-    # W pass on the pixel-transposed copy: rows are source columns, (oh, 4) bytes each
-    cols = _pixel_transpose(mid_flat, oh, wc).view(np.uint8)
-    quads = _scratch(2, (ow, oh * 4), np.uint8)
+    # W pass on the pixel-transposed copy: rows are source columns, (ch, 4) bytes each
+    cols = _pixel_transpose(mid_flat, ch, wc).view(np.uint8)
+    quads = _scratch(2, (cw, ch * 4), np.uint8)
     rows_pass_u8(row_table(cols, True), xbags, quads)
-    return _unpack_transpose(quads.reshape(ow, oh, 4))
+    return _unpack_transpose(quads.reshape(cw, ch, 4))
