@@ -175,3 +175,59 @@ def test_uneven_output_shapes_are_separate_arrays(noisy):
     assert [o.shape for o in outs[1]] == [(3, 97, 131), (3, 64, 120), (3, 53, 200)]
     for e, d in zip(*outs):
         np.testing.assert_array_equal(e, d)
+
+
+# ---------------------------------------------------------------- decode -> resize -> cmn crop
+def _val_args(shorter, crop, pos, interp):
+    a = {"stages": ("decode", "resize", "cmn"), "resize.resize_shorter": shorter,
+         "cmn.crop": crop, "cmn.crop_pos_y": pos[0], "cmn.crop_pos_x": pos[1]}
+    a.update({f"resize.{k}": v for k, v in interp.items()})
+    return a
+
+
+@pytest.mark.parametrize("interp", [{}, {"interp_type": "triangular"},
+                                    {"interp_type": "linear", "antialias": False},
+                                    {"interp_type": "cubic"}], ids=["linear", "tri", "noaa", "cubic"])
+def test_resize_crop_plan_is_bit_exact(noisy, interp, monkeypatch):
+    """Region decode + windowed resize of the val chain equal resize-then-crop of the full
+    decode; the canvas is filled with noise first, so a pixel read outside the decoded region
+    changes the result."""
+    monkeypatch.setattr(fused, "_ROI_MAX_AREA", 1.0)
+    real_canvas = fused._canvas
+    rng = np.random.default_rng(5)
+
+    def noisy_canvas(shape, dtype):
+        c = real_canvas(shape, dtype)
+        c[...] = rng.integers(0, 256, c.shape, dtype=np.uint8)
+        return c
+    monkeypatch.setattr(fused, "_canvas", noisy_canvas)
+    used = 0
+    for data in noisy:
+        full = codec.decode(data)
+        for shorter, crop in ((40, (30, 30)), (23, (11, 17)), (90, (50, 60)), (150, (20, 140))):
+            for pos in ((0.5, 0.5), (0.0, 1.0), (1.0, 0.0), (0.3, 0.8)):
+                a = _val_args(shorter, crop, pos, interp)
+                plan = fused.resize_crop_plan(data, None, a)
+                params = resize_output_shape(full.shape[:2], resize_shorter=shorter)
+                if crop[0] > params.out_h or crop[1] > params.out_w:
+                    assert plan is None        # crop outside the resized image: no plan
+                    continue
+                (todo, finish) = plan
+                used += finish[1] is not None
+                part = codec.decode(todo[0], roi=todo[1], **todo[3])
+                got, window = fused._resize_crop_finish(part, *finish[1:])
+                resized = resample(full, params, layout="HWC", **interp)
+                y0, x0, h, w = finish[4]
+                assert window == (0, 0, h, w) and (h, w) == crop
+                np.testing.assert_array_equal(got, resized[y0:y0 + h, x0:x0 + w],
+                                              err_msg=f"{shorter} {crop} {pos}")
+    # most tent cases decode a region; cubic reads whole windows (always the full image)
+    assert used > 10 if interp.get("interp_type") != "cubic" else used == 0
+
+
+def test_resize_crop_region_only_for_uint8_tent_filters(noisy):
+    a = _val_args(40, (30, 30), (0.5, 0.5), {"interp_type": "cubic"})
+    assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # cubic: whole image
+    a = _val_args(40, (30, 30), (0.5, 0.5), {})
+    a["decode.output_type"] = "GRAY"
+    assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # 1 channel

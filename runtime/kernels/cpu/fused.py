@@ -236,6 +236,83 @@ def rrc_plan(data, name, a, i):
     return (data, region, name, dec), (region, (H, W), params, interp, a.get("rrc.dtype"))
 
 
+def resize_crop_plan(data, name, a):
+    """Plan of a fused decode -> resize -> cmn-with-crop sample (``None``: not applicable).
+
+    Only the part of the resize output inside the cmn window is computed
+    (:func:`_resize_for_crop`), so only the source lines those output pixels read are
+    decoded: along an axis resampled by torch's tent (integer window) every output line is
+    computed, so all lines of its window; along a fractional axis the lines of the cropped
+    outputs (+ the filter margin of :func:`source_region`).  Returns ``(todo, finish)`` as
+    :func:`rrc_plan` does; ``finish = ("resize", region, full_hw, params, window, ra)`` for
+    :func:`_resize_crop_finish`.
+    """
+    from runtime.codecs.image import parse_image
+    from runtime.kernels.cpu.crop_window import crop_window
+    from runtime.kernels.cpu.resize_params import resize_output_shape
+    dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
+    ra = {k[7:]: v for k, v in a.items() if k.startswith("resize.")}
+    data = parse_image(data, sample=name)      # parsed once: decode reuses the header
+    info = data.info()
+    full_hw = (info.height, info.width)
+    params = resize_output_shape(full_hw, **{n: ra[n] for n in _SIZE if ra.get(n) is not None})
+    oh, ow = params.out_h, params.out_w
+    y0, x0, h, w = crop_window((oh, ow), **_stage(a, "cmn", _CROP))
+    if not (0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow):
+        return None
+    window = (y0, x0, h, w)
+    region = _resize_crop_region(full_hw, params, window, ra, dec)
+    return (data, region, name, dec), ("resize", region, full_hw, params, window, ra)
+
+
+def _resize_crop_region(full_hw, params, window, ra: dict, dec: dict):
+    """Source box ``(y0, x0, y1, x1)`` read by ``resample(..., out_window=window)`` on the
+    uint8 tent paths, or None (decode everything: other filters, dtypes or channel counts
+    take paths that read the whole window, or the box is most of the image)."""
+    from runtime.kernels.cpu.resize import _torchable
+    if dec.get("output_type", "RGB") not in ("RGB", "BGR") or \
+            dec.get("dtype") not in (None, "uint8") or ra.get("dtype") not in (None, "uint8"):
+        return None
+    names = {_filter_name(ra.get(k)) for k in ("interp_type", "min_filter", "mag_filter")}
+    if not names <= {None, "linear", "triangular"}:
+        return None
+    aa = bool(ra.get("antialias", True))
+    oy0, ox0, ch, cw = window
+    box = []
+    for lo, hi, out, o0, n, full in ((params.y0, params.y1, params.out_h, oy0, ch, full_hw[0]),
+                                     (params.x0, params.x1, params.out_w, ox0, cw, full_hw[1])):
+        scale = (hi - lo) / out
+        if _torchable("linear", lo, hi, full, out, aa):
+            a, b = lo, hi                       # torch resamples the whole window
+        else:
+            a, b = lo + o0 * scale, lo + (o0 + n) * scale
+        a, b = min(a, b), max(a, b)
+        margin = math.ceil(max(1.0, abs(scale))) + 2
+        box.append((max(0, math.floor(a) - margin), min(full, math.ceil(b) + margin)))
+    (y0, y1), (x0, x1) = box
+    if (y1 - y0) * (x1 - x0) > _ROI_MAX_AREA * full_hw[0] * full_hw[1]:
+        return None
+    return y0, x0, y1, x1
+
+
+def _resize_crop_finish(part, region, full_hw, params, window, ra):
+    """The cmn-window part of the resize of the image whose ``region`` (None: all of it)
+    was decoded as ``part``; returns ``(image, cmn window)``."""
+    from runtime.kernels.cpu.resize import resample
+    img = part
+    if region is not None:
+        y0, x0, y1, x1 = region
+        img = _canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
+        img[y0:y1, x0:x1] = part
+    res = resample(img, params, interp_type=ra.get("interp_type", "linear"),
+                   antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
+                   min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),
+                   layout="HWC", out_window=window)
+    if region is not None and np.may_share_memory(res, img):
+        res = res.copy()
+    return res, (0, 0, window[2], window[3])
+
+
 # ------------------------------------------------------------------ fused.image
 def _front_decode(ctx, inputs, args, i):
     """First phase of one sample: its arguments and the decode stage (if any).
@@ -260,6 +337,12 @@ def _front_decode(ctx, inputs, args, i):
         nxt = stages[1] if len(stages) > 1 else None
         if nxt == "rrc":
             (x, finish), k = rrc_plan(x, name, a, i), 2
+        elif nxt == "resize" and len(stages) > 2 and stages[2] == "cmn":
+            plan = resize_crop_plan(x, name, a)
+            if plan is not None:
+                (x, finish), k = plan, 2
+            else:
+                x, k = decode(x, sample=name, **dec), 1
         elif nxt == "cmn":
             x = parse_image(x, sample=name)    # parsed once: decode reuses the header
             info = x.info()
@@ -276,7 +359,9 @@ def _front_rest(state, i):
     """Second phase: the stages before cmn -> (image, layout, cmn window or None, flip, a)."""
     from runtime.kernels.cpu.bindings import _resize_sample
     a, layout, x, k, window, finish = state
-    if finish is not None:
+    if finish is not None and finish[0] == "resize":
+        x, window = _resize_crop_finish(x, *finish[1:])
+    elif finish is not None:
         x = _roi_finish(x, *finish)
     flip = 0
     stages = a["stages"]
