@@ -23,7 +23,8 @@ import threading
 import numpy as np
 
 __all__ = ["BufferPool", "SharedBufferPool", "batch_array", "default_pool", "shared_pool",
-           "input_pool", "attach_shared"]
+           "input_pool", "attach_shared", "shared_fd", "sync_mappings", "dropped_since",
+           "drop_cursor"]
 
 
 class BufferPool:
@@ -186,6 +187,12 @@ class SharedBufferPool(BufferPool):
             if name is not None:
                 self._unlink(name)
                 self._attached.pop(name, None)
+                _log_dropped(name)
+
+    def live_names(self) -> set:
+        """Names of the segments this pool may still hand out."""
+        with self._lock:
+            return set(self._names.values())
 
     def clear(self) -> None:
         with self._lock:
@@ -215,21 +222,85 @@ for _pool in (shared_pool, input_pool):
 del _pool
 
 
-_mapped: dict = {}      # worker side: segment name -> uint8 array over its mapping
+# Segments the pools stopped keeping, in order, for the workers to unmap (see
+# :func:`dropped_since`); only the last _DROP_LOG_KEEP names are kept.
+_DROP_LOG_KEEP = 1024
+_drop_log: list = []
+_drop_state = {"base": 0}       # position (in all names ever logged) of _drop_log[0]
+_drop_lock = threading.Lock()
+
+
+def _log_dropped(name: str) -> None:
+    with _drop_lock:
+        _drop_log.append(name)
+        if len(_drop_log) > 2 * _DROP_LOG_KEEP:
+            k = len(_drop_log) - _DROP_LOG_KEEP
+            del _drop_log[:k]
+            _drop_state["base"] += k
+
+
+def dropped_since(cursor: int):
+    """What a worker that has seen the drop log up to ``cursor`` must unmap.
+
+    Returns ``(sync, new_cursor)``: ``sync`` is ``("drop", names)`` (the names dropped since),
+    or ``("keep", names)`` (the live segments of every pool: unmap all others) when the
+    worker fell further behind than the log keeps; None when nothing changed."""
+    with _drop_lock:
+        base, end = _drop_state["base"], _drop_state["base"] + len(_drop_log)
+        if cursor >= end:
+            return None, end
+        if cursor >= base:
+            return ("drop", tuple(_drop_log[cursor - base:])), end
+    live = set()
+    for pool in (shared_pool, input_pool):
+        live |= pool.live_names()
+    return ("keep", tuple(live)), end
+
+
+def drop_cursor() -> int:
+    """The current end of the drop log (a new worker has seen nothing to drop)."""
+    with _drop_lock:
+        return _drop_state["base"] + len(_drop_log)
+
+
+_mapped: dict = {}      # worker side: segment name -> (uint8 array over its mapping, fd)
 
 
 def attach_shared(name: str, shape, dtype) -> np.ndarray:
-    """In a worker process: the array of segment ``name`` (mapped once, cached by name; at
-    most 16 mappings are kept, more than the pool's live segments of one size)."""
+    """In a worker process: the array of segment ``name``.
+
+    Mapped once and kept (with an open descriptor, see :func:`shared_fd`) until the parent
+    reports the segment dropped (:func:`sync_mappings`): the parent unlinks a segment's file
+    once every worker mapped it, so a mapping dropped early could not be made again."""
     import mmap
     dt = np.dtype(dtype)
     shape = tuple(int(s) for s in shape)
     nbytes = max(1, dt.itemsize * int(np.prod(shape, dtype=np.int64)))
-    base = _mapped.get(name)
-    if base is None:
-        with open(os.path.join(_SHM_DIR, name), "r+b") as f:
-            m = mmap.mmap(f.fileno(), 0)
-        base = _mapped[name] = np.frombuffer(m, np.uint8)
-        while len(_mapped) > 16:
-            _mapped.pop(next(iter(_mapped)))
-    return base[:nbytes].view(dt).reshape(shape)
+    entry = _mapped.get(name)
+    if entry is None:
+        fd = os.open(os.path.join(_SHM_DIR, name), os.O_RDWR)
+        try:
+            m = mmap.mmap(fd, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        entry = _mapped[name] = (np.frombuffer(m, np.uint8), fd)
+    return entry[0][:nbytes].view(dt).reshape(shape)
+
+
+def shared_fd(name: str) -> int:
+    """In a worker: the open descriptor of mapped segment ``name`` (e.g. for ``flock``:
+    each worker opened the file itself, so their locks exclude each other)."""
+    return _mapped[name][1]
+
+
+def sync_mappings(sync) -> None:
+    """In a worker: apply a :func:`dropped_since` message (close dropped mappings)."""
+    if sync is None:
+        return
+    kind, names = sync
+    names = set(names)
+    gone = [n for n in _mapped if (n in names) == (kind == "drop")]
+    for n in gone:
+        _, fd = _mapped.pop(n)
+        os.close(fd)        # the mapping itself goes when the last array viewing it does

@@ -80,9 +80,11 @@ def enabled() -> bool:
 
 class _Worker:
     def __init__(self, index, proc, conn):
+        from runtime.buffers import drop_cursor
         self.index = index
         self.proc = proc
         self.conn = conn
+        self.drop_cursor = drop_cursor()     # shared segments it was told to unmap
 
 
 class ProcessLanes:
@@ -148,10 +150,12 @@ class ProcessLanes:
         ``shared=[(pool, name), ...]``: the call maps shared segment ``name`` of each
         :class:`runtime.buffers.SharedBufferPool` ``pool``, which is told so afterwards.
         """
+        from runtime.buffers import dropped_since
         w = self._idle.get()
         self.calls += 1
         try:
-            w.conn.send((target, args))
+            sync, w.drop_cursor = dropped_since(w.drop_cursor)
+            w.conn.send((target, args, sync))
             ok, payload = w.conn.recv()
             if shared is not None:
                 for pool, name in shared:
@@ -216,6 +220,11 @@ def get_lanes(n: int) -> ProcessLanes | None:
     if lanes is not None and lanes.n != n:      # ndd.set_num_threads changed the width
         shutdown()
         lanes = None
+        # kept segments were unlinked once the old workers mapped them: new workers could
+        # not open them, so start afresh
+        from runtime.buffers import input_pool, shared_pool
+        shared_pool.clear()
+        input_pool.clear()
     if lanes is None:
         with _lock:
             lanes = _state["lanes"]
@@ -300,8 +309,11 @@ def _serve(fd: int) -> None:
             return
         if msg is None:
             return
-        target, args = msg
+        target, args, sync = msg
         try:
+            if sync is not None:
+                from runtime.buffers import sync_mappings
+                sync_mappings(sync)
             result = (True, _resolve(target)(*args))
         except BaseException as exc:  # noqa: BLE001 - sent back to the caller
             result = (False, (type(exc).__name__, type(exc).__module__, str(exc),

@@ -67,8 +67,8 @@ def convert_depth(img, dtype):
 
     Semantics of DALI's decoder ``dtype`` argument ("values will be converted to the dynamic
     range of the requested type"), checked against DALI 2.4: uint8 -> uint16 is ``v * 257``,
-    uint8 -> float32 is ``v / 255``, uint16 -> uint8 is ``round(v / 257)`` (not ``v >> 8``),
-    uint16 -> float32 is ``v / 65535``.
+    uint8 -> float32 is ``v * float32(1 / 255)`` (bit for bit; not ``v / 255``), uint16 -> uint8
+    is ``round(v / 257)`` (not ``v >> 8``), uint16 -> float32 is ``v * float32(1 / 65535)``.
 
     Parameters
     ----------
@@ -92,5 +92,7 @@ def convert_depth(img, dtype):
         if src == np.uint16:
             return img
         return img.astype(np.uint16) * np.uint16(257)
-    scale = np.float32(255.0 if src == np.uint8 else 65535.0)
-    return img.astype(np.float32) / scale
+    # DALI multiplies by the float32 reciprocal (v * (1/255)), which differs from v / 255 in
+    # the last bit for about half of the values
+    inv = np.float32(1.0 / (255.0 if src == np.uint8 else 65535.0))
+    return img.astype(np.float32) * inv

@@ -83,19 +83,20 @@ def stored_box(box, orientation, stored_hw):
     return (x0, y0, x1, y1) if swap else (y0, x0, y1, x1)
 
 
-def _tiff_orientation(data):
-    """Orientation from a TIFF/EXIF block (``II*\\0`` or ``MM\\0*`` header); 1 when absent."""
+def _tiff_orientation(data, absent=1):
+    """Orientation from a TIFF/EXIF block (``II*\\0`` or ``MM\\0*`` header); ``absent``
+    when the block has no orientation tag (or cannot be read)."""
     if len(data) < 8:
-        return 1
+        return absent
     if data[:2] == b"II":
         end = "<"
     elif data[:2] == b"MM":
         end = ">"
     else:
-        return 1
+        return absent
     (ifd,) = struct.unpack_from(end + "I", data, 4)
     if ifd + 2 > len(data):
-        return 1
+        return absent
     (count,) = struct.unpack_from(end + "H", data, ifd)
     for i in range(min(count, 1024)):
         pos = ifd + 2 + 12 * i
@@ -110,7 +111,7 @@ def _tiff_orientation(data):
             else:
                 return 1
             return value if 1 <= value <= 8 else 1
-    return 1
+    return absent
 
 
 def _ifd0_near_start(data):
@@ -144,7 +145,11 @@ def _jpeg_orientation(data):
             continue
         (length,) = struct.unpack_from(">H", data, pos + 2)
         if marker == 0xE1 and bytes(data[pos + 4:pos + 10]) == b"Exif\x00\x00":
-            return _tiff_orientation(bytes(data[pos + 10:pos + 2 + length]))
+            # an Exif block without the tag does not end the search (nvImageCodec and DALI
+            # then take the tag from a later Exif APP1)
+            found = _tiff_orientation(bytes(data[pos + 10:pos + 2 + length]), absent=None)
+            if found is not None:
+                return found
         pos += 2 + length
     return 1
 

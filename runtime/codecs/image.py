@@ -222,13 +222,35 @@ def _decode_nvimgcodec(src, output_type, roi, adjust_orientation):
             # orientation is a pixel permutation: decode the stored pixels (only the box
             # that becomes ``roi``) and permute them here -- the same pixels (tested on
             # every orientation; CMYK stays on the plug-in: its colour conversion differs).
-            box = None if roi is None else stored_box(roi, orientation, _raw_size(src))
+            box = inner = None
+            if roi is not None:
+                box, inner = _padded_box(stored_box(roi, orientation, _raw_size(src)),
+                                         _raw_size(src))
             arr = nvb.decode_stream(s, mode, box, native, False)
-            return None if arr is None else oriented_copy(arr, orientation)
+            if arr is None:
+                return None
+            if inner is not None:
+                arr = arr[inner]
+            return oriented_copy(arr, orientation)
     arr = nvb.decode_stream(s, mode, roi, native, adjust_orientation)
     if arr is not None and cmyk and output_type == "GRAY":
         arr = rgb_to_gray(arr)
     return arr
+
+
+# libjpeg-turbo's region decode can differ from a full decode in the outermost pixels of a
+# region (seen on 1-pixel-wide boxes of 4:2:0 files: the chroma upsampling at the cut), while
+# nvImageCodec's own route for rotated files decodes them whole; so a rotated file's box is
+# decoded with this margin and cut to size afterwards.
+_ROTATED_ROI_MARGIN = 16
+
+
+def _padded_box(box, hw):
+    """``box`` widened by the margin (clamped to ``hw``) and the slices of ``box`` in it."""
+    y0, x0, y1, x1 = box
+    py0, px0 = max(0, y0 - _ROTATED_ROI_MARGIN), max(0, x0 - _ROTATED_ROI_MARGIN)
+    py1, px1 = min(hw[0], y1 + _ROTATED_ROI_MARGIN), min(hw[1], x1 + _ROTATED_ROI_MARGIN)
+    return (py0, px0, py1, px1), (slice(y0 - py0, y1 - py0), slice(x0 - px0, x1 - px0))
 
 
 def _decode_pillow(src, output_type, roi, adjust_orientation):

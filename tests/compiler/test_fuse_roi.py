@@ -231,3 +231,19 @@ def test_resize_crop_region_only_for_uint8_tent_filters(noisy):
     a = _val_args(40, (30, 30), (0.5, 0.5), {})
     a["decode.output_type"] = "GRAY"
     assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # 1 channel
+
+
+def test_fused_resize_takes_a_scalar_max_size(noisy):
+    """DALI applies a single ``max_size`` to both axes; the fused chain must accept it too."""
+    enc = ndd.batch([noisy[0], noisy[2]])
+
+    def body():
+        x = ndd.resize(ndd.decoders.image(enc), size=(77, 0), mode="not_larger", max_size=90)
+        return ndd.crop_mirror_normalize(x, mean=[0, 0, 0], std=[1, 1, 1])
+    eager = [np.asarray(s) for s in body().tensors]
+    with ndd.EvalMode.deferred:
+        deferred = [np.asarray(s) for s in body().tensors]
+    # 97x131 and 53x200 inputs: H 77 would make W > 90, so W = 90 and H = round(H * 90 / W)
+    assert [e.shape[1:] for e in eager] == [(67, 90), (24, 90)]
+    for e, d in zip(eager, deferred):
+        np.testing.assert_array_equal(e, d)

@@ -179,13 +179,19 @@ def _spatial_pair(value):
     return value
 
 
-@register("resize")
-@per_sample
-def _resize(ctx, ins, a, i):
+def resize_size_args(a: dict) -> dict:
+    """The size arguments of a ``resize`` (those given) as :func:`resize_output_shape` takes
+    them (a single ``max_size`` value applies to both axes, as in DALI)."""
     size_args = _pick(a, _SIZE_ARGS)
     if "max_size" in size_args:
         size_args["max_size"] = _spatial_pair(size_args["max_size"])
-    return _resize_sample(ins[0], _layout(ctx), a, size_args)
+    return size_args
+
+
+@register("resize")
+@per_sample
+def _resize(ctx, ins, a, i):
+    return _resize_sample(ins[0], _layout(ctx), a, resize_size_args(a))
 
 
 @register("random_resized_crop")

@@ -15,11 +15,9 @@ task running all stages of its samples, stage by stage (no barrier between stage
 """
 from __future__ import annotations
 
-import atexit
 import fcntl
 import functools
 import math
-import os
 import threading
 
 import numpy as np
@@ -27,8 +25,6 @@ import numpy as np
 from runtime.kernels.registry import per_sample, register, sample_args
 
 _CROP = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
-_SIZE = ("size", "resize_x", "resize_y", "resize_shorter", "resize_longer", "mode",
-         "max_size", "roi_start", "roi_end", "roi_relative", "subpixel_scale")
 
 
 def _stage(a: dict, stage: str, names) -> dict:
@@ -248,6 +244,7 @@ def resize_crop_plan(data, name, a):
     :func:`_resize_crop_finish`.
     """
     from runtime.codecs.image import parse_image
+    from runtime.kernels.cpu.bindings import resize_size_args
     from runtime.kernels.cpu.crop_window import crop_window
     from runtime.kernels.cpu.resize_params import resize_output_shape
     dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
@@ -255,7 +252,7 @@ def resize_crop_plan(data, name, a):
     data = parse_image(data, sample=name)      # parsed once: decode reuses the header
     info = data.info()
     full_hw = (info.height, info.width)
-    params = resize_output_shape(full_hw, **{n: ra[n] for n in _SIZE if ra.get(n) is not None})
+    params = resize_output_shape(full_hw, **resize_size_args(ra))
     oh, ow = params.out_h, params.out_w
     y0, x0, h, w = crop_window((oh, ow), **_stage(a, "cmn", _CROP))
     if not (0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow):
@@ -357,7 +354,7 @@ def _front_decode(ctx, inputs, args, i):
 
 def _front_rest(state, i):
     """Second phase: the stages before cmn -> (image, layout, cmn window or None, flip, a)."""
-    from runtime.kernels.cpu.bindings import _resize_sample
+    from runtime.kernels.cpu.bindings import _resize_sample, resize_size_args
     a, layout, x, k, window, finish = state
     if finish is not None and finish[0] == "resize":
         x, window = _resize_crop_finish(x, *finish[1:])
@@ -379,7 +376,7 @@ def _front_rest(state, i):
                                                "roi_end": (y0 + h, x0 + w)})
         elif st == "resize":
             ra = {k2[7:]: v for k2, v in a.items() if k2.startswith("resize.")}
-            size_args = {n: ra[n] for n in _SIZE if ra.get(n) is not None}
+            size_args = resize_size_args(ra)
             if window is None and j + 1 < len(stages) and stages[j + 1] == "cmn":
                 x, window = _resize_for_crop(x, layout, ra, size_args, a)
             else:
@@ -509,24 +506,26 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
 
 
 def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_spec,
-                  workers, lock_path):
+                  workers):
     """Process-lane entry point: run samples of the batch, claimed group by group.
 
     The encoded samples and the claim flags live in the shared input segment ``in_spec =
     (name, shape, dtype)`` (see :func:`_pack_inputs`): flag ``i`` (byte ``i``) is set once a
     lane took sample ``i``; sample ``k``'s bytes are ``[offsets[k], offsets[k + 1])``.  Every
     lane of the batch gets this same call and takes the next unclaimed samples of ``order``
-    (costliest first) until none are left (:func:`_claim`, under an ``flock`` of
-    ``lock_path`` shared by the lanes), so no lane idles while another still has a queue.
+    (costliest first) until none are left (:func:`_claim`, under an ``flock`` of the input
+    segment's file, which each lane opened itself), so no lane idles while another still has
+    a queue.
     A sample is never run twice: its cmn output is written in several in-place steps, which
     two lanes racing on the same target would compound.  cmn outputs of the expected shape are written into the shared batch
     ``out_spec``; returns ``{i: array}`` for every other result of the samples run here.
     """
-    from runtime.buffers import attach_shared
+    from runtime.buffers import attach_shared, shared_fd
     from runtime.kernels.registry import KernelContext
     from runtime.storage import SampleList
     ctx = KernelContext(None, *ctx_fields)
     buf = attach_shared(*in_spec)
+    lock = shared_fd(in_spec[0])
     claims = buf[:ctx.batch_size]
     data = SampleList([buf[offsets[k]:offsets[k + 1]] for k in range(len(offsets) - 1)],
                       source_info)
@@ -539,7 +538,6 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
             return out[i]
         return None
     results = {}
-    lock = _lock_fd(lock_path)
     try:
         while True:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -555,38 +553,6 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
     except BaseException:
         claims[:] = 1           # the batch failed: the other lanes stop taking samples
         raise
-
-
-_lock_fds: dict = {}        # worker side: lock file path -> open descriptor
-
-
-def _lock_fd(path: str) -> int:
-    fd = _lock_fds.get(path)
-    if fd is None:
-        fd = _lock_fds[path] = os.open(path, os.O_RDWR)
-    return fd
-
-
-_claims_lock = {"pid": None, "path": None}
-
-
-def _claims_lock_path() -> str:
-    """This process's lock file for the lanes' claims (``/dev/shm``, removed at exit; a
-    forked child makes its own)."""
-    if _claims_lock["pid"] != os.getpid():
-        from runtime.buffers import _SHM_DIR
-        path = os.path.join(_SHM_DIR, f"ndd-{os.getpid()}-claims.lock")
-        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-        atexit.register(_remove, path)
-        _claims_lock.update(pid=os.getpid(), path=path)
-    return _claims_lock["path"]
-
-
-def _remove(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _claim(claims, order, workers: int) -> list[int]:
@@ -671,11 +637,10 @@ def _remote(ctx, inputs, args, lanes, dt):
     order = _cost_order(data, n)
     shared = [(input_pool, in_name)] + ([(shared_pool, name)] if name else [])
     in_spec = (in_name, in_buf.shape, in_buf.dtype.str)
-    lock_path = _claims_lock_path()
 
     def call(_):
         return lanes.call("runtime.kernels.cpu.fused:remote_claims", fields, in_spec, offsets,
-                          info, args, order, spec, lanes.n, lock_path, shared=shared)
+                          info, args, order, spec, lanes.n, shared=shared)
     found = {}
     for part in ctx.pool.map(call, lanes.n):
         found.update(part)
