@@ -25,7 +25,6 @@ thread-safe; the heavy steps are single torch/numpy calls, which run without the
 """
 from __future__ import annotations
 
-import collections
 import functools
 import math
 import threading
@@ -33,6 +32,7 @@ import threading
 import numpy as np
 import torch
 
+from .bytecache import ByteLRU as _ByteLRU
 from .resize_taps import _axis_taps, gather_taps
 
 __all__ = ["frac_uint8", "rows_pass_u8", "row_table", "bag_taps", "bag_taps_window", "Bags"]
@@ -58,50 +58,6 @@ def _scratch(slot: int, shape, dtype) -> np.ndarray:
     if buf is None or buf.nbytes < nbytes:
         buf = bufs[slot] = np.empty(max(nbytes, 1 << 16), np.uint8)
     return buf[:nbytes].view(dtype).reshape(shape)
-
-
-class _ByteLRU:
-    """Thread-safe least-recently-used map bounded by the bytes of its values.
-
-    ``functools.lru_cache`` bounds the entry count; the tap tables of ``resize_shorter``
-    differ per image size (tens of KB each), and a dataset with a thousand or so distinct
-    sizes needs that many entries to hit from its second epoch without an unbounded count.
-    """
-
-    def __init__(self, budget: int):
-        self.budget = budget
-        self.used = 0
-        self.hits = self.misses = 0
-        self._data = collections.OrderedDict()     # key -> (value, nbytes)
-        self._lock = threading.Lock()
-
-    def get(self, key):
-        """The value stored under ``key`` (now most recently used), or ``None``."""
-        with self._lock:
-            item = self._data.get(key)
-            if item is None:
-                self.misses += 1
-                return None
-            self._data.move_to_end(key)
-            self.hits += 1
-            return item[0]
-
-    def put(self, key, value, nbytes: int):
-        """Store ``value`` (``nbytes`` bytes), evicting the least recently used entries."""
-        with self._lock:
-            old = self._data.pop(key, None)
-            if old is not None:
-                self.used -= old[1]
-            self._data[key] = (value, nbytes)
-            self.used += nbytes
-            while self.used > self.budget and len(self._data) > 1:
-                _, (_, n) = self._data.popitem(last=False)
-                self.used -= n
-
-    def clear(self):
-        with self._lock:
-            self._data.clear()
-            self.used = self.hits = self.misses = 0
 
 
 # bag tables of :func:`bag_taps` (about 20-60 KB per image size at resize_shorter=256)

@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 import torch
 
+from .bytecache import byte_lru_cache
+
 _f32 = np.float32
 
 # --------------------------------------------------------------------------------------------
@@ -206,7 +208,26 @@ def _edges(first: np.ndarray, k: int, start, end) -> np.ndarray:
     return np.concatenate([np.arange(n_lo), np.arange(n_hi, out_len)])
 
 
-@functools.lru_cache(maxsize=2048)
+def _arrays_nbytes(arrays) -> int:
+    return sum(getattr(a, "nbytes", 0) for a in arrays) + 256
+
+
+def _plan_nbytes(plan) -> int:
+    if plan is None:
+        return 64
+    return (plan.bag_idx.nbytes + plan.bag_w.nbytes + plan.bag_off.nbytes
+            + plan.mix.nbytes + 512)
+
+
+# Byte budgets of the two per-window-length caches of the random_resized_crop fast path: a few
+# hundred window lengths x a few edge cuts, ~20 KB an entry; the budgets hold the common ones
+# and keep worker memory flat (an entry-count bound let it grow ~3 MB per epoch as new
+# window lengths kept arriving).
+_REL_TAPS_BYTES = 12 << 20
+_TENT_PLAN_BYTES = 12 << 20
+
+
+@byte_lru_cache(_REL_TAPS_BYTES, _arrays_nbytes)
 def _rel_taps(length: int, out_len: int, kind: str, antialias: bool):
     """Taps of an integer window ``[0, length)`` (unclamped), cached: ``(idx, rel, w, edge)``.
 
@@ -443,7 +464,7 @@ def _span(rel: np.ndarray) -> tuple[int, int]:
     return int(rel[0, 0]), int(rel[-1, -1]) + 1 - int(rel[0, 0])
 
 
-@functools.lru_cache(maxsize=4096)
+@byte_lru_cache(_TENT_PLAN_BYTES, _plan_nbytes)
 def _tent_plan_rel(length: int, out_len: int, kind: str, antialias: bool, chans: int,
                    cut_lo: int, cut_hi: int):
     """:class:`TentPlan` of a window of ``length`` whose taps run ``cut_lo`` / ``cut_hi``
