@@ -279,6 +279,38 @@ def test_many_output_sizes_keep_working(sample_dataset, lanes):
     assert buffers.drop_cursor() > 0          # the pools did drop segments meanwhile
 
 
+def _rss_anon_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("RssAnon"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def test_worker_memory_stays_bounded_over_20_compiled_epochs(sample_dataset, lanes):
+    """Workers keep no per-batch state: their mappings are the pools' live segments and the
+    tap caches stay within their byte budgets, so memory levels off."""
+    from runtime.kernels.cpu import resize_taps
+    proclanes.set_enabled(True)
+    reader = ndd.readers.File(file_root=str(sample_dataset), random_shuffle=True, seed=1)
+    pids = [w.proc.pid for w in lanes._workers]
+    rss = []
+    for epoch in range(20):
+        for jpegs, _ in reader.next_epoch(batch_size=8, compile=True):
+            _train(jpegs).evaluate()
+        if epoch in (4, 19):
+            rss.append([_rss_anon_mb(p) for p in pids])
+    probe = ("(len(__import__('runtime.buffers').buffers._mapped), "
+             "__import__('runtime.kernels.cpu.resize_taps').kernels.cpu.resize_taps"
+             "._tent_plan_rel.cache.used)")
+    for _ in range(len(pids)):
+        mapped, plan_bytes = lanes.call("builtins:eval", probe)
+        assert mapped <= 4 * 6 + 3 * 4          # at most every kept segment of both pools
+        assert plan_bytes <= resize_taps._TENT_PLAN_BYTES
+    for before, after in zip(*rss):
+        assert after - before < 40, rss         # MB, epochs 5 -> 20
+
+
 def test_a_new_lane_count_gets_fresh_segments(sample_dataset, lanes):
     files = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:7]
     proclanes.set_enabled(True)
