@@ -11,7 +11,7 @@ import pytest
 
 import ndd
 from runtime.codecs import image as codec
-from runtime.kernels.cpu import fused
+from runtime.kernels.cpu import fused, fused_roi
 from runtime.kernels.cpu.resize import resample
 from runtime.kernels.cpu.resize_params import resize_output_shape
 
@@ -54,7 +54,7 @@ def _windows(h, w):
 
 @pytest.mark.parametrize("interp", INTERPS, ids=lambda d: "-".join(map(str, d.values())) or "default")
 def test_roi_resample_is_bit_exact(noisy, interp, monkeypatch):
-    monkeypatch.setattr(fused, "_ROI_MAX_AREA", 1.0)   # region decode for every window
+    monkeypatch.setattr(fused_roi, "_ROI_MAX_AREA", 1.0)   # region decode for every window
     for data in noisy:
         full = codec.decode(data)
         h, w = full.shape[:2]
@@ -192,15 +192,15 @@ def test_resize_crop_plan_is_bit_exact(noisy, interp, monkeypatch):
     """Region decode + windowed resize of the val chain equal resize-then-crop of the full
     decode; the canvas is filled with noise first, so a pixel read outside the decoded region
     changes the result."""
-    monkeypatch.setattr(fused, "_ROI_MAX_AREA", 1.0)
-    real_canvas = fused._canvas
+    monkeypatch.setattr(fused_roi, "_ROI_MAX_AREA", 1.0)
+    real_canvas = fused_roi._canvas
     rng = np.random.default_rng(5)
 
     def noisy_canvas(shape, dtype):
         c = real_canvas(shape, dtype)
         c[...] = rng.integers(0, 256, c.shape, dtype=np.uint8)
         return c
-    monkeypatch.setattr(fused, "_canvas", noisy_canvas)
+    monkeypatch.setattr(fused_roi, "_canvas", noisy_canvas)
     used = 0
     for data in noisy:
         full = codec.decode(data)

@@ -170,14 +170,14 @@ def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
 
 
 def test_cost_order_puts_the_largest_files_first():
-    from runtime.kernels.cpu.fused import _cost_order
+    from runtime.kernels.cpu.fused_lanes import _cost_order
     data = [np.zeros(s, np.uint8) for s in (10, 5000, 300, 5000, 70)]
     assert _cost_order(data, 5) == [1, 3, 2, 4, 0]
     assert _cost_order(data[:1], 4) == [0, 1, 2, 3]       # one sample broadcast
 
 
 def test_claims_hand_out_every_sample_once_in_shrinking_groups():
-    from runtime.kernels.cpu.fused import _claim
+    from runtime.kernels.cpu.fused_lanes import _claim
     claims = np.zeros(32, np.uint8)
     order = list(range(31, -1, -1))
     sizes, seen = [], []
@@ -198,7 +198,7 @@ def test_claims_hand_out_every_sample_once_in_shrinking_groups():
 
 
 def test_pack_inputs_lays_out_claims_then_the_files():
-    from runtime.kernels.cpu.fused import _pack_inputs
+    from runtime.kernels.cpu.fused_lanes import _pack_inputs
     data = [np.arange(n, dtype=np.uint8) for n in (5, 0, 300)] + [b"abc"]
     packed = _pack_inputs(data, 4)
     if packed is None:

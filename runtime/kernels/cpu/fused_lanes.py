@@ -1,0 +1,183 @@
+"""The process-lane side of ``fused.image`` (:mod:`runtime.proclanes`): the batch's encoded
+files go into one shared input segment after a claim byte per sample; every lane runs
+:func:`remote_claims`, taking groups of unclaimed samples until none are left, and writes
+its cmn outputs into the shared batch."""
+from __future__ import annotations
+
+import fcntl
+
+import numpy as np
+
+# The worker-side entry point, as "module:function" for ProcessLanes.call.
+LANE_ENTRY = "runtime.kernels.cpu.fused_lanes:remote_claims"
+
+
+def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_spec,
+                  workers):
+    """Process-lane entry point: run samples of the batch, claimed group by group.
+
+    The encoded samples and the claim flags live in the shared input segment ``in_spec =
+    (name, shape, dtype)`` (see :func:`_pack_inputs`): flag ``i`` (byte ``i``) is set once a
+    lane took sample ``i``; sample ``k``'s bytes are ``[offsets[k], offsets[k + 1])``.  Every
+    lane of the batch gets this same call and takes the next unclaimed samples of ``order``
+    (costliest first) until none are left (:func:`_claim`, under an ``flock`` of the input
+    segment's file, which each lane opened itself), so no lane idles while another still has
+    a queue.
+    A sample is never run twice: its cmn output is written in several in-place steps, which
+    two lanes racing on the same target would compound.  cmn outputs of the expected shape are written into the shared batch
+    ``out_spec``; returns ``{i: array}`` for every other result of the samples run here.
+    """
+    from runtime.buffers import attach_shared, shared_fd
+    from runtime.kernels.cpu.fused import run_chunk
+    from runtime.kernels.registry import KernelContext
+    from runtime.storage import SampleList
+    ctx = KernelContext(None, *ctx_fields)
+    buf = attach_shared(*in_spec)
+    lock = shared_fd(in_spec[0])
+    claims = buf[:ctx.batch_size]
+    data = SampleList([buf[offsets[k]:offsets[k + 1]] for k in range(len(offsets) - 1)],
+                      source_info)
+    out = attach_shared(*out_spec) if out_spec is not None else None
+    written = set()
+
+    def target_for(i, shape):
+        if out is not None and out.shape[1:] == shape:
+            written.add(i)
+            return out[i]
+        return None
+    results = {}
+    try:
+        while True:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                group = _claim(claims, order, workers)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+            if not group:
+                return results
+            for i, r in zip(group, run_chunk(ctx, [data], args, group, target_for)):
+                if i not in written:
+                    results[i] = r
+    except BaseException:
+        claims[:] = 1           # the batch failed: the other lanes stop taking samples
+        raise
+
+
+def _claim(claims, order, workers: int) -> list[int]:
+    """Take the next group of unclaimed samples of ``order`` (sorted; call it under the
+    claims lock): about a ``2 * workers``-th of what is left (guided self-scheduling: big
+    groups while much is left keep the stage-by-stage cache reuse of :func:`run_chunk`,
+    single samples at the end even out the lanes)."""
+    free = [i for i in order if not claims[i]]
+    if not free:
+        return []
+    group = free[:max(1, -(-len(free) // (2 * workers)))]
+    claims[group] = 1
+    return sorted(group)
+
+
+def _pack_inputs(data, n: int):
+    """The encoded samples copied into one shared segment after ``n`` zeroed claim flags.
+
+    Returns ``(array, name, offsets)`` (keep ``array`` alive while the lanes use it), or
+    None when a sample is not a byte buffer or no shared memory is available.  Segment sizes
+    are rounded up to a power of two (at least 1 MB) so a few recycled segments serve every
+    batch (:data:`runtime.buffers.input_pool`)."""
+    from runtime.buffers import input_pool
+    parts = []
+    for x in data:
+        if x.__class__ is not np.ndarray:
+            try:
+                x = np.frombuffer(memoryview(x), np.uint8)
+            except TypeError:
+                return None
+        if x.dtype != np.uint8 or x.ndim != 1 or not x.flags.c_contiguous:
+            return None
+        parts.append(x)
+    start = -(-n // 64) * 64
+    offsets = [start]
+    for x in parts:
+        offsets.append(offsets[-1] + x.size)
+    size = max(1 << 20, 1 << (offsets[-1] - 1).bit_length())
+    buf, name = input_pool.shared_empty((size,), np.uint8)
+    if name is None:
+        return None
+    buf[:n] = 0
+    for x, o in zip(parts, offsets):
+        buf[o:o + x.size] = x
+    return buf, name, offsets
+
+
+# Per fused node (its constant arguments and batch size): the per-sample output shape seen last
+# time, so the next batch's shared output can be allocated before any sample is computed.
+_shape_hints: dict = {}
+
+
+def _hint_key(ctx, args):
+    """The node's constant arguments (hashable values, see ``compiler.ir.Node``) and batch
+    size; None when some argument is not hashable (no hint then)."""
+    try:
+        return hash((ctx.batch_size, tuple(sorted(
+            (k, v) for k, v in args.items()
+            if k != "_seeds" and k not in ctx.tensor_arg_names))))
+    except TypeError:
+        return None
+
+
+def _remote(ctx, inputs, args, lanes, dt):
+    """Run the batch on the process lanes: one :func:`remote_claims` call per lane (a pool
+    thread waits for each), all sharing the packed inputs and the claim flags.  None when
+    the inputs cannot be shared (the caller runs the batch on threads)."""
+    from runtime.buffers import input_pool, shared_pool
+    n = ctx.batch_size
+    data = inputs[0]
+    packed = _pack_inputs(data, n)
+    if packed is None:
+        return None
+    in_buf, in_name, offsets = packed
+    key = _hint_key(ctx, args)
+    shape = _shape_hints.get(key) if args["stages"][-1] == "cmn" else None
+    out, name = (shared_pool.shared_empty((n,) + shape, dt) if shape is not None
+                 else (None, None))
+    spec = (name, out.shape, out.dtype.str) if name is not None else None
+    info = getattr(data, "source_info", None)
+    fields = (ctx.in_metas, ctx.out_metas, set(ctx.tensor_arg_names), n, ctx.op)
+    order = _cost_order(data, n)
+    shared = [(input_pool, in_name)] + ([(shared_pool, name)] if name else [])
+    in_spec = (in_name, in_buf.shape, in_buf.dtype.str)
+
+    def call(_):
+        return lanes.call(LANE_ENTRY, fields, in_spec, offsets,
+                          info, args, order, spec, lanes.n, shared=shared)
+    found = {}
+    for part in ctx.pool.map(call, lanes.n):
+        found.update(part)
+    del in_buf
+    res = [found[i] if i in found else out[i] for i in range(n)]
+    _remember_shape(key, res, args)
+    return res
+
+
+# Per-sample cost model of a fused decode chain for balancing the lanes: decoding is roughly
+# proportional to the encoded size, plus a fixed part (resample, normalize) worth about this
+# many encoded bytes.
+_FIXED_COST_BYTES = 20_000
+
+
+def _cost_order(data, n: int) -> list[int]:
+    """The batch's sample indices, estimated costliest first (a broadcast single sample: in
+    order).  Handing out the big samples first leaves the small ones to even out the lanes
+    at the end (longest-processing-time-first list scheduling)."""
+    if len(data) != n:
+        return list(range(n))
+    cost = [getattr(x, "nbytes", 0) + _FIXED_COST_BYTES for x in data]
+    return sorted(range(n), key=cost.__getitem__, reverse=True)
+
+
+def _remember_shape(key, res, args):
+    if key is not None and args["stages"][-1] == "cmn" and res:
+        first = res[0].shape
+        if all(r.shape == first for r in res):
+            _shape_hints[key] = first
+            while len(_shape_hints) > 256:
+                _shape_hints.pop(next(iter(_shape_hints)))
