@@ -34,6 +34,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 import traceback
 
 __all__ = ["ProcessLanes", "get_lanes", "wait_ready", "set_enabled", "enabled", "shutdown",
@@ -151,7 +152,12 @@ class ProcessLanes:
         :class:`runtime.buffers.SharedBufferPool` ``pool``, which is told so afterwards.
         """
         from runtime.buffers import dropped_since
+        if self._closed:
+            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
         w = self._idle.get()
+        if w is None or self._closed:       # close() woke us: no worker for this call
+            self._idle.put(w)
+            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
         self.calls += 1
         try:
             sync, w.drop_cursor = dropped_since(w.drop_cursor)
@@ -160,7 +166,12 @@ class ProcessLanes:
             if shared is not None:
                 for pool, name in shared:
                     pool.mark_attached(name, w.index, self.n)
-        except (EOFError, OSError) as exc:
+        except (EOFError, OSError, TypeError) as exc:
+            if self._closed:        # shut down while this call ran (its wait timed out)
+                raise LaneDied(f"the process lanes were shut down while running {target}") \
+                    from exc
+            if isinstance(exc, TypeError):
+                raise
             self._closed = True
             _state["failed"] = True
             raise LaneDied(f"a process lane died while running {target}: {exc}") from exc
@@ -170,8 +181,20 @@ class ProcessLanes:
             return payload
         raise _rebuild(*payload)
 
-    def close(self):
+    def close(self, wait_s: float = 10.0):
+        """Stop the workers.  Calls already running finish first (up to ``wait_s``), so a
+        batch in flight when the thread count changes completes on the old lanes; callers
+        still waiting for a worker get :class:`LaneDied` (and redo their work on threads)."""
         self._closed = True
+        held, deadline = 0, time.monotonic() + wait_s
+        while held < len(self._workers):
+            try:
+                w = self._idle.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            held += w is not None
+        for _ in range(len(self._workers) + 8):
+            self._idle.put(None)        # wakes callers blocked in _idle.get()
         for w in self._workers:
             try:
                 w.conn.send(None)

@@ -39,7 +39,8 @@ class ThreadPool:
     def map(self, fn: Callable[[int], object], n: int) -> list:
         if n == 0:
             return []
-        if self._executor is None or n == 1:
+        executor = self._executor
+        if executor is None or n == 1:
             return [fn(i) for i in range(n)]
         # One task per worker, each taking the next sample from a shared iterator (``next`` on
         # a range iterator is atomic under the GIL): balanced like one task per sample, for
@@ -58,7 +59,12 @@ class ThreadPool:
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, lowest first
                     failed.append((i, exc))
                     return
-        futures = [self._executor.submit(drain) for _ in range(min(self.num_threads, n))]
+        futures = []
+        for _ in range(min(self.num_threads, n)):
+            try:
+                futures.append(executor.submit(drain))
+            except RuntimeError:    # shut down meanwhile (set_num_threads): drain here
+                drain()
         for f in futures:
             f.result()
         if failed:
@@ -67,14 +73,34 @@ class ThreadPool:
 
     def run_all(self, fns: Sequence[Callable[[], object]]) -> list:
         """Run independent callables concurrently (used for parallel lanes)."""
-        if self._executor is None or len(fns) <= 1:
+        executor = self._executor
+        if executor is None or len(fns) <= 1:
             return [f() for f in fns]
-        futures = [self._executor.submit(f) for f in fns]
+        futures = []
+        for f in fns:
+            try:
+                futures.append(executor.submit(f))
+            except RuntimeError:    # shut down meanwhile (set_num_threads): run it here
+                futures.append(_Done(f()))
         return [f.result() for f in futures]
 
     def shutdown(self):
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
+        """Stop taking work: tasks already queued still run, and a pool object still held by
+        work in flight (e.g. a compiled batch when ``set_num_threads`` changes) runs what it
+        is given in the calling thread from now on."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False)
+
+
+class _Done:
+    """A finished result with the ``Future.result`` interface."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 _lock = threading.Lock()

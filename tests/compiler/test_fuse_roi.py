@@ -247,3 +247,20 @@ def test_fused_resize_takes_a_scalar_max_size(noisy):
     assert [e.shape[1:] for e in eager] == [(67, 90), (24, 90)]
     for e, d in zip(eager, deferred):
         np.testing.assert_array_equal(e, d)
+
+
+def test_resize_window_past_the_image_then_crop(noisy):
+    """An absolute resize ROI reaching past the image reads its edge lines: the fused chain
+    must decode them (the region is clamped into the image, never empty)."""
+    enc = ndd.batch([noisy[1]])           # 120x64 stored, rotated to 64x120
+
+    def body():
+        x = ndd.resize(ndd.decoders.image(enc), resize_x=77, roi_start=(10, 5),
+                       roi_end=(100, 150))
+        return ndd.crop_mirror_normalize(x, crop=(8, 8), crop_pos_x=1.0, crop_pos_y=1.0)
+    eager = np.asarray(body().tensors[0])
+    with ndd.EvalMode.deferred:
+        deferred = np.asarray(body().tensors[0])
+    np.testing.assert_array_equal(eager, deferred)
+    assert fused.source_region((20, 30), resize_output_shape(
+        (20, 30), size=(4, 4), roi_start=(25, 40), roi_end=(35, 50)), 1) == (19, 29, 20, 30)

@@ -123,6 +123,31 @@ def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, lane
     assert type(info.value).__name__ == "DecodeError" and isinstance(info.value, ValueError)
 
 
+def test_two_corrupt_files_give_the_same_error_every_time(tmp_path, sample_dataset, lanes):
+    """Which bad sample a lane reaches first depends on the claims; the error must not."""
+    src = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:6]
+    (tmp_path / "a").mkdir()
+    for k, f in enumerate(src):
+        data = open(f, "rb").read()
+        if k == 2:
+            data = data[:len(data) // 2]            # truncated: fails in the decode
+        elif k == 4:
+            data = data[:40]                        # no header: fails when planned
+        (tmp_path / "a" / f"{k}.jpg").write_bytes(data)
+
+    def message(on):
+        proclanes.set_enabled(on)
+        reader = ndd.readers.File(file_root=str(tmp_path))
+        with pytest.raises(Exception) as info:
+            with ndd.EvalMode.deferred:
+                for jpegs, _ in reader.next_epoch(batch_size=6):
+                    _train(jpegs).evaluate()
+        return type(info.value), str(info.value)
+    expected = message(False)
+    assert [message(True) for _ in range(4)] == [expected] * 4
+    proclanes.set_enabled(True)
+
+
 def test_segments_are_unlinked(lanes):
     from runtime.buffers import input_pool
     shared_pool.clear()
@@ -327,3 +352,25 @@ def test_a_new_lane_count_gets_fresh_segments(sample_dataset, lanes):
         finally:
             ndd.set_num_threads(2)
             assert proclanes.wait_ready(2)
+
+
+def test_thread_count_changes_inside_a_compiled_epoch(sample_dataset, lanes):
+    """Two batches are in flight in compile mode: the one running on the old lanes / pool
+    finishes there (close() waits for running calls; a shut-down pool runs work inline)."""
+    proclanes.set_enabled(True)
+    ref = _epoch(sample_dataset, _val, "eager", False)
+    proclanes.set_enabled(True)
+    ndd.random.set_seed(9)
+    reader = ndd.readers.File(file_root=str(sample_dataset), random_shuffle=True, seed=2)
+    got = []
+    try:
+        with ndd.EvalMode.deferred:
+            for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=8, compile=True)):
+                ndd.set_num_threads(3 if k % 2 else 2)
+                got.append(_val(jpegs).torch().numpy().copy())
+    finally:
+        ndd.set_num_threads(2)
+    assert len(got) == len(ref)
+    for x, y in zip(got, ref):
+        np.testing.assert_array_equal(x, y)
+    assert not proclanes._state["failed"]

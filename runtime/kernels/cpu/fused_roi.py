@@ -109,7 +109,8 @@ def source_region(full_hw, params, factor: int) -> tuple[int, int, int, int]:
                            (params.x0, params.x1, params.out_w, full_hw[1])):
         a, b = min(lo, hi), max(lo, hi)
         margin = math.ceil(factor * max(1.0, (b - a) / max(out, 1))) + 2
-        box.append((max(0, math.floor(a) - margin), min(n, math.ceil(b) + margin)))
+        lo_line = min(max(math.floor(a) - margin, 0), n - 1)   # (a window past the image
+        box.append((lo_line, max(min(math.ceil(b) + margin, n), lo_line + 1)))  # reads its edge)
     (y0, y1), (x0, x1) = box
     return y0, x0, y1, x1
 
@@ -275,7 +276,11 @@ def _resize_crop_region(full_hw, params, window, ra: dict, dec: dict):
             a, b = lo + o0 * scale, lo + (o0 + n) * scale
         a, b = min(a, b), max(a, b)
         margin = math.ceil(max(1.0, abs(scale))) + 2
-        box.append((max(0, math.floor(a) - margin), min(full, math.ceil(b) + margin)))
+        # taps past the image read its edge line, so a window (partly) outside the image
+        # still needs the nearest edge line: clamp into [0, full) before widening
+        lo_line = min(max(math.floor(a) - margin, 0), full - 1)
+        hi_line = max(min(math.ceil(b) + margin, full), lo_line + 1)
+        box.append((lo_line, hi_line))
     (y0, y1), (x0, x1) = box
     if (y1 - y0) * (x1 - x0) > _ROI_MAX_AREA * full_hw[0] * full_hw[1]:
         return None
