@@ -22,10 +22,12 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
     lane of the batch gets this same call and takes the next unclaimed samples of ``order``
     (costliest first) until none are left (:func:`_claim`, under an ``flock`` of the input
     segment's file, which each lane opened itself), so no lane idles while another still has
-    a queue.
-    A sample is never run twice: its cmn output is written in several in-place steps, which
-    two lanes racing on the same target would compound.  cmn outputs of the expected shape are written into the shared batch
-    ``out_spec``; returns ``{i: array}`` for every other result of the samples run here.
+    a queue.  A sample is never run twice: its cmn output is written in several in-place
+    steps, which two lanes racing on the same target would compound.
+
+    cmn outputs of the expected shape are written into the shared batch ``out_spec``;
+    returns ``{i: array}`` for every other result of the samples run here.  On an error the
+    claim flags are all set (the other lanes stop) and the error is raised.
     """
     from runtime.buffers import attach_shared, shared_fd
     from runtime.kernels.cpu.fused import run_chunk
