@@ -163,6 +163,20 @@ def test_mixed_path_within_one_of_reference(kw):
     assert mixed
 
 
+def _assert_reads_only_support(img, p, seed):
+    """Resample ``img``; then again with every pixel outside the lines the (DALI, linear)
+    taps read replaced by noise: the result must not change.  Returns the first result."""
+    h, w = img.shape[:2]
+    base = resample(img, p)
+    iy, _ = R._axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
+    ix, _ = R._axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
+    noisy = np.random.default_rng(seed).integers(0, 256, img.shape, dtype=np.uint8)
+    y0, y1, x0, x1 = iy.min(), iy.max() + 1, ix.min(), ix.max() + 1
+    noisy[y0:y1, x0:x1] = img[y0:y1, x0:x1]
+    np.testing.assert_array_equal(resample(noisy, p), base)
+    return base
+
+
 def test_mixed_path_reads_only_its_support():
     # the fused decode+resize fills only the rows/columns the filters read; anything else
     # (stale canvas pixels) must not change the result, bit for bit
@@ -170,13 +184,7 @@ def test_mixed_path_reads_only_its_support():
     h, w = img.shape[:2]
     for kw in (dict(resize_shorter=256), dict(resize_x=200, resize_y=150.7)):
         p = resize_output_shape((h, w), **kw)
-        base = resample(img, p)
-        iy, _ = R._axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
-        ix, _ = R._axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
-        noisy = np.random.default_rng(3).integers(0, 256, img.shape, dtype=np.uint8)
-        y0, y1, x0, x1 = iy.min(), iy.max() + 1, ix.min(), ix.max() + 1
-        noisy[y0:y1, x0:x1] = img[y0:y1, x0:x1]
-        assert np.array_equal(resample(noisy, p), base), kw
+        base = _assert_reads_only_support(img, p, seed=3)
         assert np.array_equal(resample(img, p), base)         # deterministic
 
 
@@ -186,13 +194,7 @@ def test_rrc_path_reads_only_its_support():
     rng = np.random.default_rng(4)
     for s, e in _windows(h, w, rng, 10):
         p = resize_output_shape((h, w), size=(224, 224), roi_start=s, roi_end=e)
-        base = resample(img, p)
-        iy, _ = R._axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
-        ix, _ = R._axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
-        noisy = np.random.default_rng(5).integers(0, 256, img.shape, dtype=np.uint8)
-        y0, y1, x0, x1 = iy.min(), iy.max() + 1, ix.min(), ix.max() + 1
-        noisy[y0:y1, x0:x1] = img[y0:y1, x0:x1]
-        assert np.array_equal(resample(noisy, p), base), (s, e)
+        _assert_reads_only_support(img, p, seed=5)
 
 
 def test_edge_lines_follow_dali_edge_replication():
@@ -291,13 +293,7 @@ def test_frac_path_reads_only_its_support():
     for kw in (dict(resize_shorter=256), dict(size=(150.5, 201.3)),
                dict(size=(90, 120), roi_start=(20.5, 30.25), roi_end=(200.5, 330.75))):
         p = resize_output_shape((h, w), **kw)
-        base = resample(img, p)
-        iy, _ = R._axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
-        ix, _ = R._axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
-        noisy = np.random.default_rng(6).integers(0, 256, img.shape, dtype=np.uint8)
-        y0, y1, x0, x1 = iy.min(), iy.max() + 1, ix.min(), ix.max() + 1
-        noisy[y0:y1, x0:x1] = img[y0:y1, x0:x1]
-        assert np.array_equal(resample(noisy, p), base), kw
+        _assert_reads_only_support(img, p, seed=6)
 
 
 def test_frac_path_threads_give_the_same_results():
