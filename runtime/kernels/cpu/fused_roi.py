@@ -236,7 +236,6 @@ def resize_crop_plan(data, name, a):
     """
     from runtime.codecs.image import parse_image
     from runtime.kernels.cpu.bindings import resize_size_args
-    from runtime.kernels.cpu.crop_window import crop_window
     from runtime.kernels.cpu.resize_params import resize_output_shape
     dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
     ra = {k[7:]: v for k, v in a.items() if k.startswith("resize.")}
@@ -244,11 +243,9 @@ def resize_crop_plan(data, name, a):
     info = data.info()
     full_hw = (info.height, info.width)
     params = resize_output_shape(full_hw, **resize_size_args(ra))
-    oh, ow = params.out_h, params.out_w
-    y0, x0, h, w = crop_window((oh, ow), **_stage(a, "cmn", _CROP))
-    if not (0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow):
+    window = _crop_inside(params, a)
+    if window is None:
         return None
-    window = (y0, x0, h, w)
     region = _resize_crop_region(full_hw, params, window, ra, dec)
     return (data, region, name, dec), ("resize", region, full_hw, params, window, ra)
 
@@ -290,16 +287,12 @@ def _resize_crop_region(full_hw, params, window, ra: dict, dec: dict):
 def _resize_crop_finish(part, region, full_hw, params, window, ra):
     """The cmn-window part of the resize of the image whose ``region`` (None: all of it)
     was decoded as ``part``; returns ``(image, cmn window)``."""
-    from runtime.kernels.cpu.resize import resample
     img = part
     if region is not None:
         y0, x0, y1, x1 = region
         img = _canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
         img[y0:y1, x0:x1] = part
-    res = resample(img, params, interp_type=ra.get("interp_type", "linear"),
-                   antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
-                   min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),
-                   layout="HWC", out_window=window)
+    res = _resample_window(img, params, ra, "HWC", window)
     if region is not None and np.may_share_memory(res, img):
         res = res.copy()
     return res, (0, 0, window[2], window[3])
@@ -313,18 +306,31 @@ def _resize_for_crop(x, layout, ra, size_args, a):
     ``resize_shorter=256`` -> 224x224 centre crop computes ~60 % of the output) and the cmn
     window becomes the whole part; otherwise ``(full resize, None)``."""
     from runtime.kernels.cpu.bindings import _resize_sample
-    from runtime.kernels.cpu.crop_window import crop_window
-    from runtime.kernels.cpu.resize import resample
     from runtime.kernels.cpu.resize_params import resize_output_shape
     if layout not in ("HWC", "HW"):
         return _resize_sample(x, layout, ra, size_args), None
     params = resize_output_shape(x.shape[:2], **size_args)
+    window = _crop_inside(params, a)
+    if window is None:
+        return _resize_sample(x, layout, ra, size_args), None
+    return _resample_window(x, params, ra, layout, window), (0, 0, window[2], window[3])
+
+
+def _crop_inside(params, a: dict):
+    """The cmn crop window ``(y0, x0, h, w)`` on the resize output of ``params``, or None
+    when it is empty or reaches outside that output (cmn then pads or raises as usual)."""
+    from runtime.kernels.cpu.crop_window import crop_window
     oh, ow = params.out_h, params.out_w
     y0, x0, h, w = crop_window((oh, ow), **_stage(a, "cmn", _CROP))
     if not (0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow):
-        return _resize_sample(x, layout, ra, size_args), None
-    part = resample(x, params, interp_type=ra.get("interp_type", "linear"),
+        return None
+    return y0, x0, h, w
+
+
+def _resample_window(img, params, ra: dict, layout: str, window):
+    """``resample(img, params, out_window=window)`` with the resize stage's arguments."""
+    from runtime.kernels.cpu.resize import resample
+    return resample(img, params, interp_type=ra.get("interp_type", "linear"),
                     antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
                     min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),
-                    layout=layout, out_window=(y0, x0, h, w))
-    return part, (0, 0, h, w)
+                    layout=layout, out_window=window)

@@ -87,7 +87,7 @@ def bag_taps_window(in_len: int, out_len: int, start: float, end: float, kind: s
     res = _BAG_CACHE.get(key)
     if res is None:
         lo, _, full = bag_taps(in_len, out_len, start, end, kind, antialias, accumulate)
-        taps = full.offsets[1].item() if out_len > 1 else full.idx.shape[0]
+        taps = full.idx.shape[0] // out_len        # K taps + the bias tap per bag
         idx = full.idx.numpy().reshape(out_len, taps)[o0:o1, :-1]
         w = full.w.numpy().reshape(out_len, taps)[o0:o1, :-1]
         first, last = int(idx.min()), int(idx.max())
