@@ -329,8 +329,10 @@ def _serve(fd: int) -> None:
         from runtime.threadpool import configure_torch
         configure_torch()
         import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
-        import runtime.kernels.cpu.resize as resize
-        resize.EDGE_PATH = "numpy"      # one thread here: the cheaper per-call edge path
+        from runtime.kernels.cpu.cmn_batch import warm_up as warm_cmn
+        from runtime.kernels.cpu.resize_edges import warm_up as warm_edges
+        warm_edges()                    # compiled kernels loaded before "ready"
+        warm_cmn()
         hello = "ready"
     except BaseException as exc:  # noqa: BLE001
         hello = f"import failed: {exc!r}"

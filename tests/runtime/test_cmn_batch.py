@@ -172,3 +172,34 @@ def _check_eager(threads, calls):
     y0, x0, _, _ = crop_window(imgs[4].shape[:2], crop=(40, 33))
     np.testing.assert_allclose(per[4].transpose(1, 2, 0),
                                imgs[4][y0:y0 + 40, x0:x0 + 33] - np.array([4, 8, 12]), atol=1e-5)
+
+
+@pytest.mark.parametrize("chans", [1, 3, 4])
+@pytest.mark.parametrize("scale,shift", [(1.0, 0.0), (0.0, 3.5), (2.0, -1.0)])
+def test_compiled_hwc_kernel_equals_torch_arithmetic(chans, scale, shift):
+    # uint8 HWC -> float32 CHW runs the compiled kernel; the torch sub/mul/add of the general
+    # branch (_normalize_into) must give the same bits: strided windows, both mirrors, one
+    # or per-channel mean/std, a post shift (scale 0)
+    from runtime.kernels.cpu.cmn import _normalize_into
+    from runtime.kernels.cpu.cmn_batch import cmn_plan_into
+    rng = np.random.default_rng(chans)
+    img = rng.integers(0, 256, (23, 31, chans), dtype=np.uint8)
+    for mean, std in ((7.5, 3.0), (list(rng.uniform(0, 255, chans)),
+                                   list(rng.uniform(1, 90, chans)))):
+        plan = cmn_plan("HWC", 3, chans, "CHW", mean, std, scale, shift)
+        for window in ((0, 0, 23, 31), (3, 5, 11, 17), (22, 30, 1, 1)):
+            y0, x0, h, w = window
+            for mirror in (False, True):
+                got = np.full((chans, h, w), np.nan, np.float32)
+                cmn_plan_into(plan, img, window, mirror, got)
+                want = np.full((chans, h, w), np.nan, np.float32)
+                _normalize_into(img[y0:y0 + h, x0:x0 + w], want.transpose(1, 2, 0), plan.base,
+                                plan.inv, plan.post_shift, 2, 1 if mirror else None)
+                np.testing.assert_array_equal(got, want)
+                # and an independent float32 numpy formula
+                win = img[y0:y0 + h, x0:x0 + w].astype(np.float32)
+                win = win[:, ::-1] if mirror else win
+                ref = (win - plan.base) * plan.inv
+                if plan.post_shift != 0:
+                    ref = ref + plan.post_shift
+                np.testing.assert_array_equal(got, ref.transpose(2, 0, 1))

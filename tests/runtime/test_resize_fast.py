@@ -381,17 +381,15 @@ def _exact_f64(img, p, kind="linear", aa=True):
     return np.floor(np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix]) + 0.5)
 
 
-@pytest.mark.parametrize("path", ["script", "numpy"])
 @pytest.mark.parametrize("chans", [3, 1, 4])
-def test_rrc_edge_plan_path_ran_and_exact(chans, path, monkeypatch):
+def test_rrc_edge_fix_ran_and_exact(chans, monkeypatch):
     # random integer windows (many touching the image border) -> 224x224 and up/down
-    # scales: the numpy/embedding-bag edge fix must run and stay within 1 of float64 and
-    # of the float32 path
+    # scales: the compiled edge fix must run and stay within 1 of float64 and of the
+    # float32 path
+    import runtime.kernels.cpu.resize_edges as E
     calls = []
-    monkeypatch.setattr(R, "EDGE_PATH", path)
-    spied = "_tent_scripted" if path == "script" else "_edge_sums"
-    real = getattr(R, spied)
-    monkeypatch.setattr(R, spied, lambda *a: calls.append(1) or real(*a))
+    real = E.fix_edges
+    monkeypatch.setattr(R, "fix_edges", lambda *a: calls.append(1) or real(*a))
     rng = np.random.default_rng(7)
     img = rng.integers(0, 256, (97, 131, chans), dtype=np.uint8)
     img[:, :5] = 255        # bright borders make a wrong edge replication visible
@@ -409,50 +407,59 @@ def test_rrc_edge_plan_path_ran_and_exact(chans, path, monkeypatch):
     assert calls
 
 
+def test_edge_fix_equals_float32_formula():
+    # the kernel's arithmetic written out with numpy float32 scalars, sequentially: the inner
+    # sum along the axis that is not at its edge, then that edge axis' taps, + 0.5, truncated
+    # (rows first, then columns, which redo the corners); interior pixels untouched
+    from runtime.kernels.cpu.resize_edges import fix_edges
+    from runtime.kernels.cpu.resize_taps import tent_plan
+    f32 = np.float32
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 256, (40, 50, 2), dtype=np.uint8)
+    ylo, py = tent_plan(40, 17, 5, 37, "linear", True)
+    xlo, px = tent_plan(50, 21, 0, 50, "linear", True)
+    out = np.zeros((17, 21, 2), np.uint8)
+    fix_edges(src, ylo, xlo, py, px, out)
+    ky, kx = py.w.shape[1], px.w.shape[1]
+
+    def pixel(i, j, c, col_pass):
+        acc = f32(0)
+        for a in range(kx if col_pass else ky):
+            s = f32(0)
+            for b in range(ky if col_pass else kx):
+                t, q = (b, a) if col_pass else (a, b)
+                s = f32(s + f32(py.w[i, t] if col_pass else px.w[j, q])
+                        * f32(src[ylo + py.rel[i, t], xlo + px.rel[j, q], c]))
+            acc = f32(acc + f32(px.w[j, a] if col_pass else py.w[i, a]) * s)
+        return int(f32(acc + f32(0.5)))
+
+    edge_rows = [i for i in range(17) if not py.head <= i < py.tail]
+    edge_cols = [j for j in range(21) if not px.head <= j < px.tail]
+    assert edge_rows and edge_cols
+    for i in range(17):
+        for j in range(21):
+            for c in range(2):
+                if j in edge_cols:
+                    assert out[i, j, c] == pixel(i, j, c, True), (i, j, c)
+                elif i in edge_rows:
+                    assert out[i, j, c] == pixel(i, j, c, False), (i, j, c)
+                else:
+                    assert out[i, j, c] == 0, (i, j, c)
+
+
 def test_tent_plan_matches_axis_taps():
-    # the cached, window-relative plan must give the same edge set, taps and weights as the
-    # absolute per-axis table (windows at both borders and inside)
+    # the cached, window-relative plan must give the same taps and weights as the absolute
+    # per-axis table (windows at both borders and inside) and list every edge output
     from runtime.kernels.cpu.resize_taps import tent_plan
     for in_len, out_len, a, b in [(100, 37, 0, 100), (100, 37, 13, 71), (100, 224, 90, 100),
                                   (400, 224, 0, 250), (50, 7, 1, 49), (300, 224, 77, 300)]:
-        lo, plan = tent_plan(in_len, out_len, a, b, "linear", True, 3)
+        lo, plan = tent_plan(in_len, out_len, a, b, "linear", True)
         idx, w = R._axis_taps(in_len, out_len, a, b, "linear", True, False)
-        k = idx.shape[1]
-        np.testing.assert_array_equal(plan.bag_idx.numpy().reshape(-1, k) + lo, idx)
+        np.testing.assert_array_equal(plan.rel + lo, idx)
         # same weights up to float32 rounding of the sample positions (see _rel_taps)
-        np.testing.assert_allclose(plan.bag_w.numpy().reshape(-1, k), w, atol=5e-5)
+        np.testing.assert_allclose(plan.w, w, atol=5e-5)
         # edge outputs: every output with a tap outside [a, b) is listed
-        c = a + (np.arange(out_len) + 0.5) * (b - a) / out_len
         outside = np.flatnonzero(((idx < a) | (idx >= b)).any(1) & (w > 0).any(1))
         listed = set(range(plan.head)) | set(range(plan.tail, out_len))
-        assert set(outside.tolist()) <= listed and len(c) == out_len
-        # the edge mix reproduces those outputs' weights per channel
-        (s0, u0), (s1, u1) = plan.spans
-        lines = np.r_[np.arange(s0, s0 + u0), np.arange(s1, s1 + u1)] + lo
-        dense = plan.mix[::3, ::3].T                       # (m, u0 + u1), channel 0
-        rows = list(range(plan.head)) + list(range(plan.tail, out_len))
-        for r, i in enumerate(rows):
-            want = np.zeros(in_len)
-            np.add.at(want, idx[i], w[i])
-            got = np.zeros(in_len)
-            np.add.at(got, lines, dense[r])
-            np.testing.assert_allclose(got, want, atol=5e-5)
-
-
-@pytest.mark.parametrize("chans", [3, 1])
-def test_edge_paths_give_identical_bits(chans, monkeypatch):
-    # eager threads use the TorchScript edge path, worker processes the numpy one: deferred
-    # == eager needs them bit-identical (same torch kernels in the same order)
-    rng = np.random.default_rng(11)
-    img = rng.integers(0, 256, (97, 131, chans), dtype=np.uint8)
-    n = 0
-    for s, e in _windows(97, 131, rng, 30):
-        for size in ((224, 224), (31, 40), (60, 300)):
-            p = resize_output_shape((97, 131), size=size, roi_start=s, roi_end=e)
-            monkeypatch.setattr(R, "EDGE_PATH", "script")
-            a = resample(img, p)
-            monkeypatch.setattr(R, "EDGE_PATH", "numpy")
-            b = resample(img, p)
-            np.testing.assert_array_equal(a, b)
-            n += 1
-    assert n >= 60
+        assert set(outside.tolist()) <= listed
+        assert lo + plan.n > idx.max() and lo <= idx.min()

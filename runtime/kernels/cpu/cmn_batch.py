@@ -28,6 +28,7 @@ from .cast import to_numpy_dtype
 from .cmn import (_TORCH_OK, _as_key, _lut_apply, _lut_table, _mirror_flag, _normalize_into,
                   _scalar, normalize_params, resolve_output_layout)
 from .crop import layout_axes
+from .jit import compiled
 
 __all__ = ["CmnPlan", "cmn_plan", "cmn_plan_into", "cmn_batch_fits", "cmn_batch"]
 
@@ -52,6 +53,8 @@ class CmnPlan(NamedTuple):
     post_shift : numpy.float32
     base_t, inv_t : torch.Tensor
         ``base``/``inv`` shaped to broadcast against an input-order window.
+    base_c, inv_c : numpy.ndarray
+        ``base``/``inv`` as one float32 value per channel (for the compiled HWC kernel).
     key : tuple
         Hashable identity of the normalization (for the table cache).
     """
@@ -68,6 +71,8 @@ class CmnPlan(NamedTuple):
     post_shift: np.float32
     base_t: torch.Tensor
     inv_t: torch.Tensor
+    base_c: np.ndarray
+    inv_c: np.ndarray
     key: tuple
 
 
@@ -128,9 +133,12 @@ def _plan(layout, out_layout, perm, ah, aw, ac, key):
     bshape = [1] * len(layout)
     if ac is not None and base.size > 1:
         bshape[ac] = base.size
+    nc = max(int(channels or 1), base.size)
+    base_c = np.ascontiguousarray(np.broadcast_to(base.reshape(-1), (nc,)), np.float32)
+    inv_c = np.ascontiguousarray(np.broadcast_to(inv.reshape(-1), (nc,)), np.float32)
     return CmnPlan(layout, out_layout, perm, tuple(int(a) for a in np.argsort(perm)), ah, aw,
                    ac, base, inv, post, torch.from_numpy(base.reshape(bshape)),
-                   torch.from_numpy(inv.reshape(bshape)), key)
+                   torch.from_numpy(inv.reshape(bshape)), base_c, inv_c, key)
 
 
 @functools.lru_cache(maxsize=64)
@@ -162,7 +170,12 @@ def cmn_plan_into(plan: CmnPlan, image, window, mirror, target) -> None:
     region = image[tuple(src)]
     view = target.transpose(plan.to_input)
     flip_axis = plan.w_axis if mirror else None
-    if target.dtype == np.float32 and region.dtype in _TORCH_OK:
+    if (target.dtype == np.float32 and region.dtype == np.uint8 and plan.layout == "HWC"
+            and plan.output_layout == "CHW" and target.flags.c_contiguous):
+        # the common case (uint8 HWC -> float32 CHW) in one compiled pass: the same float32
+        # operations as the torch branch below, so the same bits
+        _hwc_to_chw()(region, plan.base_c, plan.inv_c, plan.post_shift, bool(mirror), target)
+    elif target.dtype == np.float32 and region.dtype in _TORCH_OK:
         # the float32 branch of _normalize_into, with the tensors prepared once
         s = torch.from_numpy(region)
         if mirror:
@@ -177,6 +190,48 @@ def cmn_plan_into(plan: CmnPlan, image, window, mirror, target) -> None:
     else:
         _normalize_into(region, view, plan.base, plan.inv, plan.post_shift, plan.c_axis,
                         flip_axis)
+
+
+@compiled
+def _hwc_to_chw(njit):
+    """``out[c, y, x] = (float32(src[y, x', c]) - base[c]) * inv[c] (+ post)``, ``x'`` the
+    mirrored column when ``flip`` (uint8 HWC -> float32 CHW, one pass)."""
+
+    @njit
+    def hwc_to_chw(src, base, inv, post, flip, out):
+        h, w, chans = src.shape
+        has_post = post != 0
+        for y in range(h):
+            row = src[y]
+            if chans == 3:      # all channels in one loop: the compiler vectorises it
+                o0, o1, o2 = out[0, y], out[1, y], out[2, y]
+                b0, b1, b2 = base[0], base[1], base[2]
+                s0, s1, s2 = inv[0], inv[1], inv[2]
+                for x in range(w):
+                    xo = w - 1 - x if flip else x
+                    o0[xo] = (np.float32(row[x, 0]) - b0) * s0
+                    o1[xo] = (np.float32(row[x, 1]) - b1) * s1
+                    o2[xo] = (np.float32(row[x, 2]) - b2) * s2
+            else:
+                for c in range(chans):
+                    o = out[c, y]
+                    b, s = base[c], inv[c]
+                    for x in range(w):
+                        o[w - 1 - x if flip else x] = (np.float32(row[x, c]) - b) * s
+            if has_post:
+                for c in range(chans):
+                    o = out[c, y]
+                    for x in range(w):
+                        o[x] = o[x] + post
+    return hwc_to_chw
+
+
+def warm_up() -> None:
+    """Compile (or load) the HWC kernel now (a 2x2x3 sample, both mirror settings)."""
+    plan = cmn_plan("HWC", 3, 3, "CHW", (1.0, 2.0, 3.0), (2.0, 2.0, 2.0))
+    img = np.zeros((2, 2, 3), np.uint8)
+    for mirror in (False, True):
+        cmn_plan_into(plan, img, (0, 0, 2, 2), mirror, np.empty((3, 2, 2), np.float32))
 
 
 def cmn_batch_fits(images: Sequence[np.ndarray], windows, layout) -> bool:

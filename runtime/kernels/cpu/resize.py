@@ -39,7 +39,6 @@ threads.
 from __future__ import annotations
 
 import warnings
-from typing import List
 
 import numpy as np
 import torch
@@ -47,7 +46,8 @@ import torch
 from .resize_frac import bag_taps, bag_taps_window, frac_uint8, row_table, rows_pass_u8
 from .resize_params import ResizeParams, resize_output_shape
 from .resize_taps import (_LUTS, _Filter, _axis_matrix, _axis_taps,  # noqa: F401
-                          _make_filter, gather_taps, TentPlan, tent_plan)
+                          _make_filter, gather_taps, tent_plan)
+from .resize_edges import fix_edges
 
 __all__ = ["resample", "resize", "INTERP_TYPES", "ResizeParams", "resize_output_shape"]
 
@@ -79,8 +79,8 @@ def _transposed(a: np.ndarray) -> np.ndarray:
 # LINEAR/TRIANGULAR filter for a window with integer ends.  It differs only where the tent
 # leaves the window (torch trims and renormalises, DALI reads the pixels beyond the window,
 # edge-replicated at the image border), so those output lines are recomputed with DALI's taps
-# (numpy on a few lines plus one embedding bag; :func:`_edge_sums`).  torch keeps a uint8 intermediate between
-# its passes (error < 0.5 before the final rounding, filters non-negative), so results are
+# (one compiled call, :mod:`.resize_edges`).  torch keeps a uint8 intermediate between its
+# passes (error < 0.5 before the final rounding, filters non-negative), so results are
 # within 1 of the float32 path.
 
 _TORCH_KINDS = ("linear", "triangular")
@@ -102,135 +102,60 @@ def _script(fn):
         return fn
 
 
-def _edge_sums(blocks, bags: TentPlan, mix: TentPlan, chans: int) -> np.ndarray:
-    """Exact edge lines of one axis, before their transpose into place.
-
-    ``blocks`` are the two uint8 source blocks ``(n, u0, C)`` and ``(n, u1, C)`` (any
-    strides) of the lines read by the head / tail edge outputs of the ``mix`` axis, ``n``
-    lines of the ``bags`` axis each.  They go into one float32 table ``(n, (u0 + u1) * C)``,
-    the ``bags`` axis is resampled with its taps (embedding bag, GIL released) and the
-    ``mix`` axis' edge taps are applied by a small matrix product.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(out_bags, m * C)`` float32, ``m`` edge outputs of the ``mix`` axis (head first),
-        plus 0.5 so that truncation rounds half up (tent weights are non-negative and sum to
-        1, so no clamping is needed).
-    """
-    (_, u0), (_, u1) = mix.spans
-    table = np.empty((bags.n, u0 + u1, chans), np.float32)
-    np.copyto(table[:, :u0], blocks[0], casting="unsafe")
-    np.copyto(table[:, u0:], blocks[1], casting="unsafe")
-    acc = torch.embedding_bag(torch.from_numpy(table.reshape(bags.n, -1)), bags.bag_idx,
-                              bags.bag_off, False, 0, False, bags.bag_w)[0]
-    # torch.mm, not numpy's matmul: the same kernel as _tent_edges, so both give equal bits
-    out = torch.mm(acc, mix.mix_t).numpy()
-    out += _f32(0.5)
-    return out
-
-
-def _tent_edges(src: torch.Tensor, y0: int, y1: int, x0: int, x1: int, oh: int, ow: int,
-                ylo: int, yn: int, yhead: int, ytail: int, ys: List[int],
-                y_idx: torch.Tensor, y_off: torch.Tensor, y_w: torch.Tensor, y_mix: torch.Tensor,
-                xlo: int, xn: int, xhead: int, xtail: int, xs: List[int],
-                x_idx: torch.Tensor, x_off: torch.Tensor, x_w: torch.Tensor,
-                x_mix: torch.Tensor) -> torch.Tensor:
-    """:func:`_fast_uint8`'s work in one TorchScript call, which runs without the GIL: the
-    same ops as the numpy version (:func:`_edge_sums`) in the same order, so the same bits."""
-    chans = src.shape[2]
-    res = torch.empty([oh, ow, chans], dtype=torch.uint8)
-    torch._C._nn._upsample_bilinear2d_aa(src[y0:y1, x0:x1].permute(2, 0, 1).unsqueeze(0),
-                                         [oh, ow], False, None, None,
-                                         out=res.permute(2, 0, 1).unsqueeze(0))
-    if yhead > 0 or ytail < oh:
-        s0, u0, s1, u1 = ys[0], ys[1], ys[2], ys[3]
-        table = torch.empty([xn, u0 + u1, chans], dtype=torch.float32)
-        table[:, :u0].copy_(src[ylo + s0:ylo + s0 + u0, xlo:xlo + xn].transpose(0, 1))
-        table[:, u0:].copy_(src[ylo + s1:ylo + s1 + u1, xlo:xlo + xn].transpose(0, 1))
-        acc = torch.embedding_bag(table.view(xn, -1), x_idx, x_off, False, 0, False, x_w)[0]
-        t = torch.mm(acc, y_mix).add_(0.5).view(ow, -1, chans)
-        res[:yhead].copy_(t[:, :yhead].transpose(0, 1))
-        res[ytail:].copy_(t[:, yhead:].transpose(0, 1))
-    if xhead > 0 or xtail < ow:
-        s0, u0, s1, u1 = xs[0], xs[1], xs[2], xs[3]
-        rows = src[ylo:ylo + yn]
-        table = torch.empty([yn, u0 + u1, chans], dtype=torch.float32)
-        table[:, :u0].copy_(rows[:, xlo + s0:xlo + s0 + u0])
-        table[:, u0:].copy_(rows[:, xlo + s1:xlo + s1 + u1])
-        acc = torch.embedding_bag(table.view(yn, -1), y_idx, y_off, False, 0, False, y_w)[0]
-        t = torch.mm(acc, x_mix).add_(0.5).view(oh, -1, chans)
-        res[:, :xhead].copy_(t[:, :xhead])
-        res[:, xtail:].copy_(t[:, xhead:])
-    return res
-
-
-_tent_scripted = _script(_tent_edges)
-
-# Which edge path runs: "script" (one TorchScript call, no GIL held: for threads sharing a
-# GIL, e.g. eager mode) or "numpy" (cheaper per call: for single-threaded worker processes,
-# runtime/proclanes.py sets it).  Results are identical (tested).
-EDGE_PATH = "script"
+# Most multiply-adds the edge fix may take per image; above it (tiny outputs of big windows,
+# where nearly every line is an edge line) the separable paths are cheaper.
+_EDGE_WORK_LIMIT = 4 << 20
 
 
 def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
-                kind_x: str, antialias: bool):
+                kind_x: str, antialias: bool, origin=(0, 0), full_hw=None):
     """uint8 HWC result via torch, or ``None`` unless both axes qualify (see above).
 
     torch's antialiased bilinear (one call, GIL released) does the whole window; the output
     lines whose taps leave the window (1-4 per side, from the cached :class:`TentPlan` of
     each axis) are then recomputed in float32 with DALI's edge-clamped taps
-    (:func:`_edge_sums`: rows need the W taps of all columns, columns the H taps of all
-    rows).  A fractional window on either axis, or edge sets too large for a plan
-    (tiny outputs), return ``None``.
+    (:func:`runtime.kernels.cpu.resize_edges.fix_edges`, compiled, GIL released).  A
+    fractional window on either axis, or an edge fix costlier than ``_EDGE_WORK_LIMIT``
+    (tiny outputs of big windows), return ``None``.
+
+    ``hwc`` may be a part of the image: the lines at ``origin`` ``(y, x)`` of an image of
+    ``full_hw`` (the whole image when omitted); ``None`` is then also returned when the
+    computation reads a line outside the part.  Only coordinates shift: the torch call sees
+    the same window pixels and the edge lines the same taps, so the bits are those of the
+    whole image.
     """
-    in_h, in_w, chans = hwc.shape
+    in_h, in_w = full_hw if full_hw is not None else hwc.shape[:2]
+    chans = hwc.shape[2]
     py0, py1, px0, px1 = params.y0, params.y1, params.x0, params.x1
     if not (_torchable(kind_y, py0, py1, in_h, oh, antialias)
             and _torchable(kind_x, px0, px1, in_w, ow, antialias)):
         return None
     y0, y1, x0, x1 = int(py0), int(py1), int(px0), int(px1)
+    oy, ox = origin
     if (oh, ow) == (y1 - y0, x1 - x0):      # scale 1: DALI's tent is the identity
-        return np.array(hwc[y0:y1, x0:x1])
-    ty = tent_plan(in_h, oh, y0, y1, kind_y, antialias, chans)
-    tx = tent_plan(in_w, ow, x0, x1, kind_x, antialias, chans)
-    if ty is None or tx is None:
+        if not (oy <= y0 and y1 <= oy + hwc.shape[0] and ox <= x0 and x1 <= ox + hwc.shape[1]):
+            return None
+        return np.array(hwc[y0 - oy:y1 - oy, x0 - ox:x1 - ox])
+    ylo, py = tent_plan(in_h, oh, y0, y1, kind_y, antialias)
+    xlo, px = tent_plan(in_w, ow, x0, x1, kind_x, antialias)
+    edge_y, edge_x = py.head + oh - py.tail, px.head + ow - px.tail
+    if (edge_y * ow + edge_x * oh) * chans * py.w.shape[1] * px.w.shape[1] > _EDGE_WORK_LIMIT:
         return None
+    if oy or ox or hwc.shape[:2] != (in_h, in_w):
+        # every line read (torch's window, the edge taps' lines) must lie in the part
+        if not (oy <= min(y0, ylo) and max(y1, ylo + py.n) <= oy + hwc.shape[0]
+                and ox <= min(x0, xlo) and max(x1, xlo + px.n) <= ox + hwc.shape[1]):
+            return None
+        y0, y1, ylo, x0, x1, xlo = y0 - oy, y1 - oy, ylo - oy, x0 - ox, x1 - ox, xlo - ox
     if not hwc.flags.c_contiguous:
         hwc = np.ascontiguousarray(hwc)
-    (ylo, py), (xlo, px) = ty, tx
-    if EDGE_PATH == "script":
-        # Random windows bring new shapes all the time: the profiling executor would keep
-        # re-specialising the graph (measured ~30 % slower); this switch is thread-local.
-        with torch.jit.optimized_execution(False):
-            out = _tent_scripted(torch.from_numpy(hwc), y0, y1, x0, x1, oh, ow,
-                                 ylo, py.n, py.head, py.tail, py.spans_flat,
-                                 py.bag_idx, py.bag_off, py.bag_w, py.mix_t,
-                                 xlo, px.n, px.head, px.tail, px.spans_flat,
-                                 px.bag_idx, px.bag_off, px.bag_w, px.mix_t)
-        return out.numpy()
     res = np.empty((oh, ow, chans), np.uint8)
     # out= a CHW view of the HWC buffer (channels-last strides, which the kernel keeps)
     torch._C._nn._upsample_bilinear2d_aa(
         torch.from_numpy(hwc[y0:y1, x0:x1]).permute(2, 0, 1).unsqueeze(0), [oh, ow], False,
         None, None, out=torch.from_numpy(res).permute(2, 0, 1).unsqueeze(0))
-    head, tail = py.head, py.tail
-    if head or tail < oh:                   # edge rows: (ow, m*C) -> rows of res
-        cols = slice(xlo, xlo + px.n)
-        (s0, u0), (s1, u1) = py.spans
-        t = _edge_sums((hwc[ylo + s0:ylo + s0 + u0, cols].transpose(1, 0, 2),
-                        hwc[ylo + s1:ylo + s1 + u1, cols].transpose(1, 0, 2)),
-                       px, py, chans).reshape(ow, -1, chans)
-        np.copyto(res[:head], t[:, :head].transpose(1, 0, 2), casting="unsafe")
-        np.copyto(res[tail:], t[:, head:].transpose(1, 0, 2), casting="unsafe")
-    head, tail = px.head, px.tail
-    if head or tail < ow:                   # edge columns: (oh, m*C) -> columns of res
-        rows = hwc[ylo:ylo + py.n]
-        (s0, u0), (s1, u1) = px.spans
-        t = _edge_sums((rows[:, xlo + s0:xlo + s0 + u0], rows[:, xlo + s1:xlo + s1 + u1]),
-                       py, px, chans).reshape(oh, -1, chans)
-        np.copyto(res[:, :head], t[:, :head], casting="unsafe")
-        np.copyto(res[:, tail:], t[:, head:], casting="unsafe")
+    if edge_y or edge_x:
+        fix_edges(hwc, ylo, xlo, py, px, res)
     return res
 
 
@@ -487,11 +412,8 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
     if oh == 0 or ow == 0 or in_h == 0 or in_w == 0 or chans == 0:
         res = np.zeros((oh, ow, chans), out_dt)
     else:
-        def kind_of(out_len, lo, hi):
-            win = abs(float(_f32(_f32(hi) - _f32(lo))))
-            return kind_min if out_len < win else kind_mag
-        kind_y = kind_of(oh, params.y0, params.y1)
-        kind_x = kind_of(ow, params.x0, params.x1)
+        kind_y = _axis_kind(oh, params.y0, params.y1, kind_min, kind_mag)
+        kind_x = _axis_kind(ow, params.x0, params.x1, kind_min, kind_mag)
         if kind_y == "nn" and kind_x == "nn":  # pure nearest neighbour: a gather
             idx_y, _ = _axis_taps(in_h, oh, params.y0, params.y1, "nn", False, True)
             idx_x, _ = _axis_taps(in_w, ow, params.x0, params.x1, "nn", False, False)
@@ -517,6 +439,41 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
             res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 
     return _from_hwc(_window_of(res, out_window), layout)
+
+
+def resample_part(part: np.ndarray, origin, full_hw, params: ResizeParams,
+                  interp_type="linear", antialias=True, dtype=None, min_filter=None,
+                  mag_filter=None):
+    """``resample(image, params, ...)`` of an HWC uint8 image known only in part, or ``None``.
+
+    ``part`` holds the lines of ``image`` (of ``full_hw`` = ``(H, W)``) starting at ``origin``
+    ``(y, x)`` (e.g. a region decode).  Only the uint8 linear/triangular fast path of
+    :func:`resample` runs here (bit-exact with :func:`resample` on the whole image); ``None``
+    means it does not apply (other filters or dtypes, fractional windows) or would read a line
+    outside ``part``, and the caller resamples a full-size image instead.
+    """
+    if part.ndim != 3 or part.dtype != np.uint8 or _out_dtype(dtype, part.dtype) != np.uint8:
+        return None
+    if (params.in_h, params.in_w) != tuple(full_hw) and (params.in_h or params.in_w):
+        raise ValueError(f"resize: `params` were computed for input (H, W) = "
+                         f"({params.in_h}, {params.in_w}) but the image is {tuple(full_hw)}")
+    oh, ow = params.out_h, params.out_w
+    if not (oh and ow and part.shape[0] and part.shape[1] and part.shape[2]):
+        return None
+    kind = _interp_name("interp_type", interp_type) or "linear"
+    kind_min = _interp_name("min_filter", min_filter) or kind
+    kind_mag = _interp_name("mag_filter", mag_filter) or kind
+    kind_y = _axis_kind(oh, params.y0, params.y1, kind_min, kind_mag)
+    kind_x = _axis_kind(ow, params.x0, params.x1, kind_min, kind_mag)
+    return _fast_uint8(part, oh, ow, params, kind_y, kind_x, bool(antialias), tuple(origin),
+                       tuple(full_hw))
+
+
+def _axis_kind(out_len: int, lo: float, hi: float, kind_min: str, kind_mag: str) -> str:
+    """The filter of one axis: ``min_filter`` when it shrinks (output < window), else
+    ``mag_filter`` (the window length as DALI computes it, in float32)."""
+    win = abs(float(_f32(_f32(hi) - _f32(lo))))
+    return kind_min if out_len < win else kind_mag
 
 
 def _window_of(res: np.ndarray, window) -> np.ndarray:

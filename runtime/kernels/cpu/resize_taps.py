@@ -215,8 +215,7 @@ def _arrays_nbytes(arrays) -> int:
 def _plan_nbytes(plan) -> int:
     if plan is None:
         return 64
-    return (plan.bag_idx.nbytes + plan.bag_w.nbytes + plan.bag_off.nbytes
-            + plan.mix.nbytes + 512)
+    return plan.rel.nbytes + plan.w.nbytes + 256
 
 
 # Byte budgets of the two per-window-length caches of the random_resized_crop fast path: a few
@@ -425,7 +424,7 @@ def gather_taps(in_len: int, out_len: int, start: int, end: int, kind: str, anti
 
 
 # --------------------------------------------------------------------------------------------
-# Edge plans of the uint8 fast path (numpy + embedding_bag)
+# Edge plans of the uint8 fast path (see runtime/kernels/cpu/resize_edges.py)
 # --------------------------------------------------------------------------------------------
 
 
@@ -435,79 +434,40 @@ class TentPlan:
     The axis reads source lines ``lo <= j < lo + n`` (absolute ``lo`` from :func:`tent_plan`;
     taps past the image edge are clamped into it).  Cached and read-only:
 
-    * ``bag_idx`` / ``bag_w`` / ``bag_off``: every output's taps as ``torch.embedding_bag``
-      bags (int64 line indices relative to ``lo``, float32 weights, int64 bag starts), for the
-      pass along this axis over a table whose rows are this axis' source lines;
+    * ``rel`` int32 ``(out, K)``: every output's tap lines, relative to ``lo``;
+    * ``w`` float32 ``(out, K)``: their weights (DALI's tent, normalised);
     * ``head`` / ``tail``: the outputs whose taps may leave the window are ``[0, head)`` and
-      ``[tail, out)`` (a superset; ``head == tail == out`` when that is all of them);
-    * ``spans``: ``((s0, u0), (s1, u1))``: the source lines ``[s, s + u)`` (relative to
-      ``lo``) read by the head and by the tail outputs;
-    * ``mix``: float32 ``((u0 + u1) * C, m * C)``, ``m = head + out - tail``: the taps of
-      those ``m`` outputs over the ``u0 + u1`` lines, one block per channel, so that
-      ``x @ mix`` applies them to rows of ``x`` laid out ``(line, channel)``; ``mix_t`` is
-      the same matrix as a torch tensor and ``spans_flat`` is ``[s0, u0, s1, u1]``.
+      ``[tail, out)`` (a superset; ``head == tail == out`` when that is all of them).
     """
 
-    __slots__ = ("n", "bag_idx", "bag_w", "bag_off", "head", "tail", "spans", "mix", "mix_t",
-                 "spans_flat")
-
-
-# largest ``mix`` (elements) built; bigger edge sets (tiny outputs, all lines at the edge)
-# make :func:`tent_plan` return None
-_MIX_LIMIT = 1 << 16
-
-
-def _span(rel: np.ndarray) -> tuple[int, int]:
-    """``(first, count)`` of the lines read by taps ``rel`` (rows and columns sorted)."""
-    if rel.shape[0] == 0:
-        return 0, 0
-    return int(rel[0, 0]), int(rel[-1, -1]) + 1 - int(rel[0, 0])
+    __slots__ = ("n", "rel", "w", "head", "tail")
 
 
 @byte_lru_cache(_TENT_PLAN_BYTES, _plan_nbytes)
-def _tent_plan_rel(length: int, out_len: int, kind: str, antialias: bool, chans: int,
-                   cut_lo: int, cut_hi: int):
+def _tent_plan_rel(length: int, out_len: int, kind: str, antialias: bool, cut_lo: int,
+                   cut_hi: int) -> TentPlan:
     """:class:`TentPlan` of a window of ``length`` whose taps run ``cut_lo`` / ``cut_hi``
-    lines past the start / end of the image (``None`` if ``mix`` would be too large)."""
+    lines past the start / end of the image."""
     _, rel, w, edge = _rel_taps(length, out_len, kind, antialias)
     top = int(rel[-1, -1])
     if cut_lo or cut_hi:
         rel = np.clip(rel - cut_lo, 0, top - cut_lo - cut_hi)
-    k = rel.shape[1]
     m = edge.shape[0]
     head = m if m == out_len else int(np.count_nonzero(edge == _KRANGE[:m]))
-    tail = out_len - (m - head)
-    (s0, u0), (s1, u1) = _span(rel[:head]), _span(rel[tail:])
-    u = u0 + u1
-    if u * m * chans * chans > _MIX_LIMIT:
-        return None
-    # weights of the edge outputs over the lines [s0, s0 + u0) ++ [s1, s1 + u1), repeated
-    # (clamped) taps summed
-    col = rel[edge] - s0
-    col[head:] += u0 - (s1 - s0)
-    col += (_KRANGE[:m] * u)[:, None]
-    dense = np.bincount(col.ravel(), weights=w[edge].ravel(), minlength=m * u)
-    # mix[(j, c), (i, c)] = dense[i, j]
-    mix = np.zeros((u, chans, m, chans), np.float32)
-    ch = _KRANGE[:chans]
-    mix[:, ch, :, ch] = dense.reshape(m, u).T
-    mix.setflags(write=False)
     p = TentPlan()
     p.n = top + 1 - cut_lo - cut_hi
-    p.bag_idx = torch.from_numpy(rel.astype(np.int64).reshape(-1))
-    p.bag_w = torch.from_numpy(w.reshape(-1).copy())
-    p.bag_off = torch.arange(0, out_len * k, k, dtype=torch.int64)
-    p.head, p.tail, p.spans = head, tail, ((s0, u0), (s1, u1))
-    p.mix = mix.reshape(u * chans, m * chans)
-    p.mix_t = torch.from_numpy(p.mix)
-    p.spans_flat = [int(v) for span in p.spans for v in span]
+    p.rel = np.ascontiguousarray(rel, np.int32)
+    p.w = np.ascontiguousarray(w, np.float32)
+    p.rel.setflags(write=False)
+    p.w.setflags(write=False)
+    p.head, p.tail = head, out_len - (m - head)
     return p
 
 
-def tent_plan(in_len: int, out_len: int, start: int, end: int, kind: str, antialias: bool,
-              chans: int):
+def tent_plan(in_len: int, out_len: int, start: int, end: int, kind: str,
+              antialias: bool) -> tuple[int, TentPlan]:
     """``(lo, plan)`` of the integer window ``[start, end)`` of one axis (see
-    :class:`TentPlan`), or ``None`` when the edge lines are too many for the fast path.
+    :class:`TentPlan`).
 
     Parameters
     ----------
@@ -517,12 +477,10 @@ def tent_plan(in_len: int, out_len: int, start: int, end: int, kind: str, antial
         Source window, ``0 <= start < end <= in_len``.
     kind : str
         ``"linear"`` or ``"triangular"``; ``antialias`` as in ``resample``.
-    chans : int
-        Channels (interleaved, HWC).
 
     Returns
     -------
-    tuple or None
+    tuple
         ``lo`` (int, absolute first source line read) and the cached :class:`TentPlan`; the
         taps are those of the window ``[0, end - start)`` shifted by ``start`` (see
         :func:`_rel_taps`), edge-clamped to the image.
@@ -531,5 +489,4 @@ def tent_plan(in_len: int, out_len: int, start: int, end: int, kind: str, antial
     a = start + first
     cut_lo = -a if a < 0 else 0
     cut_hi = a + span - in_len if a + span > in_len else 0
-    plan = _tent_plan_rel(end - start, out_len, kind, antialias, chans, cut_lo, cut_hi)
-    return None if plan is None else (a + cut_lo, plan)
+    return a + cut_lo, _tent_plan_rel(end - start, out_len, kind, antialias, cut_lo, cut_hi)
