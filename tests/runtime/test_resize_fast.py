@@ -463,3 +463,42 @@ def test_tent_plan_matches_axis_taps():
         listed = set(range(plan.head)) | set(range(plan.tail, out_len))
         assert set(outside.tolist()) <= listed
         assert lo + plan.n > idx.max() and lo <= idx.min()
+
+
+def test_resample_part_equals_whole_image():
+    # a region (the resample's source box, as the fused ROI decode cuts it) resampled in place
+    # gives the bits of resampling the whole image; boxes that miss a line read give None
+    from runtime.kernels.cpu.fused_roi import source_region
+    from runtime.kernels.cpu.resize import resample_part
+    from runtime.kernels.cpu.resize_params import crop_resize_params
+    from runtime.kernels.cpu.resize_taps import tent_plan
+    rng = np.random.default_rng(5)
+    ran = 0
+    for _ in range(300):
+        H, W = int(rng.integers(2, 300)), int(rng.integers(2, 300))
+        chans = int(rng.choice([1, 3, 4]))
+        img = rng.integers(0, 256, (H, W, chans), dtype=np.uint8)
+        h, w = int(rng.integers(1, H + 1)), int(rng.integers(1, W + 1))
+        y, x = int(rng.integers(0, H - h + 1)), int(rng.integers(0, W - w + 1))
+        p = crop_resize_params((H, W), (int(rng.integers(1, 260)), int(rng.integers(1, 260))),
+                               y, x, y + h, x + w)
+        kind, aa = str(rng.choice(["linear", "triangular"])), bool(rng.random() < 0.8)
+        y0, x0, y1, x1 = source_region((H, W), p, 1)
+        got = resample_part(img[y0:y1, x0:x1].copy(), (y0, x0), (H, W), p, interp_type=kind,
+                            antialias=aa)
+        if got is None:
+            continue
+        ran += 1
+        np.testing.assert_array_equal(got, resample(img, p, interp_type=kind, antialias=aa))
+        # without the first line the computation reads: None
+        ylo, _ = tent_plan(H, p.out_h, int(p.y0), int(p.y1), kind, aa)
+        first = min(int(p.y0), ylo)
+        if (p.out_h, p.out_w) != (h, w) and first + 1 < H:
+            assert resample_part(img[first + 1:].copy(), (first + 1, 0), (H, W), p,
+                                 interp_type=kind, antialias=aa) is None
+    assert ran > 200
+    # other filters / dtypes are not this path's
+    p = crop_resize_params((50, 60), (20, 20), 0, 0, 50, 60)
+    img = rng.integers(0, 256, (50, 60, 3), dtype=np.uint8)
+    assert resample_part(img, (0, 0), (50, 60), p, interp_type="cubic") is None
+    assert resample_part(img, (0, 0), (50, 60), p, dtype=np.float32) is None
