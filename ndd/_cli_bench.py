@@ -8,6 +8,7 @@ output (``Batch.evaluate()``).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import pathlib
@@ -18,6 +19,7 @@ import time
 
 NDD_MODES = ("eager", "deferred", "compile")
 COMPARES = ("dali", "torchvision")
+RNG_SEED = 1234
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2"}
 
 
@@ -30,6 +32,15 @@ def _split(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _takes_rng(fn) -> bool:
+    """Whether the pipeline function accepts an ``rng`` keyword."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "rng" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
 class Runner:
     """One benchmarked configuration: ``epoch()`` runs a full epoch, returns (images, seconds)."""
 
@@ -37,6 +48,12 @@ class Runner:
         self.name, self.api, self.fn, self.mode = name, api, fn, mode
         self.batch_size = batch_size
         self.reader = api.readers.File(file_root=data, random_shuffle=False)
+        # Each runner draws from its own generator (same seed for all: the same windows and
+        # flips in every mode).  With the thread's default one, the epochs of the other modes
+        # would draw from it between two epochs of a captured loop, which DALI's capture
+        # rejects ("the RNG was modified outside the loop").
+        # A --script pipeline without an ``rng`` parameter draws from the default generator.
+        self.rng = api.random.RNG(seed=RNG_SEED) if _takes_rng(fn) else None
 
     def _iterator(self):
         if self.mode == "compile":
@@ -51,7 +68,9 @@ class Runner:
         t0 = time.perf_counter()
         with ctx:
             for jpegs, _labels in self._iterator():
-                self.fn(self.api, jpegs).evaluate()
+                out = self.fn(self.api, jpegs) if self.rng is None else \
+                    self.fn(self.api, jpegs, rng=self.rng)
+                out.evaluate()
                 n += jpegs.batch_size
         return n, time.perf_counter() - t0
 

@@ -99,3 +99,38 @@ def test_top_level_help_and_unknown_command(capsys):
     with pytest.raises(SystemExit):
         main(["bench", "--help"])
     assert "example:" in capsys.readouterr().out
+
+
+@pytest.mark.oracle
+def test_bench_dali_capture_interleaved_with_random_ops(data, capsys):
+    # the train pipeline draws random windows and flips; DALI's captured loop rejects a
+    # generator that other modes' epochs drew from in between, so every runner has its own
+    pytest.importorskip("nvidia.dali")
+    assert main(["bench", "--pipeline", "train", "--mode", "eager", "--compare", "dali",
+                 "--data", str(data), "--batch-size", "3", "--epochs", "2",
+                 "--warmup", "0"]) == 0
+    captured = capsys.readouterr()
+    assert "failed" not in captured.out + captured.err
+    assert list(_rows(captured.out)) == ["eager", "dali-eager", "dali-capture",
+                                         "dali-pipeline"]
+
+
+def test_bench_runners_draw_the_same_windows(data):
+    # each runner's own generator, same seed: eager and deferred see the same random windows
+    # and flips (their outputs are equal batch by batch); a --script pipeline without ``rng``
+    # still runs
+    import ndd
+    from ndd._bench_pipelines import train
+    from ndd._cli_bench import Runner
+    outs = {}
+    for mode in ("eager", "deferred"):
+        r = Runner(mode, ndd, train, str(data), 3, mode)
+        assert r.rng is not None
+        ctx = ndd.EvalMode.deferred if mode == "deferred" else ndd.EvalMode.eager
+        with ctx:
+            outs[mode] = [np.asarray(train(ndd, j, rng=r.rng).torch())
+                          for j, _ in r.reader.next_epoch(batch_size=3)]
+    for a, b in zip(outs["eager"], outs["deferred"]):
+        np.testing.assert_array_equal(a, b)
+    assert Runner("eager", ndd, lambda api, jpegs: api.decoders.image(jpegs), str(data), 3,
+                  "eager").rng is None
