@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import pickle
 import queue
 import subprocess
 import sys
@@ -151,35 +152,119 @@ class ProcessLanes:
         ``shared=[(pool, name), ...]``: the call maps shared segment ``name`` of each
         :class:`runtime.buffers.SharedBufferPool` ``pool``, which is told so afterwards.
         """
-        from runtime.buffers import dropped_since
-        if self._closed:
-            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
-        w = self._idle.get()
-        if w is None or self._closed:       # close() woke us: no worker for this call
-            self._idle.put(w)
-            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
-        self.calls += 1
+        w = self._take(block=True)
         try:
-            sync, w.drop_cursor = dropped_since(w.drop_cursor)
-            w.conn.send((target, args, sync))
-            ok, payload = w.conn.recv()
-            if shared is not None:
-                for pool, name in shared:
-                    pool.mark_attached(name, w.index, self.n)
-        except (EOFError, OSError, TypeError) as exc:
-            if self._closed:        # shut down while this call ran (its wait timed out)
-                raise LaneDied(f"the process lanes were shut down while running {target}") \
-                    from exc
-            if isinstance(exc, TypeError):
-                raise
-            self._closed = True
-            _state["failed"] = True
-            raise LaneDied(f"a process lane died while running {target}: {exc}") from exc
+            self._send(w, target, _pickled(args))
+            ok, payload = self._receive(w, target, shared)
         finally:
             self._idle.put(w)
         if ok:
             return payload
         raise _rebuild(*payload)
+
+    def broadcast(self, target: str, *args, shared=None, helper=None) -> list:
+        """Run the same call ``target(*args)`` on every lane; returns their results.
+
+        The arguments are pickled once.  The lanes idle now get the call at once from this
+        thread (no hand-off to other threads: both start within microseconds); a lane busy
+        with another caller's work gets it when it frees up, through ``helper(fn)`` (runs
+        ``fn`` on another thread, returns an object with ``result()``), when given.  Every
+        lane's reply is read before anything is raised (the lane stays usable); the first
+        error is raised then, with the same types as :meth:`call`.
+        """
+        payload = _pickled(args)
+        taken = [self._take(block=True)]
+        while len(taken) < self.n:
+            w = self._take(block=False)
+            if w is None:
+                break
+            taken.append(w)
+        late = []
+        if helper is not None:
+            late = [helper(lambda: self._call_pickled(target, payload, shared))
+                    for _ in range(self.n - len(taken))]
+        results, errors, sent = [], [], []
+        try:
+            for w in taken:
+                try:
+                    self._send(w, target, payload)
+                    sent.append(w)
+                except BaseException as exc:  # noqa: BLE001 - raised after the replies
+                    errors.append(exc)
+            for w in sent:
+                try:
+                    ok, res = self._receive(w, target, shared)
+                    if ok:
+                        results.append(res)
+                    else:
+                        errors.append(_rebuild(*res))
+                except BaseException as exc:  # noqa: BLE001
+                    errors.append(exc)
+        finally:
+            for w in taken:
+                self._idle.put(w)
+        for f in late:
+            try:
+                results.append(f.result())
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+        return results
+
+    def _call_pickled(self, target, payload, shared):
+        w = self._take(block=True)
+        try:
+            self._send(w, target, payload)
+            ok, res = self._receive(w, target, shared)
+        finally:
+            self._idle.put(w)
+        if ok:
+            return res
+        raise _rebuild(*res)
+
+    def _take(self, block: bool):
+        """An idle worker (``block=False``: or None when none is idle right now)."""
+        if self._closed:
+            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
+        try:
+            w = self._idle.get(block=block)
+        except queue.Empty:
+            return None
+        if w is None or self._closed:       # close() woke us: no worker for this call
+            self._idle.put(w)
+            if not block:
+                return None
+            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
+        self.calls += 1
+        return w
+
+    def _send(self, w, target, payload):
+        from runtime.buffers import dropped_since
+        try:
+            sync, cursor = dropped_since(w.drop_cursor)
+            w.conn.send((target, payload, sync))
+            w.drop_cursor = cursor
+        except (EOFError, OSError) as exc:
+            raise self._died(target, exc) from exc
+
+    def _receive(self, w, target, shared):
+        """``(ok, result or error fields)`` of the call sent to ``w``."""
+        try:
+            ok, payload = w.conn.recv()
+        except (EOFError, OSError) as exc:
+            raise self._died(target, exc) from exc
+        if shared is not None:
+            for pool, name in shared:
+                pool.mark_attached(name, w.index, self.n)
+        return ok, payload
+
+    def _died(self, target, exc) -> LaneDied:
+        if self._closed:        # shut down while this call ran (its wait timed out)
+            return LaneDied(f"the process lanes were shut down while running {target}")
+        self._closed = True
+        _state["failed"] = True
+        return LaneDied(f"a process lane died while running {target}: {exc}")
 
     def close(self, wait_s: float = 10.0):
         """Stop the workers.  Calls already running finish first (up to ``wait_s``), so a
@@ -207,6 +292,11 @@ class ProcessLanes:
             except subprocess.TimeoutExpired:
                 w.proc.kill()
         self._workers.clear()
+
+
+def _pickled(args: tuple) -> bytes:
+    """The call's arguments, pickled (a worker unpickles ``bytes`` arguments itself)."""
+    return pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _rebuild(type_name: str, module: str, message: str, tb: str) -> BaseException:
@@ -355,6 +445,8 @@ def _serve(fd: int) -> None:
             if sync is not None:
                 from runtime.buffers import sync_mappings
                 sync_mappings(sync)
+            if args.__class__ is bytes:     # pickled once for all lanes (broadcast)
+                args = pickle.loads(args)
             result = (True, _resolve(target)(*args))
         except BaseException as exc:  # noqa: BLE001 - sent back to the caller
             result = (False, (type(exc).__name__, type(exc).__module__, str(exc),

@@ -84,6 +84,20 @@ class ThreadPool:
                 futures.append(_Done(f()))
         return [f.result() for f in futures]
 
+    def submit(self, fn: Callable[[], object]):
+        """Start ``fn()`` on a pool thread; returns an object whose ``result()`` waits for it
+        (re-raising its error).  Without threads (one thread, or shut down) ``fn`` runs here."""
+        executor = self._executor
+        if executor is not None:
+            try:
+                return executor.submit(fn)
+            except RuntimeError:    # shut down meanwhile (set_num_threads)
+                pass
+        try:
+            return _Done(fn())
+        except BaseException as exc:  # noqa: BLE001 - re-raised by result()
+            return _Done(None, exc)
+
     def shutdown(self):
         """Stop taking work: tasks already queued still run, and a pool object still held by
         work in flight (e.g. a compiled batch when ``set_num_threads`` changes) runs what it
@@ -94,12 +108,15 @@ class ThreadPool:
 
 
 class _Done:
-    """A finished result with the ``Future.result`` interface."""
+    """A finished result (or error) with the ``Future.result`` interface."""
 
-    def __init__(self, value):
+    def __init__(self, value, error: BaseException | None = None):
         self.value = value
+        self.error = error
 
     def result(self):
+        if self.error is not None:
+            raise self.error
         return self.value
 
 

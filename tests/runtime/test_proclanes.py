@@ -73,6 +73,34 @@ def test_call_runs_in_another_process_and_raises_the_same_type(lanes):
         lanes.call("math:sqrt", -1.0)
 
 
+def test_broadcast_runs_the_call_on_every_lane(lanes):
+    # the same call on both workers (two different pids), one error among the replies is
+    # raised after both replies were read: the lanes answer the next call correctly
+    import threading
+
+    from runtime.threadpool import ThreadPool
+    pids = lanes.broadcast("os:getpid")
+    assert len(pids) == 2 and len(set(pids)) == 2 and os.getpid() not in pids
+    with pytest.raises(ValueError, match="math domain error"):
+        lanes.broadcast("math:sqrt", -1.0)
+    assert sorted(lanes.broadcast("math:sqrt", 4.0)) == [2.0, 2.0]
+    # one lane busy with another caller: the idle one runs the call at once, and a helper
+    # thread runs it once more on the first lane to free up (for remote_claims: whatever
+    # samples are left); without a helper only the idle lane runs it
+    pool = ThreadPool(2)
+    for helper, runs in ((pool.submit, 2), (None, 1)):
+        busy = threading.Thread(target=lanes.call, args=("time:sleep", 0.5))
+        busy.start()
+        time.sleep(0.1)
+        t0 = time.monotonic()
+        got = lanes.broadcast("os:getpid", helper=helper)
+        assert len(got) == runs and set(got) <= set(pids)
+        if helper is None:
+            assert time.monotonic() - t0 < 0.3        # did not wait for the busy lane
+        busy.join()
+    pool.shutdown()
+
+
 @pytest.mark.parametrize("body", [_train, _val, _ragged], ids=["train", "val", "ragged"])
 @pytest.mark.parametrize("mode", ["deferred", "compile"])
 def test_lanes_equal_threads_and_eager(sample_dataset, lanes, body, mode):

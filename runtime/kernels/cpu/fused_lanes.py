@@ -127,8 +127,8 @@ def _hint_key(ctx, args):
 
 
 def _remote(ctx, inputs, args, lanes, dt):
-    """Run the batch on the process lanes: one :func:`remote_claims` call per lane (a pool
-    thread waits for each), all sharing the packed inputs and the claim flags.  None when
+    """Run the batch on the process lanes: one :func:`remote_claims` call per lane
+    (``ProcessLanes.broadcast``), all sharing the packed inputs and the claim flags.  None when
     the inputs cannot be shared (the caller runs the batch on threads)."""
     from runtime.buffers import input_pool, shared_pool
     n = ctx.batch_size
@@ -148,11 +148,12 @@ def _remote(ctx, inputs, args, lanes, dt):
     shared = [(input_pool, in_name)] + ([(shared_pool, name)] if name else [])
     in_spec = (in_name, in_buf.shape, in_buf.dtype.str)
 
-    def call(_):
-        return lanes.call(LANE_ENTRY, fields, in_spec, offsets,
-                          info, args, order, spec, lanes.n, shared=shared)
+    # every lane gets the same call: the idle ones at once from here, the others (busy with
+    # another batch in flight) through a pool thread when they free up
     found = {}
-    for part in ctx.pool.map(call, lanes.n):
+    for part in lanes.broadcast(LANE_ENTRY, fields, in_spec, offsets, info, args, order, spec,
+                                lanes.n, shared=shared,
+                                helper=getattr(ctx.pool, "submit", None)):
         found.update(part)
     del in_buf
     res = [found[i] if i in found else out[i] for i in range(n)]
