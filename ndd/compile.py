@@ -187,6 +187,9 @@ class _Template:
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.last_plan = None    # the most recent compiled plan (for the report)
+        # the generators the replayed random calls draw from (each once, in entry order)
+        self.rngs = list({id(e.rng): e.rng for e in self.entries if e.rng is not None}
+                         .values())
 
 
 class _Replayer:
@@ -277,6 +280,7 @@ class _Prefetcher:
         self.stop = threading.Event()
         self.template = template
         self.batches = batches
+        self.rng_states: list[list] = []    # per prefetched batch, in batch order
         self.runner = ThreadPoolExecutor(self.OVERLAP, thread_name_prefix="ndd-compile-run")
         self.thread = threading.Thread(target=self._run, name="ndd-compile-prefetch",
                                        daemon=True)
@@ -288,6 +292,9 @@ class _Prefetcher:
                 if self.stop.is_set():
                     return
                 values = [h._value for h in handles]
+                # the generators' states before this batch's draws: an epoch left early
+                # rewinds them to the first batch the body never got (see rewind_rngs)
+                self.rng_states.append([(r, r.get_state()) for r in self.template.rngs])
                 inst = _Instance(self.template, values)
                 fut = self.runner.submit(inst.run, self.template)
                 self._put((handles, inst, fut))
@@ -315,6 +322,14 @@ class _Prefetcher:
                 break
         self.thread.join(timeout=5)
         self.runner.shutdown(wait=True, cancel_futures=True)
+
+    def rewind_rngs(self, delivered: int) -> None:
+        """Put the generators back where eager execution would leave them after the first
+        ``delivered`` batches: the seeds drawn for batches prefetched but never handed to the
+        body are given back (call after :meth:`close`)."""
+        if delivered < len(self.rng_states):
+            for rng, state in self.rng_states[delivered]:
+                rng.set_state(state)
 
 
 class CompiledEpoch:
@@ -366,17 +381,20 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
     _last_report.report = rep
     template = getattr(reader, "_compile_template", None)
     prefetch = None
+    delivered = 0       # replayed batches handed to the body
     try:
         if template is None:
             first = next(batches, None)
             if first is None:
                 return
             tracer = _Tracer([h._value for h in first], loop)
-            set_capture(tracer)
+            prev = _enter(tracer)
             try:
                 yield first
             finally:
-                set_capture(None)
+                alone = _leave(tracer, prev)
+            if not alone:
+                raise RuntimeError(_INTERLEAVED)
             rep.traced = len(tracer.entries)
             if not tracer.entries:
                 warnings.warn("next_epoch(compile=True): the loop body made no replayable ndd "
@@ -401,17 +419,48 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             err = fut.exception()
             if err is not None:
                 raise err
-            set_capture(_Replayer(template, inst, rep, loop))
+            delivered += 1
+            replayer = _Replayer(template, inst, rep, loop)
+            prev = _enter(replayer)
             try:
                 yield handles
             finally:
-                set_capture(None)
+                alone = _leave(replayer, prev)
+            if not alone:
+                raise RuntimeError(_INTERLEAVED)
         if template.last_plan is not None:
             from compiler.explain import explain_graph
             rep.plan_text = explain_graph(template.last_plan)
     finally:
         if prefetch is not None:
             prefetch.close()
+            prefetch.rewind_rngs(delivered)
+
+
+def _enter(ctx):
+    """Make ``ctx`` this thread's capture context; returns the one it replaces (a compiled
+    loop nested in another compiled loop's body)."""
+    prev = current_capture()
+    set_capture(ctx)
+    return prev
+
+
+def _leave(ctx, prev) -> bool:
+    """Back to ``prev`` after a yield; False (and no context) when another compiled epoch
+    took this thread's context over meanwhile: epochs iterated in turn (e.g. ``zip``) would
+    mix their traces."""
+    if current_capture() is ctx:
+        set_capture(prev)
+        return True
+    set_capture(None)
+    return False
+
+
+_INTERLEAVED = ("next_epoch(compile=True): another compiled epoch was advanced while this one "
+                "was between iterations (e.g. two compiled readers zipped in one loop): their "
+                "calls cannot be told apart. Iterate one compiled epoch at a time (a compiled "
+                "loop may run inside another's body), or use next_epoch() without compile for "
+                "the other reader")
 
 
 capture = invariant   # alias namespace helper: ndd.capture.invariant

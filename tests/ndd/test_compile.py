@@ -215,6 +215,62 @@ def test_break_shuts_down_prefetch_worker(photo_root):
     assert not any(t.is_alive() for t in alive)
 
 
+@pytest.mark.parametrize("queue_depth", [1, 2])
+def test_break_gives_back_the_seeds_of_unused_batches(photo_root, queue_depth):
+    # the prefetcher draws seeds ahead; an epoch left early hands back those of the batches the
+    # body never got, so the generator (explicit or default) and the next epoch are eager's
+    def run(compile):
+        ndd.random.set_seed(9)
+        rng = ndd.random.RNG(seed=3)
+        reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=2)
+        outs = []
+        for epoch, stop in ((0, None), (1, 2), (2, None)):   # trace, leave early, full
+            kw = {"queue_depth": queue_depth} if compile else {}
+            it = reader.next_epoch(batch_size=3, compile=compile, **kw)
+            for k, (jpegs, _) in enumerate(it):
+                imgs = ndd.random_resized_crop(ndd.decoders.image(jpegs), size=(16, 16),
+                                               rng=rng)
+                flip = ndd.random.coin_flip(batch_size=jpegs.batch_size, probability=0.5)
+                outs.append(ndd.crop_mirror_normalize(imgs, mirror=flip).torch().clone())
+                if k == stop:
+                    break
+            it.close()
+        return outs, rng.get_state(), ndd.random.get_default_rng().get_state()
+    eager, compiled = run(False), run(True)
+    assert len(eager[0]) == len(compiled[0]) == 7 + 3 + 7
+    _same(eager[0], compiled[0])
+    assert eager[1] == compiled[1] and eager[2] == compiled[2]
+
+
+def test_compiled_epochs_in_turn_raise_and_nested_ones_replay(photo_root):
+    # two compiled epochs advanced in turn (zip) would mix their traces: a clear error; a
+    # compiled loop inside another compiled loop's body is fine (its own trace) and equals eager
+    ra = ndd.readers.File(file_root=photo_root)
+    rb = ndd.readers.File(file_root=photo_root)
+    with pytest.raises(RuntimeError, match="another compiled epoch was advanced"):
+        for (ja, _), (jb, _) in zip(ra.next_epoch(batch_size=2, compile=True),
+                                    rb.next_epoch(batch_size=2, compile=True)):
+            ndd.decoders.image(ja).evaluate()
+            ndd.decoders.image(jb).evaluate()
+    from ndd._capture_state import current_capture
+    assert current_capture() is None
+
+    def nested(compile):
+        ndd.random.set_seed(4)
+        outer = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=1)
+        inner = ndd.readers.File(file_root=photo_root)
+        outs = []
+        for _ in range(2):
+            for k, (jpegs, labels) in enumerate(outer.next_epoch(batch_size=4,
+                                                                 compile=compile)):
+                outs.append(_train_body(jpegs, labels))
+                if k == 1:      # a validation pass inside the training loop
+                    for vj, vl in inner.next_epoch(batch_size=5, compile=compile):
+                        outs.append(_val_body(vj, vl))
+        return outs
+    _same(nested(False), nested(True))
+
+
 def test_device_change_of_captured_op_raises(photo_root):
     dev = ["cpu"]
 
