@@ -4,16 +4,41 @@ A few per-pixel loops (the exact edge lines of the uint8 resize fast path, uint8
 float32 CHW normalisation) cost more as chains of numpy/torch calls than as one compiled loop.
 They are written as plain Python loops and compiled by numba (``nogil=True``: pool threads run
 them in parallel; ``cache=True``: the machine code is kept next to the source, so later
-processes load it instead of compiling, ~0.1 s).
+processes load it instead of compiling: ~0.3 s to import numba, then ~0.05 s a kernel; where no
+cache location is writable they are compiled in memory, with one warning).
 
 numba is imported only when a kernel is first needed, never at ``import ndd``.
 """
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Callable
 
 __all__ = ["compiled"]
+
+
+def _build(build):
+    import numba
+    try:
+        return build(numba.njit(nogil=True, cache=True, boundscheck=False))
+    except RuntimeError as exc:
+        # no writable cache location (read-only install and home): compile in memory
+        if "cannot cache" not in str(exc):
+            raise
+        _warn_no_cache(exc)
+        return build(numba.njit(nogil=True, cache=False, boundscheck=False))
+
+
+_warned = []
+
+
+def _warn_no_cache(exc) -> None:
+    if not _warned:
+        _warned.append(True)
+        warnings.warn(f"ndd: numba cannot cache its compiled kernels here ({exc}); they are "
+                      f"compiled again in every process (~1-2 s each). Set NUMBA_CACHE_DIR to a "
+                      f"writable folder to keep them", RuntimeWarning, stacklevel=4)
 
 
 def compiled(build: Callable[[Callable], Callable]) -> Callable[[], Callable]:
@@ -31,8 +56,7 @@ def compiled(build: Callable[[Callable], Callable]) -> Callable[[], Callable]:
         if kernel is None:
             with lock:
                 if kernel is None:
-                    import numba
-                    kernel = build(numba.njit(nogil=True, cache=True, boundscheck=False))
+                    kernel = _build(build)
         return kernel
 
     get.__doc__ = build.__doc__
