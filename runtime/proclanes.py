@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 
 __all__ = ["ProcessLanes", "get_lanes", "wait_ready", "set_enabled", "enabled", "shutdown",
            "RemoteError", "LaneDied"]
@@ -264,6 +265,11 @@ class ProcessLanes:
             return LaneDied(f"the process lanes were shut down while running {target}")
         self._closed = True
         _state["failed"] = True
+        warnings.warn(f"ndd: a process lane (worker process) died while running {target} "
+                      f"({exc!r}); the batch is redone on threads, and fused decode chains run "
+                      f"on threads in this process from now on", RuntimeWarning, stacklevel=3)
+        # stop the other workers and reap the dead one (after the calls in flight)
+        threading.Thread(target=self.close, name="ndd-lanes-close", daemon=True).start()
         return LaneDied(f"a process lane died while running {target}: {exc}")
 
     def close(self, wait_s: float = 10.0):

@@ -197,9 +197,15 @@ def test_a_worker_that_dies_raises_lane_died(monkeypatch):
     monkeypatch.setitem(proclanes._state, "failed", False)
     private = proclanes.ProcessLanes(1)
     assert private.ready.wait(180), private.error
-    with pytest.raises(proclanes.LaneDied):
+    procs = [w.proc for w in private._workers]
+    with pytest.warns(RuntimeWarning, match="process lane .* died"), \
+            pytest.raises(proclanes.LaneDied):
         private.call("os:_exit", 3)
     assert proclanes._state["failed"]
+    deadline = time.monotonic() + 30    # the lanes close themselves in the background
+    while private._workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not private._workers and all(p.returncode is not None for p in procs)
     private.close()
 
 
