@@ -70,6 +70,9 @@ class Runner:
             for jpegs, _labels in self._iterator():
                 out = self.fn(self.api, jpegs) if self.rng is None else \
                     self.fn(self.api, jpegs, rng=self.rng)
+                if not hasattr(out, "evaluate"):
+                    raise TypeError(f"the pipeline returned {type(out).__name__}; expected "
+                                    f"a Batch (the result of an op called on jpegs)")
                 out.evaluate()
                 n += jpegs.batch_size
         return n, time.perf_counter() - t0
@@ -145,7 +148,12 @@ def _pipeline(ns):
         return ns.pipeline, PIPELINES[ns.pipeline]
     if not os.path.isfile(ns.script):
         raise _usage(f"--script {ns.script!r} not found")
-    fn = runpy.run_path(ns.script).get("pipeline")
+    try:
+        fn = runpy.run_path(ns.script).get("pipeline")
+    except Exception as exc:  # noqa: BLE001 - the user's script: one line, not a traceback
+        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        raise _usage(f"--script {ns.script!r} could not be run{where}: "
+                     f"{type(exc).__name__}: {exc}") from None
     if not callable(fn):
         raise _usage(f"--script {ns.script!r} must define pipeline(api, jpegs) -> Batch")
     return os.path.basename(ns.script), fn
@@ -274,6 +282,10 @@ def run(ns) -> int:
                     n, secs = r.epoch()
                 except Exception as exc:  # noqa: BLE001 - reported, other modes go on
                     failed[r.name] = f"{type(exc).__name__}: {exc}"
+                    if "RNG" in str(exc) and getattr(r, "rng", True) is None:
+                        failed[r.name] += (" (hint: give pipeline() an rng=None parameter "
+                                           "and pass rng=rng to its random ops: each mode "
+                                           "then draws from its own generator)")
                     bar.update(1)
                     continue
                 if e >= ns.warmup:

@@ -134,3 +134,23 @@ def test_bench_runners_draw_the_same_windows(data):
         np.testing.assert_array_equal(a, b)
     assert Runner("eager", ndd, lambda api, jpegs: api.decoders.image(jpegs), str(data), 3,
                   "eager").rng is None
+
+
+@pytest.mark.parametrize("source, msg", [
+    ("def pipeline(api, jpegs)\n    return jpegs\n", "could not be run (line 1): SyntaxError"),
+    ("import no_such_module_here\n", "could not be run: ModuleNotFoundError"),
+])
+def test_script_that_cannot_run_is_one_line(data, tmp_path, source, msg, capsys):
+    script = tmp_path / "bad.py"
+    script.write_text(source)
+    assert main(["bench", "--script", str(script), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_script_returning_not_a_batch_names_the_type(data, tmp_path, capsys):
+    script = tmp_path / "arr.py"
+    script.write_text("import numpy as np\ndef pipeline(api, jpegs):\n    return np.zeros(3)\n")
+    assert main(["bench", "--script", str(script), "--mode", "eager", "--data", str(data),
+                 "--batch-size", "3", "--epochs", "1", "--warmup", "0"]) == 1
+    assert "the pipeline returned ndarray; expected a Batch" in capsys.readouterr().err
