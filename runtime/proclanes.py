@@ -153,15 +153,7 @@ class ProcessLanes:
         ``shared=[(pool, name), ...]``: the call maps shared segment ``name`` of each
         :class:`runtime.buffers.SharedBufferPool` ``pool``, which is told so afterwards.
         """
-        w = self._take(block=True)
-        try:
-            self._send(w, target, _pickled(args))
-            ok, payload = self._receive(w, target, shared)
-        finally:
-            self._idle.put(w)
-        if ok:
-            return payload
-        raise _rebuild(*payload)
+        return self._call_pickled(target, _pickled(args), shared)
 
     def broadcast(self, target: str, *args, shared=None, helper=None) -> list:
         """Run the same call ``target(*args)`` on every lane; returns their results.
@@ -213,7 +205,8 @@ class ProcessLanes:
             raise errors[0]
         return results
 
-    def _call_pickled(self, target, payload, shared):
+    def _call_pickled(self, target, payload: bytes, shared):
+        """:meth:`call` with the arguments already pickled."""
         w = self._take(block=True)
         try:
             self._send(w, target, payload)
