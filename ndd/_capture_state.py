@@ -1,4 +1,9 @@
-"""The thread-local compile-mode capture/replay context (set by ``ndd.compile``)."""
+"""The thread-local compile-mode capture/replay contexts (set by ``ndd.compile``).
+
+A stack per thread: a compiled loop running inside another compiled loop's body pushes its
+context on top and removes it when its body is left, so the outer loop's context is current
+again.  ``current_capture()`` is the top.
+"""
 from __future__ import annotations
 
 import threading
@@ -6,10 +11,38 @@ import threading
 _local = threading.local()
 
 
+def _stack() -> list:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
 def current_capture():
     """The active compile-mode context on this thread, if any."""
-    return getattr(_local, "capture", None)
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def push_capture(ctx) -> None:
+    """Make ``ctx`` the current context (above the ones active now)."""
+    _stack().append(ctx)
+
+
+def pop_capture(ctx) -> bool:
+    """Remove ``ctx``; True when it was the current one (False: another context was pushed
+    above it meanwhile and stays current, or ``ctx`` was not there)."""
+    stack = _stack()
+    if stack and stack[-1] is ctx:
+        stack.pop()
+        return True
+    for k in range(len(stack) - 1, -1, -1):
+        if stack[k] is ctx:
+            del stack[k]
+            break
+    return False
 
 
 def set_capture(ctx) -> None:
-    _local.capture = ctx
+    """Replace every context of this thread by ``ctx`` (None: none)."""
+    _local.stack = [] if ctx is None else [ctx]

@@ -24,7 +24,7 @@ from compiler.ir import Graph, Node, Value
 from compiler.pipeline import compile_graph
 from ndd._batch import Batch
 from ndd._callsite import callsite_key, loop_frame
-from ndd._capture_state import current_capture, set_capture
+from ndd._capture_state import pop_capture, push_capture
 from runtime import executor
 
 DEFAULT_QUEUE_DEPTH = 2
@@ -388,11 +388,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             if first is None:
                 return
             tracer = _Tracer([h._value for h in first], loop)
-            prev = _enter(tracer)
+            push_capture(tracer)
             try:
                 yield first
             finally:
-                alone = _leave(tracer, prev)
+                alone = pop_capture(tracer)    # False: another epoch advanced meanwhile
             if not alone:
                 raise RuntimeError(_INTERLEAVED)
             rep.traced = len(tracer.entries)
@@ -421,11 +421,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 raise err
             delivered += 1
             replayer = _Replayer(template, inst, rep, loop)
-            prev = _enter(replayer)
+            push_capture(replayer)
             try:
                 yield handles
             finally:
-                alone = _leave(replayer, prev)
+                alone = pop_capture(replayer)
             if not alone:
                 raise RuntimeError(_INTERLEAVED)
         if template.last_plan is not None:
@@ -435,25 +435,6 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
         if prefetch is not None:
             prefetch.close()
             prefetch.rewind_rngs(delivered)
-
-
-def _enter(ctx):
-    """Make ``ctx`` this thread's capture context; returns the one it replaces (a compiled
-    loop nested in another compiled loop's body)."""
-    prev = current_capture()
-    set_capture(ctx)
-    return prev
-
-
-def _leave(ctx, prev) -> bool:
-    """Back to ``prev`` after a yield; False (and no context) when another compiled epoch
-    took this thread's context over meanwhile: epochs iterated in turn (e.g. ``zip``) would
-    mix their traces."""
-    if current_capture() is ctx:
-        set_capture(prev)
-        return True
-    set_capture(None)
-    return False
 
 
 _INTERLEAVED = ("next_epoch(compile=True): another compiled epoch was advanced while this one "

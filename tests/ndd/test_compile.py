@@ -271,6 +271,30 @@ def test_compiled_epochs_in_turn_raise_and_nested_ones_replay(photo_root):
     _same(nested(False), nested(True))
 
 
+def test_an_abandoned_compiled_epoch_closed_later_leaves_another_alone(photo_root):
+    # a compiled epoch left suspended (e.g. an exception kept its frame alive) and closed in
+    # the middle of another compiled loop (e.g. by the garbage collector): the running loop
+    # keeps replaying and equals eager
+    from ndd._capture_state import current_capture
+
+    def run(compile, abandoned):
+        ndd.random.set_seed(6)
+        reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=3)
+        outs = []
+        for _ in range(2):
+            for k, (jpegs, labels) in enumerate(reader.next_epoch(batch_size=4,
+                                                                  compile=compile)):
+                outs.append(_train_body(jpegs, labels))
+                if k == 1 and abandoned is not None:
+                    abandoned.close()
+        return outs
+    other = ndd.readers.File(file_root=photo_root).next_epoch(batch_size=2, compile=True)
+    next(other)                 # traced batch handed out; the loop body never finishes
+    compiled = run(True, other)
+    assert current_capture() is None
+    _same(run(False, None), compiled)
+
+
 def test_device_change_of_captured_op_raises(photo_root):
     dev = ["cpu"]
 
