@@ -14,6 +14,7 @@ so calls that take it can be replayed.
 """
 from __future__ import annotations
 
+import collections
 import queue
 import threading
 import warnings
@@ -280,7 +281,9 @@ class _Prefetcher:
         self.stop = threading.Event()
         self.template = template
         self.batches = batches
-        self.rng_states: list[list] = []    # per prefetched batch, in batch order
+        # per prefetched batch not yet handed to the body, in batch order: the generators'
+        # states before its draws (the consumer drops an entry as it hands the batch out)
+        self.rng_states: collections.deque = collections.deque()
         self.runner = ThreadPoolExecutor(self.OVERLAP, thread_name_prefix="ndd-compile-run")
         self.thread = threading.Thread(target=self._run, name="ndd-compile-prefetch",
                                        daemon=True)
@@ -323,12 +326,16 @@ class _Prefetcher:
         self.thread.join(timeout=5)
         self.runner.shutdown(wait=True, cancel_futures=True)
 
-    def rewind_rngs(self, delivered: int) -> None:
-        """Put the generators back where eager execution would leave them after the first
-        ``delivered`` batches: the seeds drawn for batches prefetched but never handed to the
+    def delivered(self) -> None:
+        """The body got the next batch: its draws stay."""
+        self.rng_states.popleft()
+
+    def rewind_rngs(self) -> None:
+        """Put the generators back where eager execution would leave them after the batches
+        handed out so far: the seeds drawn for batches prefetched but never handed to the
         body are given back (call after :meth:`close`)."""
-        if delivered < len(self.rng_states):
-            for rng, state in self.rng_states[delivered]:
+        if self.rng_states:
+            for rng, state in self.rng_states[0]:
                 rng.set_state(state)
 
 
@@ -381,7 +388,6 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
     _last_report.report = rep
     template = getattr(reader, "_compile_template", None)
     prefetch = None
-    delivered = 0       # replayed batches handed to the body
     try:
         if template is None:
             first = next(batches, None)
@@ -419,7 +425,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             err = fut.exception()
             if err is not None:
                 raise err
-            delivered += 1
+            prefetch.delivered()
             replayer = _Replayer(template, inst, rep, loop)
             push_capture(replayer)
             try:
@@ -434,7 +440,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
     finally:
         if prefetch is not None:
             prefetch.close()
-            prefetch.rewind_rngs(delivered)
+            prefetch.rewind_rngs()
 
 
 _INTERLEAVED = ("next_epoch(compile=True): another compiled epoch was advanced while this one "

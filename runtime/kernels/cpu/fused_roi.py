@@ -164,20 +164,16 @@ def _roi_region(full_hw, params, interp: dict):
     return y0, x0, y1, x1
 
 
-DIRECT_PART = True
-
-
 def _roi_finish(part, region, full_hw, params, interp: dict, dtype):
     """``resample`` of the image whose ``region`` (None: all of it) was decoded as ``part``."""
     from runtime.kernels.cpu.resize import resample, resample_part
     if region is None:
         return resample(part, params, dtype=dtype, layout="HWC", **interp)
     y0, x0, y1, x1 = region
-    if DIRECT_PART:
-        # the uint8 tent path reads the decoded part in place (no canvas copy)
-        res = resample_part(part, (y0, x0), full_hw, params, dtype=dtype, **interp)
-        if res is not None:
-            return res
+    # the uint8 tent path reads the decoded part in place (no canvas copy)
+    res = resample_part(part, (y0, x0), full_hw, params, dtype=dtype, **interp)
+    if res is not None:
+        return res
     img = _canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
     img[y0:y1, x0:x1] = part
     res = resample(img, params, dtype=dtype, layout="HWC", **interp)
