@@ -24,15 +24,21 @@ def current_capture():
     return stack[-1] if stack else None
 
 
-def push_capture(ctx) -> None:
-    """Make ``ctx`` the current context (above the ones active now)."""
-    _stack().append(ctx)
-
-
-def pop_capture(ctx) -> bool:
-    """Remove ``ctx``; True when it was the current one (False: another context was pushed
-    above it meanwhile and stays current, or ``ctx`` was not there)."""
+def push_capture(ctx) -> list:
+    """Make ``ctx`` the current context (above the ones active now); returns the thread's
+    stack, for :func:`pop_capture`."""
     stack = _stack()
+    stack.append(ctx)
+    return stack
+
+
+def pop_capture(ctx, stack: list | None = None) -> bool:
+    """Remove ``ctx`` from ``stack`` (that of the thread that pushed it, which need not be
+    the calling one: a generator may be finalised by the garbage collector on any thread;
+    default: the calling thread's).  True when it was the current one (False: another context
+    was pushed above it meanwhile and stays current, or ``ctx`` was not there)."""
+    if stack is None:
+        stack = _stack()
     if stack and stack[-1] is ctx:
         stack.pop()
         return True

@@ -151,7 +151,7 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
                          f"{', '.join(schema.devices)}")
     cap = current_capture()
     if cap is not None:
-        hit = cap.lookup(op, in_values, args, tensor_args, dev, n)
+        hit = cap.lookup(op, in_values, args, tensor_args, dev, n, rng)
         if hit is not None:     # compile-mode replay: the result was prepared ahead of time
             outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in hit]
             return outs[0] if len(outs) == 1 else tuple(outs)
@@ -175,6 +175,7 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
     if rng_obj is not None:
         node.meta["rng"] = rng_obj
+        node.meta["rng_default"] = rng is None     # the thread's default generator
     if cap is not None:
         cap.record(node)
     _dispatch(node)

@@ -26,6 +26,7 @@ from compiler.pipeline import compile_graph
 from ndd._batch import Batch
 from ndd._callsite import callsite_key, loop_frame
 from ndd._capture_state import pop_capture, push_capture
+from ndd.random._rng import get_default_rng
 from runtime import executor
 
 DEFAULT_QUEUE_DEPTH = 2
@@ -56,6 +57,7 @@ class TraceEntry:
     callsite: str
     rng: object = None
     out_metas: list = field(default_factory=list)
+    rng_default: bool = False   # rng=None: the default generator of the loop's thread
 
 
 @dataclass
@@ -125,7 +127,8 @@ class _Tracer:
         args = {k: v for k, v in node.args.items() if k != "_seeds"}
         self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
                                        node.callsite, node.meta.get("rng"),
-                                       [v.meta for v in node.outputs]))
+                                       [v.meta for v in node.outputs],
+                                       bool(node.meta.get("rng_default"))))
         for j, v in enumerate(node.outputs):
             self.prov[v.id] = ("call", m, j)
             self.values[v.id] = v
@@ -139,17 +142,17 @@ class _Tracer:
 class _Instance:
     """The template instantiated on one batch: nodes, values and the compiled plan's results."""
 
-    def __init__(self, template, reader_values):
+    def __init__(self, template, reader_values, rngs):
         self.reader_values = reader_values
         self.outputs: list[list[Value]] = []
         self.nodes: list[Node] = []
         n = reader_values[0].meta.batch_size
-        for e in template.entries:
+        for m, e in enumerate(template.entries):
             ins = [self._resolve(p) for p in e.inputs]
             targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
             args = dict(e.args)
             if e.rng is not None:
-                args["_seeds"] = e.rng.draw(n)
+                args["_seeds"] = rngs[m].draw(n)
             metas = [m.with_(batch_size=n) for m in e.out_metas]
             node = Node(e.op, ins, args, targs, metas, device=e.device, callsite=e.callsite)
             self.nodes.append(node)
@@ -188,22 +191,21 @@ class _Template:
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.last_plan = None    # the most recent compiled plan (for the report)
-        # the generators the replayed random calls draw from (each once, in entry order)
-        self.rngs = list({id(e.rng): e.rng for e in self.entries if e.rng is not None}
-                         .values())
+
 
 
 class _Replayer:
     """Answers the body's calls from an instance; falls back to eager on any mismatch."""
 
-    def __init__(self, template: _Template, inst: _Instance, rep: Report, loop):
+    def __init__(self, template: _Template, inst: _Instance, rep: Report, loop, rngs):
         self.loop = loop
         self.t = template
         self.inst = inst
         self.rep = rep
+        self.rngs = rngs
         self.counts: dict[tuple, int] = {}
 
-    def lookup(self, op, in_values, args, tensor_args, dev, n):
+    def lookup(self, op, in_values, args, tensor_args, dev, n, rng=None):
         key = callsite_key(1, stop=self.loop.frame)
         occ = self.counts.get(key, 0)
         self.counts[key] = occ + 1
@@ -229,6 +231,10 @@ class _Replayer:
                                         f"earlier call was skipped or changed by "
                                         f"data-dependent Python, or it is a fresh array (wrap "
                                         f"constants in ndd.compile.invariant())")
+        if e.rng is not None and (rng if rng is not None else get_default_rng()) \
+                is not self.rngs[m]:
+            return self._miss(site, "the call draws from another random generator than in "
+                                    "this epoch's first batch (rng= argument or set_seed)")
         if set(tensor_args) != set(e.tensor_args):
             return self._miss(site, "per-sample arguments differ from the trace")
         for k, v in tensor_args.items():
@@ -275,12 +281,14 @@ class _Prefetcher:
 
     OVERLAP = 2
 
-    def __init__(self, template, batches, depth):
+    def __init__(self, template, batches, depth, rngs):
         from concurrent.futures import ThreadPoolExecutor
         self.q: queue.Queue = queue.Queue(maxsize=depth)
         self.stop = threading.Event()
         self.template = template
         self.batches = batches
+        self.rngs = rngs                    # entry index -> generator (random entries)
+        self.unique_rngs = list({id(r): r for r in rngs.values()}.values())
         # per prefetched batch not yet handed to the body, in batch order: the generators'
         # states before its draws (the consumer drops an entry as it hands the batch out)
         self.rng_states: collections.deque = collections.deque()
@@ -297,8 +305,8 @@ class _Prefetcher:
                 values = [h._value for h in handles]
                 # the generators' states before this batch's draws: an epoch left early
                 # rewinds them to the first batch the body never got (see rewind_rngs)
-                self.rng_states.append([(r, r.get_state()) for r in self.template.rngs])
-                inst = _Instance(self.template, values)
+                self.rng_states.append([(r, r.get_state()) for r in self.unique_rngs])
+                inst = _Instance(self.template, values, self.rngs)
                 fut = self.runner.submit(inst.run, self.template)
                 self._put((handles, inst, fut))
             self._put(None)
@@ -394,11 +402,13 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             if first is None:
                 return
             tracer = _Tracer([h._value for h in first], loop)
-            push_capture(tracer)
+            stack = push_capture(tracer)
             try:
                 yield first
             finally:
-                alone = pop_capture(tracer)    # False: another epoch advanced meanwhile
+                # False: another epoch advanced meanwhile (the stack: a generator may be
+                # finalised on another thread)
+                alone = pop_capture(tracer, stack)
             if not alone:
                 raise RuntimeError(_INTERLEAVED)
             rep.traced = len(tracer.entries)
@@ -414,7 +424,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             yield from batches
             return
         rep.traced = len(template.entries)
-        prefetch = _Prefetcher(template, batches, depth)
+        # the generators of this epoch: rng=None calls draw from the loop thread's default
+        # generator as it is now (set_seed between epochs installs a new one)
+        rngs = {m: (get_default_rng() if e.rng_default else e.rng)
+                for m, e in enumerate(template.entries) if e.rng is not None}
+        prefetch = _Prefetcher(template, batches, depth, rngs)
         while True:
             item = prefetch.get()
             if item is None:
@@ -426,12 +440,12 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             if err is not None:
                 raise err
             prefetch.delivered()
-            replayer = _Replayer(template, inst, rep, loop)
-            push_capture(replayer)
+            replayer = _Replayer(template, inst, rep, loop, rngs)
+            stack = push_capture(replayer)
             try:
                 yield handles
             finally:
-                alone = pop_capture(replayer)
+                alone = pop_capture(replayer, stack)
             if not alone:
                 raise RuntimeError(_INTERLEAVED)
         if template.last_plan is not None:

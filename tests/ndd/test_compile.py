@@ -295,6 +295,62 @@ def test_an_abandoned_compiled_epoch_closed_later_leaves_another_alone(photo_roo
     _same(run(False, None), compiled)
 
 
+def test_new_generators_between_epochs_are_used(photo_root):
+    # set_seed before every epoch (a new default generator), or a new RNG object per epoch:
+    # replay draws from this epoch's generators (or falls back to eager), equal to eager
+    def run(compile, fresh_rng):
+        reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=8)
+        outs, states = [], []
+        for epoch in range(3):
+            ndd.random.set_seed(100 + epoch)
+            rng = ndd.random.RNG(seed=epoch) if fresh_rng else None
+            for jpegs, _ in reader.next_epoch(batch_size=4, compile=compile):
+                imgs = ndd.random_resized_crop(ndd.decoders.image(jpegs), size=(16, 16),
+                                               rng=rng)
+                flip = ndd.random.coin_flip(batch_size=jpegs.batch_size, probability=0.5)
+                outs.append(ndd.crop_mirror_normalize(imgs, mirror=flip).torch().clone())
+            states.append(ndd.random.get_default_rng().get_state())
+            if rng is not None:
+                states.append(rng.get_state())
+        return outs, states
+    for fresh_rng in (False, True):
+        eager, compiled = run(False, fresh_rng), run(True, fresh_rng)
+        _same([(t,) for t in eager[0]], [(t,) for t in compiled[0]])
+        assert eager[1] == compiled[1]
+
+
+def test_epoch_finalised_on_another_thread_leaves_no_context(photo_root):
+    # an abandoned replaying epoch in a reference cycle, collected by the garbage collector on
+    # another thread: its context leaves the stack of the thread that ran the loop
+    from ndd._capture_state import current_capture
+    reader = ndd.readers.File(file_root=photo_root)
+
+    class Holder:
+        pass
+    gc.collect()
+    gc.disable()            # collected below, on the other thread, not here by chance
+    try:
+        _abandon_in_a_cycle(reader, Holder)
+        worker = threading.Thread(target=gc.collect)
+        worker.start()
+        worker.join()
+    finally:
+        gc.enable()
+    assert current_capture() is None
+
+
+def _abandon_in_a_cycle(reader, Holder):
+    for stop in (None, 1):
+        holder = Holder()
+        holder.cycle = holder
+        holder.it = reader.next_epoch(batch_size=4, compile=True)
+        for k, (jpegs, labels) in enumerate(holder.it):
+            _train_body(jpegs, labels)
+            if k == stop:
+                break
+        del holder
+
+
 def test_device_change_of_captured_op_raises(photo_root):
     dev = ["cpu"]
 
