@@ -14,7 +14,7 @@ so calls that take it can be replayed.
 """
 from __future__ import annotations
 
-import collections
+import itertools
 import queue
 import threading
 import warnings
@@ -26,6 +26,7 @@ from compiler.pipeline import compile_graph
 from ndd._batch import Batch
 from ndd._callsite import callsite_key, loop_frame
 from ndd._capture_state import pop_capture, push_capture
+from ndd._speculation import Speculation, SpeculationBroken
 from ndd.random._rng import get_default_rng
 from runtime import executor
 
@@ -68,9 +69,13 @@ class Report:
     replayed: int = 0
     fallbacks: dict = field(default_factory=dict)   # (callsite, reason) -> count
     plan_text: str = ""
+    respeculated: int = 0   # times the seeds drawn ahead were given back and prefetched again
 
     def __str__(self):
         lines = [f"compiled loop: {self.traced} traced calls, {self.replayed} replayed calls"]
+        if self.respeculated:
+            lines.append(f"  random seeds drawn ahead given back {self.respeculated}x (the "
+                         f"body's random calls differed from the trace); prefetched again")
         for (site, reason), n in sorted(self.fallbacks.items()):
             lines.append(f"  not replayed x{n}: {site}: {reason}")
         if self.plan_text:
@@ -142,7 +147,7 @@ class _Tracer:
 class _Instance:
     """The template instantiated on one batch: nodes, values and the compiled plan's results."""
 
-    def __init__(self, template, reader_values, rngs):
+    def __init__(self, template, reader_values, rngs, spec, batch: int):
         self.reader_values = reader_values
         self.outputs: list[list[Value]] = []
         self.nodes: list[Node] = []
@@ -152,7 +157,7 @@ class _Instance:
             targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
             args = dict(e.args)
             if e.rng is not None:
-                args["_seeds"] = rngs[m].draw(n)
+                args["_seeds"] = spec.draw_ahead(rngs[m], batch, m, n)
             metas = [m.with_(batch_size=n) for m in e.out_metas]
             node = Node(e.op, ins, args, targs, metas, device=e.device, callsite=e.callsite)
             self.nodes.append(node)
@@ -197,12 +202,15 @@ class _Template:
 class _Replayer:
     """Answers the body's calls from an instance; falls back to eager on any mismatch."""
 
-    def __init__(self, template: _Template, inst: _Instance, rep: Report, loop, rngs):
+    def __init__(self, template: _Template, inst: _Instance, rep: Report, loop, rngs, spec,
+                 batch: int):
         self.loop = loop
         self.t = template
         self.inst = inst
         self.rep = rep
         self.rngs = rngs
+        self.spec = spec
+        self.batch = batch
         self.counts: dict[tuple, int] = {}
 
     def lookup(self, op, in_values, args, tensor_args, dev, n, rng=None):
@@ -240,6 +248,11 @@ class _Replayer:
         for k, v in tensor_args.items():
             if v is not self.inst._resolve(e.tensor_args[k]):
                 return self._miss(site, f"per-sample argument '{k}' is not the traced one")
+        if e.rng is not None and not self.spec.consume(self.rngs[m], self.batch, m):
+            return self._miss(site, "random draws out of the traced order (a random call "
+                                    "skipped, added or drawn from elsewhere): the seeds drawn "
+                                    "ahead were given back and this batch's random calls run "
+                                    "eagerly")
         self.rep.replayed += 1
         return self.inst.outputs[m]
 
@@ -272,79 +285,86 @@ class _Prefetcher:
     """Runs the template on the next reader batches in the background (bounded queue).
 
     One thread walks the source: for each batch it instantiates the template (drawing the
-    random seeds in batch order, so replay equals eager) and hands the instance's ``run`` to a
-    small executor of ``OVERLAP`` runner threads, queueing ``(handles, inst, future)`` in batch
-    order.  Two batches in flight keep every pool worker busy: while the slowest chunk of batch
-    ``k`` finishes, the chunks of batch ``k + 1`` already run on the other workers (one batch at
-    a time left ~20 % of two cores idle at each batch's tail).
+    random seeds ahead, in batch order, through a :class:`ndd._speculation.Speculation` that
+    checks them against what the body then does) and hands the instance's ``run`` to a small
+    executor of ``OVERLAP`` runner threads, queueing ``("batch", handles, inst, future)`` in
+    batch order.  Two batches in flight keep every pool worker busy: while the slowest chunk of
+    batch ``k`` finishes, the chunks of batch ``k + 1`` already run on the other workers (one
+    batch at a time left ~20 % of two cores idle at each batch's tail).  When the speculation
+    is given back, the thread stops (queueing ``("broken",)``); :meth:`close` returns the
+    source batches it took but did not hand out, in order, for a new prefetcher.
     """
 
     OVERLAP = 2
 
-    def __init__(self, template, batches, depth, rngs):
+    def __init__(self, template, batches, depth, rngs, spec, first_batch: int):
         from concurrent.futures import ThreadPoolExecutor
         self.q: queue.Queue = queue.Queue(maxsize=depth)
         self.stop = threading.Event()
         self.template = template
         self.batches = batches
         self.rngs = rngs                    # entry index -> generator (random entries)
-        self.unique_rngs = list({id(r): r for r in rngs.values()}.values())
-        # per prefetched batch not yet handed to the body, in batch order: the generators'
-        # states before its draws (the consumer drops an entry as it hands the batch out)
-        self.rng_states: collections.deque = collections.deque()
+        self.spec = spec
+        self.first_batch = first_batch      # number of the first batch, counted by the loop
+        self.leftover: list = []            # taken from the source, not queued
         self.runner = ThreadPoolExecutor(self.OVERLAP, thread_name_prefix="ndd-compile-run")
         self.thread = threading.Thread(target=self._run, name="ndd-compile-prefetch",
                                        daemon=True)
         self.thread.start()
 
     def _run(self):
+        batch = self.first_batch
         try:
             for handles in self.batches:
                 if self.stop.is_set():
+                    self.leftover.append(handles)
                     return
                 values = [h._value for h in handles]
-                # the generators' states before this batch's draws: an epoch left early
-                # rewinds them to the first batch the body never got (see rewind_rngs)
-                self.rng_states.append([(r, r.get_state()) for r in self.unique_rngs])
-                inst = _Instance(self.template, values, self.rngs)
+                try:
+                    inst = _Instance(self.template, values, self.rngs, self.spec, batch)
+                except SpeculationBroken:
+                    self.leftover.append(handles)
+                    self._put(("broken",))
+                    return
                 fut = self.runner.submit(inst.run, self.template)
-                self._put((handles, inst, fut))
+                if not self._put(("batch", handles, inst, fut)):
+                    self.leftover.append(handles)
+                    return
+                batch += 1
             self._put(None)
         except BaseException as exc:  # noqa: BLE001 - reader errors go to the consumer
             self._put(("error", exc))
 
-    def _put(self, item):
+    def _put(self, item) -> bool:
         while not self.stop.is_set():
             try:
                 self.q.put(item, timeout=0.1)
-                return
+                return True
             except queue.Full:
                 continue
+        return False
 
     def get(self):
         return self.q.get()
 
-    def close(self):
-        self.stop.set()
+    def _drain(self, into: list) -> None:
         while True:
             try:
-                self.q.get_nowait()
+                item = self.q.get_nowait()
             except queue.Empty:
-                break
-        self.thread.join(timeout=5)
+                return
+            if item is not None and item[0] == "batch":
+                into.append(item[1])
+
+    def close(self) -> list:
+        """Stop; returns the source batches taken but not handed out (in order)."""
+        self.stop.set()
+        unused: list = []
+        self._drain(unused)
+        self.thread.join(timeout=60)
+        self._drain(unused)         # one put may have raced the stop
         self.runner.shutdown(wait=True, cancel_futures=True)
-
-    def delivered(self) -> None:
-        """The body got the next batch: its draws stay."""
-        self.rng_states.popleft()
-
-    def rewind_rngs(self) -> None:
-        """Put the generators back where eager execution would leave them after the batches
-        handed out so far: the seeds drawn for batches prefetched but never handed to the
-        body are given back (call after :meth:`close`)."""
-        if self.rng_states:
-            for rng, state in self.rng_states[0]:
-                rng.set_state(state)
+        return unused + self.leftover
 
 
 class CompiledEpoch:
@@ -428,19 +448,33 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
         # generator as it is now (set_seed between epochs installs a new one)
         rngs = {m: (get_default_rng() if e.rng_default else e.rng)
                 for m, e in enumerate(template.entries) if e.rng is not None}
-        prefetch = _Prefetcher(template, batches, depth, rngs)
+        unique = list({id(g): g for g in rngs.values()}.values())
+        batch = 0           # the number of the next batch handed to the body
+        spec = Speculation(unique)
+        prefetch = _Prefetcher(template, batches, depth, rngs, spec, batch)
         while True:
             item = prefetch.get()
             if item is None:
                 break
             if item[0] == "error":
                 raise item[1]
-            handles, inst, fut = item
+            if item[0] == "broken" or spec.broken:
+                # the seeds drawn ahead were given back: prefetch again from this batch on,
+                # drawing from where eager execution has the generators now
+                unused = prefetch.close()
+                if item[0] == "batch":
+                    unused.insert(0, item[1])
+                spec.give_back()
+                spec = Speculation(unique)
+                prefetch = _Prefetcher(template, itertools.chain(unused, batches), depth, rngs,
+                                       spec, batch)
+                rep.respeculated += 1
+                continue
+            _, handles, inst, fut = item
             err = fut.exception()
             if err is not None:
                 raise err
-            prefetch.delivered()
-            replayer = _Replayer(template, inst, rep, loop, rngs)
+            replayer = _Replayer(template, inst, rep, loop, rngs, spec, batch)
             stack = push_capture(replayer)
             try:
                 yield handles
@@ -448,13 +482,15 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 alone = pop_capture(replayer, stack)
             if not alone:
                 raise RuntimeError(_INTERLEAVED)
+            spec.end_batch(batch)
+            batch += 1
         if template.last_plan is not None:
             from compiler.explain import explain_graph
             rep.plan_text = explain_graph(template.last_plan)
     finally:
         if prefetch is not None:
             prefetch.close()
-            prefetch.rewind_rngs()
+            prefetch.spec.give_back()   # the seeds of batches never handed out
 
 
 _INTERLEAVED = ("next_epoch(compile=True): another compiled epoch was advanced while this one "

@@ -27,6 +27,14 @@ class RNG:
         self._seed = seed
         self._gen = np.random.Generator(np.random.PCG64(seed))
         self._lock = threading.Lock()
+        self._spec = None   # compile mode's early draws from this generator (ndd._speculation)
+
+    def _hook(self) -> None:
+        """Any use but a compiled loop's prefetcher gives its early draws back first, so the
+        generator is where eager execution would have it."""
+        spec = self._spec
+        if spec is not None:
+            spec.foreign(self)
 
     @property
     def seed(self):
@@ -34,20 +42,33 @@ class RNG:
 
     def clone(self) -> "RNG":
         """An independent generator in the same state (draws the same numbers)."""
+        self._hook()
         other = RNG.__new__(RNG)
         other._seed = self._seed
         with self._lock:
             other._gen = copy.deepcopy(self._gen)
         other._lock = threading.Lock()
+        other._spec = None
         return other
 
     def get_state(self) -> dict:
         """A JSON-serialisable snapshot of the state."""
-        st = self._gen.bit_generator.state
+        self._hook()
+        return self._raw_state()
+
+    def _raw_state(self) -> dict:
+        with self._lock:
+            st = self._gen.bit_generator.state
         return {"type": "ndd.random.RNG", "bit_generator": st["bit_generator"],
                 "state": {k: int(v) for k, v in st["state"].items()},
                 "has_uint32": int(st["has_uint32"]), "uinteger": int(st["uinteger"]),
                 "seed": self._seed}
+
+    def _restore(self, state: dict) -> None:
+        with self._lock:
+            self._gen.bit_generator.state = {
+                "bit_generator": state["bit_generator"], "state": dict(state["state"]),
+                "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
 
     def set_state(self, state: dict) -> None:
         """Restore a state from :meth:`get_state`.
@@ -59,20 +80,25 @@ class RNG:
         """
         if not isinstance(state, dict) or state.get("type") != "ndd.random.RNG":
             raise ValueError(f"RNG.set_state: not an ndd.random.RNG state: {state!r:.80}")
-        self._gen.bit_generator.state = {
-            "bit_generator": state["bit_generator"], "state": dict(state["state"]),
-            "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
+        self._hook()
+        self._restore(state)
         self._seed = state.get("seed")
 
     def draw(self, n: int) -> tuple[int, ...]:
         """n seeds for per-sample generators (advances the state)."""
+        self._hook()
+        return self._draw_raw(n)
+
+    def _draw_raw(self, n: int) -> tuple[int, ...]:
         with self._lock:
             drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
         return tuple(int(x) for x in drawn)
 
     def __call__(self) -> int:
         """One random 32-bit integer (DALI's RNG objects are callable)."""
-        return int(self._gen.integers(0, 2 ** 32, dtype=np.uint64))
+        self._hook()
+        with self._lock:
+            return int(self._gen.integers(0, 2 ** 32, dtype=np.uint64))
 
     def __repr__(self) -> str:
         return f"ndd.random.RNG(seed={self._seed})"

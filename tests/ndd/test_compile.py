@@ -351,6 +351,80 @@ def _abandon_in_a_cycle(reader, Holder):
         del holder
 
 
+def _random_stream_run(photo_root, compile, body, epochs=3, stop=None):
+    """outputs and final generator states of ``body(k, jpegs, rng, outs)`` over epochs"""
+    ndd.random.set_seed(21)
+    rng = ndd.random.RNG(seed=5)
+    reader = ndd.readers.File(file_root=photo_root, random_shuffle=True, seed=4)
+    outs = []
+    for epoch in range(epochs):
+        it = reader.next_epoch(batch_size=3, compile=compile)
+        for k, (jpegs, _) in enumerate(it):
+            body(epoch, k, jpegs, rng, outs)
+            if stop is not None and (epoch, k) == stop:
+                break
+        outs.append(("draw after the loop", ndd.random.uniform(batch_size=2, rng=rng)
+                     .torch().clone()))
+        it.close()
+    return outs, rng.get_state(), ndd.random.get_default_rng().get_state()
+
+
+def _rrc_flip(jpegs, rng):
+    imgs = ndd.random_resized_crop(ndd.decoders.image(jpegs), size=(16, 16), rng=rng)
+    flip = ndd.random.coin_flip(batch_size=jpegs.batch_size, probability=0.5)
+    return ndd.crop_mirror_normalize(imgs, mirror=flip).torch().clone()
+
+
+def _skip_some(epoch, k, jpegs, rng, outs):
+    if (epoch + k) % 3 == 2:        # data-dependent Python: no random call on this batch
+        outs.append(("skipped", ndd.decoders.image(jpegs).tensors[0].torch().clone()))
+        return
+    outs.append(("full", _rrc_flip(jpegs, rng)))
+
+
+def _extra_draws(epoch, k, jpegs, rng, outs):
+    outs.append(("full", _rrc_flip(jpegs, rng)))
+    if k == 1:                      # random calls the trace does not have, same generators
+        outs.append(("rng()", torch.tensor([rng()])))
+        outs.append(("uniform", ndd.random.uniform(batch_size=2).torch().clone()))
+
+
+def _only_flip_sometimes(epoch, k, jpegs, rng, outs):
+    # the traced order is rrc (rng) then coin flip (default); here rrc is skipped on some
+    # batches while the coin flip still runs
+    if k % 2 == 0:
+        outs.append(("full", _rrc_flip(jpegs, rng)))
+    else:
+        outs.append(("flip", ndd.random.coin_flip(batch_size=jpegs.batch_size,
+                                                  probability=0.5).torch().clone()))
+
+
+@pytest.mark.parametrize("body", [_skip_some, _extra_draws, _only_flip_sometimes],
+                         ids=["skipped", "extra", "reordered"])
+def test_random_calls_that_differ_from_the_trace_keep_the_eager_stream(photo_root, body):
+    # seeds drawn ahead are given back whenever the body's random calls differ from the
+    # trace (skipped, added, partly skipped) or a generator is used elsewhere; the stream of
+    # every generator, and so every output, equals eager execution
+    eager = _random_stream_run(photo_root, False, body)
+    compiled = _random_stream_run(photo_root, True, body)
+    assert [o[0] for o in eager[0]] == [o[0] for o in compiled[0]]
+    for (_, a), (_, b) in zip(eager[0], compiled[0]):
+        assert torch.equal(a, b)
+    assert eager[1:] == compiled[1:]
+    assert ndd.compile.report().respeculated > 0 or body is _skip_some
+
+
+def test_draws_between_break_and_close_keep_the_eager_stream(photo_root):
+    def body(epoch, k, jpegs, rng, outs):
+        outs.append(("full", _rrc_flip(jpegs, rng)))
+    for stop in ((1, 0), (1, 2)):
+        eager = _random_stream_run(photo_root, False, body, stop=stop)
+        compiled = _random_stream_run(photo_root, True, body, stop=stop)
+        for (_, a), (_, b) in zip(eager[0], compiled[0]):
+            assert torch.equal(a, b)
+        assert len(eager[0]) == len(compiled[0]) and eager[1:] == compiled[1:]
+
+
 def test_device_change_of_captured_op_raises(photo_root):
     dev = ["cpu"]
 
