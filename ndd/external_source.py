@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ndd._batch import Batch
-from ndd._construct import as_batch, as_tensor
+from ndd._construct import as_batch, as_tensor, batch
 from ndd._epoch_rules import start_epoch
 
 
@@ -91,6 +91,7 @@ class ExternalSource:
         self._epoch = 0
         self._batch_size = None
         self._active = False
+        self._ahead = False     # compile mode: the source is called ahead of the body
 
     # ------------------------------------------------------------------ items
     def _items(self):
@@ -127,8 +128,12 @@ class ExternalSource:
         return value
 
     def _to_batch(self, data, k) -> Batch:
-        return as_batch(data, dtype=self._per_output(self.dtype, k),
-                        layout=self._per_output(self.layout, k))
+        # compile mode calls the source ahead of the loop body (on the prefetch thread): a
+        # source that refills one buffer would overwrite batches not yet used, so they are
+        # copied there (the body's view of its batch then never changes)
+        make = batch if self._ahead else as_batch
+        return make(data, dtype=self._per_output(self.dtype, k),
+                    layout=self._per_output(self.layout, k))
 
     def _label(self):
         return f" {self.name!r}" if self.name else ""
@@ -204,6 +209,7 @@ class ExternalSource:
                                    f"{self._batch_size}, got {batch_size})")
             self._batch_size = batch_size
         compiled = start_epoch(self, batch_size, compile, capture, what)
+        self._ahead = bool(compiled)
         if batch_size is None:
             return self._run(self._samples())
         gen = self._run(self._batches(batch_size))

@@ -75,3 +75,23 @@ def test_compiled_equals_eager():
     for a, b in zip(eager, compiled):
         assert torch.equal(a, b)
     assert ndd.compile.report().replayed > 0
+
+
+def test_compiled_source_refilling_one_buffer_gives_each_batch_its_data():
+    # compile mode calls the source ahead of the loop body: batches from a source that
+    # refills one buffer are copied, so each batch keeps its values (as in eager mode)
+    def run(compile):
+        buf = np.zeros((3, 4, 4, 1), np.uint8)
+
+        def source(info):
+            if info.iteration >= 5:
+                raise StopIteration
+            buf[:] = info.iteration * 10 + info.epoch_idx
+            return buf
+        src = ndd.ExternalSource(source, batch=True, layout="HWC")
+        outs = []
+        for _ in range(2):
+            for b in src.next_epoch(batch_size=3, compile=compile):
+                outs.append(int((ndd.cast(b, dtype=ndd.float32) * 2).torch()[0, 0, 0, 0]))
+        return outs
+    assert run(True) == run(False) == [0, 20, 40, 60, 80, 2, 22, 42, 62, 82]
