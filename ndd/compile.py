@@ -416,6 +416,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
     _last_report.report = rep
     template = getattr(reader, "_compile_template", None)
     prefetch = None
+    source = batches    # the reader's iterator (``batches`` may become a chain below)
     try:
         if template is None:
             first = next(batches, None)
@@ -489,8 +490,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             rep.plan_text = explain_graph(template.last_plan)
     finally:
         if prefetch is not None:
-            prefetch.close()
+            unused = prefetch.close()
             prefetch.spec.give_back()   # the seeds of batches never handed out
+            give_back = getattr(source, "give_back", None)
+            if give_back is not None and unused:
+                give_back(len(unused))  # and the reader's read-ahead
 
 
 _INTERLEAVED = ("next_epoch(compile=True): another compiled epoch was advanced while this one "

@@ -166,6 +166,10 @@ class _EpochIterator:
     def __len__(self) -> int:
         return len(self._it)
 
+    def give_back(self, batches: int) -> None:
+        """Count the last ``batches`` batches as not read (compile mode's read-ahead)."""
+        self._it.give_back(batches)
+
     def close(self) -> None:
         """End this epoch now; the next ``next_epoch`` starts the following epoch."""
         self._it.close()

@@ -103,6 +103,7 @@ class EpochIterator:
         self._batch_size = batch_size
         self._with_indices = with_indices
         self._pending = []  # sample mode: samples of the current chunk not yet delivered
+        self._counts = []   # batch mode: samples counted for each batch handed out
 
     def __iter__(self):
         return self
@@ -121,8 +122,9 @@ class EpochIterator:
     def _next_item(self):
         if self._batch_size is not None:
             item = self._prefetcher.get()
-            self._reader._advance(self._run, min(self._batch_size,
-                                                 len(self._run.order) - self._run.position))
+            count = min(self._batch_size, len(self._run.order) - self._run.position)
+            self._counts.append(count)
+            self._reader._advance(self._run, count)
             return tuple(item)
         if not self._pending:
             chunk = self._prefetcher.get()
@@ -130,6 +132,19 @@ class EpochIterator:
         sample = self._pending.pop()
         self._reader._advance(self._run, 1)
         return sample
+
+    def give_back(self, batches: int) -> None:
+        """Count the last ``batches`` batches as not read: a compiled loop's prefetcher read
+        them ahead but the loop body never got them (it left the epoch early), so the
+        epoch's position -- and the "not fully consumed" check of the next ``next_epoch`` --
+        is that of the batches the body got.  The batches themselves are not delivered again;
+        ``close()`` still ends the epoch."""
+        batches = min(int(batches), len(self._counts))
+        if batches <= 0:
+            return
+        count = sum(self._counts[-batches:])
+        del self._counts[-batches:]
+        self._reader._unadvance(self._run, count)
 
     def close(self):
         """End this epoch now (remaining samples are skipped) and stop prefetching."""
@@ -375,6 +390,17 @@ class FileReaderCore:
             run.position += count
             if run.position >= len(run.order):
                 self._finish(run)
+
+    def _unadvance(self, run, count):
+        """Undo ``_advance`` of ``count`` samples (see ``EpochIterator.give_back``); a run that
+        reached its end that way is open again, unless another epoch started since."""
+        with self._lock:
+            run.position = max(0, run.position - count)
+            if run.finished and run.position < len(run.order) and self._run is None \
+                    and self._epoch == run.epoch + 1:
+                run.finished = False
+                self._run = run
+                self._epoch = run.epoch
 
     def _finish(self, run):
         with self._lock:

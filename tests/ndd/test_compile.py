@@ -4,6 +4,7 @@ from __future__ import annotations
 import gc
 import io
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -423,6 +424,35 @@ def test_draws_between_break_and_close_keep_the_eager_stream(photo_root):
         for (_, a), (_, b) in zip(eager[0], compiled[0]):
             assert torch.equal(a, b)
         assert len(eager[0]) == len(compiled[0]) and eager[1:] == compiled[1:]
+
+
+@pytest.mark.parametrize("queue_depth", [1, 8])
+def test_dropped_epoch_counts_only_the_batches_the_body_got(photo_root, queue_depth):
+    # break without close(): the next next_epoch raises DALI's "not fully consumed" error
+    # with the samples the body got, as eager does, even when the prefetcher read ahead to
+    # the end of the epoch; close() then ends it
+    import re
+    messages = []
+    for compile in (False, True):
+        reader = ndd.readers.File(file_root=photo_root)
+        kw = {"queue_depth": queue_depth} if compile else {}
+        for epoch in range(2):      # the trace, then a replaying epoch
+            it = reader.next_epoch(batch_size=3, compile=compile, **kw)
+            for k, (jpegs, _) in enumerate(it):
+                ndd.decoders.image(jpegs).evaluate()
+                if k == 1:
+                    break
+            if epoch == 0:
+                it.close()
+        time.sleep(0.2)
+        del it, jpegs
+        gc.collect()
+        with pytest.raises(RuntimeError, match="not fully consumed") as exc:
+            reader.next_epoch(batch_size=3, compile=compile)
+        messages.append(re.search(r"\(\d+ of \d+ samples read\)", str(exc.value)).group(0))
+        reader._core.close()
+        assert sum(1 for _ in reader.next_epoch(batch_size=3, compile=compile)) == 7
+    assert messages == ["(6 of 21 samples read)"] * 2
 
 
 def test_device_change_of_captured_op_raises(photo_root):
