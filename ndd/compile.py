@@ -451,30 +451,28 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 for m, e in enumerate(template.entries) if e.rng is not None}
         unique = list({id(g): g for g in rngs.values()}.values())
         batch = 0           # the number of the next batch handed to the body
+        feed = batches      # what the prefetcher reads (after a restart: a chain)
         spec = Speculation(unique)
-        prefetch = _Prefetcher(template, batches, depth, rngs, spec, batch)
+        prefetch = _Prefetcher(template, feed, depth, rngs, spec, batch)
         while True:
             item = prefetch.get()
             if item is None:
                 break
             if item[0] == "error":
                 raise item[1]
-            if item[0] == "broken" or spec.broken:
-                # the seeds drawn ahead were given back: prefetch again from this batch on,
-                # drawing from where eager execution has the generators now
-                unused = prefetch.close()
-                if item[0] == "batch":
-                    unused.insert(0, item[1])
-                spec.give_back()
-                spec = Speculation(unique)
-                prefetch = _Prefetcher(template, itertools.chain(unused, batches), depth, rngs,
-                                       spec, batch)
+            if item[0] == "broken":
+                # the prefetcher stopped before this batch (its early draws were given back):
+                # prefetch again from here, drawing where eager execution has the generators
+                spec, prefetch, feed = _respeculate(prefetch, feed, template, depth, rngs,
+                                                   unique, batch)
                 rep.respeculated += 1
                 continue
             _, handles, inst, fut = item
             err = fut.exception()
             if err is not None:
                 raise err
+            # also after a give-back the batch is handed out: its results that depend on no
+            # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = _Replayer(template, inst, rep, loop, rngs, spec, batch)
             stack = push_capture(replayer)
             try:
@@ -485,6 +483,10 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 raise RuntimeError(_INTERLEAVED)
             spec.end_batch(batch)
             batch += 1
+            if spec.broken:     # prefetch again from the next batch on
+                spec, prefetch, feed = _respeculate(prefetch, feed, template, depth, rngs,
+                                                   unique, batch)
+                rep.respeculated += 1
         if template.last_plan is not None:
             from compiler.explain import explain_graph
             rep.plan_text = explain_graph(template.last_plan)
@@ -495,6 +497,17 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             give_back = getattr(source, "give_back", None)
             if give_back is not None and unused:
                 give_back(len(unused))  # and the reader's read-ahead
+
+
+def _respeculate(prefetch, feed, template, depth, rngs, unique, batch):
+    """A new speculation and prefetcher from batch ``batch`` on: the batches the old one took
+    but did not hand out come first, then the rest of its feed (nothing is lost or
+    repeated)."""
+    unused = prefetch.close()
+    prefetch.spec.give_back()
+    feed = itertools.chain(unused, feed)
+    spec = Speculation(unique)
+    return spec, _Prefetcher(template, feed, depth, rngs, spec, batch), feed
 
 
 _INTERLEAVED = ("next_epoch(compile=True): another compiled epoch was advanced while this one "

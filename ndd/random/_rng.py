@@ -36,29 +36,49 @@ class RNG:
         if spec is not None:
             spec.foreign(self)
 
+    def _acquire_alone(self) -> None:
+        """Take ``_lock`` with no speculation on this generator (given back first).  A
+        speculation that attaches meanwhile is given back too (retry), and one attaching while
+        the lock is held records its first state only after the caller's use: so a use is
+        never undone by a later give-back."""
+        while True:
+            self._hook()
+            self._lock.acquire()
+            if self._spec is None:
+                return
+            self._lock.release()
+
     @property
     def seed(self):
         return self._seed
 
     def clone(self) -> "RNG":
         """An independent generator in the same state (draws the same numbers)."""
-        self._hook()
         other = RNG.__new__(RNG)
         other._seed = self._seed
-        with self._lock:
+        self._acquire_alone()
+        try:
             other._gen = copy.deepcopy(self._gen)
+        finally:
+            self._lock.release()
         other._lock = threading.Lock()
         other._spec = None
         return other
 
     def get_state(self) -> dict:
         """A JSON-serialisable snapshot of the state."""
-        self._hook()
-        return self._raw_state()
+        self._acquire_alone()
+        try:
+            return self._state_dict()
+        finally:
+            self._lock.release()
 
     def _raw_state(self) -> dict:
         with self._lock:
-            st = self._gen.bit_generator.state
+            return self._state_dict()
+
+    def _state_dict(self) -> dict:
+        st = self._gen.bit_generator.state
         return {"type": "ndd.random.RNG", "bit_generator": st["bit_generator"],
                 "state": {k: int(v) for k, v in st["state"].items()},
                 "has_uint32": int(st["has_uint32"]), "uinteger": int(st["uinteger"]),
@@ -66,9 +86,12 @@ class RNG:
 
     def _restore(self, state: dict) -> None:
         with self._lock:
-            self._gen.bit_generator.state = {
-                "bit_generator": state["bit_generator"], "state": dict(state["state"]),
-                "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
+            self._set_state_dict(state)
+
+    def _set_state_dict(self, state: dict) -> None:
+        self._gen.bit_generator.state = {
+            "bit_generator": state["bit_generator"], "state": dict(state["state"]),
+            "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
 
     def set_state(self, state: dict) -> None:
         """Restore a state from :meth:`get_state`.
@@ -80,14 +103,21 @@ class RNG:
         """
         if not isinstance(state, dict) or state.get("type") != "ndd.random.RNG":
             raise ValueError(f"RNG.set_state: not an ndd.random.RNG state: {state!r:.80}")
-        self._hook()
-        self._restore(state)
-        self._seed = state.get("seed")
+        self._acquire_alone()
+        try:
+            self._set_state_dict(state)
+            self._seed = state.get("seed")
+        finally:
+            self._lock.release()
 
     def draw(self, n: int) -> tuple[int, ...]:
         """n seeds for per-sample generators (advances the state)."""
-        self._hook()
-        return self._draw_raw(n)
+        self._acquire_alone()
+        try:
+            drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
+        finally:
+            self._lock.release()
+        return tuple(int(x) for x in drawn)
 
     def _draw_raw(self, n: int) -> tuple[int, ...]:
         with self._lock:
@@ -96,9 +126,11 @@ class RNG:
 
     def __call__(self) -> int:
         """One random 32-bit integer (DALI's RNG objects are callable)."""
-        self._hook()
-        with self._lock:
+        self._acquire_alone()
+        try:
             return int(self._gen.integers(0, 2 ** 32, dtype=np.uint64))
+        finally:
+            self._lock.release()
 
     def __repr__(self) -> str:
         return f"ndd.random.RNG(seed={self._seed})"
