@@ -47,8 +47,3 @@ def pop_capture(ctx, stack: list | None = None) -> bool:
             del stack[k]
             break
     return False
-
-
-def set_capture(ctx) -> None:
-    """Replace every context of this thread by ``ctx`` (None: none)."""
-    _local.stack = [] if ctx is None else [ctx]

@@ -17,7 +17,7 @@ from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
 from ndd._tensor import Tensor
 
-from ndd._capture_state import current_capture, set_capture  # noqa: F401
+from ndd._capture_state import current_capture
 
 
 def canonical(value):

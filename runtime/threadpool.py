@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence
+from typing import Callable
 
 
 def default_num_threads() -> int:
@@ -70,19 +70,6 @@ class ThreadPool:
         if failed:
             raise min(failed, key=lambda e: e[0])[1]
         return results
-
-    def run_all(self, fns: Sequence[Callable[[], object]]) -> list:
-        """Run independent callables concurrently (used for parallel lanes)."""
-        executor = self._executor
-        if executor is None or len(fns) <= 1:
-            return [f() for f in fns]
-        futures = []
-        for f in fns:
-            try:
-                futures.append(executor.submit(f))
-            except RuntimeError:    # shut down meanwhile (set_num_threads): run it here
-                futures.append(_Done(f()))
-        return [f.result() for f in futures]
 
     def submit(self, fn: Callable[[], object]):
         """Start ``fn()`` on a pool thread; returns an object whose ``result()`` waits for it

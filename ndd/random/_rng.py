@@ -5,6 +5,7 @@ evaluation mode), so the same seed gives the same values eagerly, deferred or co
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 
@@ -29,23 +30,24 @@ class RNG:
         self._lock = threading.Lock()
         self._spec = None   # compile mode's early draws from this generator (ndd._speculation)
 
-    def _hook(self) -> None:
-        """Any use but a compiled loop's prefetcher gives its early draws back first, so the
-        generator is where eager execution would have it."""
-        spec = self._spec
-        if spec is not None:
-            spec.foreign(self)
-
-    def _acquire_alone(self) -> None:
-        """Take ``_lock`` with no speculation on this generator (given back first).  A
-        speculation that attaches meanwhile is given back too (retry), and one attaching while
-        the lock is held records its first state only after the caller's use: so a use is
-        never undone by a later give-back."""
+    @contextlib.contextmanager
+    def _alone(self):
+        """Hold ``_lock`` with no compile-mode speculation on this generator: any use but a
+        compiled loop's prefetcher gives its early draws back first, so the generator is where
+        eager execution would have it.  A speculation that attaches meanwhile is given back
+        too (retry); one attaching while the lock is held records its first state only after
+        this use, so a use is never undone by a later give-back."""
         while True:
-            self._hook()
+            spec = self._spec
+            if spec is not None:
+                spec.foreign(self)
             self._lock.acquire()
             if self._spec is None:
-                return
+                break
+            self._lock.release()
+        try:
+            yield
+        finally:
             self._lock.release()
 
     @property
@@ -56,22 +58,16 @@ class RNG:
         """An independent generator in the same state (draws the same numbers)."""
         other = RNG.__new__(RNG)
         other._seed = self._seed
-        self._acquire_alone()
-        try:
+        with self._alone():
             other._gen = copy.deepcopy(self._gen)
-        finally:
-            self._lock.release()
         other._lock = threading.Lock()
         other._spec = None
         return other
 
     def get_state(self) -> dict:
         """A JSON-serialisable snapshot of the state."""
-        self._acquire_alone()
-        try:
+        with self._alone():
             return self._state_dict()
-        finally:
-            self._lock.release()
 
     def _raw_state(self) -> dict:
         with self._lock:
@@ -103,34 +99,28 @@ class RNG:
         """
         if not isinstance(state, dict) or state.get("type") != "ndd.random.RNG":
             raise ValueError(f"RNG.set_state: not an ndd.random.RNG state: {state!r:.80}")
-        self._acquire_alone()
-        try:
+        with self._alone():
             self._set_state_dict(state)
             self._seed = state.get("seed")
-        finally:
-            self._lock.release()
 
     def draw(self, n: int) -> tuple[int, ...]:
         """n seeds for per-sample generators (advances the state)."""
-        self._acquire_alone()
-        try:
-            drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
-        finally:
-            self._lock.release()
-        return tuple(int(x) for x in drawn)
+        with self._alone():
+            return self._seeds(n)
 
     def _draw_raw(self, n: int) -> tuple[int, ...]:
+        """:meth:`draw` for the speculation itself (no give-back)."""
         with self._lock:
-            drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
+            return self._seeds(n)
+
+    def _seeds(self, n: int) -> tuple[int, ...]:
+        drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
         return tuple(int(x) for x in drawn)
 
     def __call__(self) -> int:
         """One random 32-bit integer (DALI's RNG objects are callable)."""
-        self._acquire_alone()
-        try:
+        with self._alone():
             return int(self._gen.integers(0, 2 ** 32, dtype=np.uint64))
-        finally:
-            self._lock.release()
 
     def __repr__(self) -> str:
         return f"ndd.random.RNG(seed={self._seed})"
