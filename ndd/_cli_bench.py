@@ -190,10 +190,8 @@ def make_runners(ns, modes, compare, data, fn):
     runners = [Runner(m, ndd, fn, data, ns.batch_size, m) for m in modes]
     # Load the compiled kernels now (numba import, machine code from its cache): otherwise the
     # first timed epoch of the first mode pays for it when --warmup is 0.
-    from runtime.kernels.cpu.cmn_batch import warm_up as warm_cmn
-    from runtime.kernels.cpu.resize_edges import warm_up as warm_edges
-    warm_edges()
-    warm_cmn()
+    from runtime.kernels.cpu.jit import warm_up
+    warm_up()
     if {"deferred", "compile"} & set(modes):
         # Fused nodes run on process lanes once their workers are up: start them now so the
         # timed epochs measure the steady state, not the workers' start.

@@ -418,10 +418,8 @@ def _serve(fd: int) -> None:
         from runtime.threadpool import configure_torch
         configure_torch()
         import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
-        from runtime.kernels.cpu.cmn_batch import warm_up as warm_cmn
-        from runtime.kernels.cpu.resize_edges import warm_up as warm_edges
-        warm_edges()                    # compiled kernels loaded before "ready"
-        warm_cmn()
+        from runtime.kernels.cpu.jit import warm_up
+        warm_up()                       # compiled kernels loaded before "ready"
         hello = "ready"
     except BaseException as exc:  # noqa: BLE001
         hello = f"import failed: {exc!r}"

@@ -15,7 +15,7 @@ import threading
 import warnings
 from typing import Callable
 
-__all__ = ["compiled"]
+__all__ = ["compiled", "warm_up"]
 
 
 def _build(build):
@@ -61,3 +61,12 @@ def compiled(build: Callable[[Callable], Callable]) -> Callable[[], Callable]:
 
     get.__doc__ = build.__doc__
     return get
+
+
+def warm_up() -> None:
+    """Compile (or load from the cache) every kernel now, e.g. before timing or in a worker
+    process before it reports ready."""
+    from .cmn_batch import warm_up as warm_cmn
+    from .resize_edges import warm_up as warm_edges
+    warm_edges()
+    warm_cmn()
