@@ -256,6 +256,32 @@ def test_claims_hand_out_every_sample_once_in_shrinking_groups():
     assert claims[22:32].all() and claims[5] and not claims[:5].any()
 
 
+def test_per_sample_arguments_travel_stacked_and_come_back_the_same():
+    import pickle
+    from runtime.kernels.cpu.fused_lanes import _compact_args, _Stacked
+    from runtime.kernels.registry import KernelContext, sample_args
+    flips = [np.array(i % 2, np.int32) for i in range(5)]
+    crops = [np.array([i, 2 * i], np.float32) for i in range(5)]
+    ragged = [np.zeros(i + 1, np.float32) for i in range(5)]
+    objs = [np.array(None, object)] * 5
+    args = {"flip": flips, "crop": crops, "ragged": ragged, "objs": objs, "size": (4.0, 4.0)}
+    names = {"flip", "crop", "ragged", "objs"}
+    sent = _compact_args(args, names)
+    assert isinstance(sent["flip"], _Stacked) and isinstance(sent["crop"], _Stacked)
+    assert sent["ragged"] is ragged and sent["objs"] is objs and sent["size"] == (4.0, 4.0)
+    assert args["flip"] is flips                           # the caller's dict is not changed
+    got = pickle.loads(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
+    back = {k: v.samples() if isinstance(v, _Stacked) else v for k, v in got.items()}
+    for k in ("flip", "crop"):
+        assert [(x.shape, x.dtype) for x in back[k]] == [(x.shape, x.dtype) for x in args[k]]
+    ctx = KernelContext(None, [], [], names, 5, "fused.image")
+    for i in range(5):
+        want, have = sample_args(ctx, args, i), sample_args(ctx, back, i)
+        assert have["flip"] == want["flip"] == i % 2
+        assert have["crop"] == want["crop"] == (float(i), float(2 * i))
+    assert _compact_args(args, set()) is args
+
+
 def test_pack_inputs_lays_out_claims_then_the_files():
     from runtime.kernels.cpu.fused_lanes import _pack_inputs
     data = [np.arange(n, dtype=np.uint8) for n in (5, 0, 300)] + [b"abc"]
