@@ -2,11 +2,11 @@
 
 Use ``device="gpu"`` (not ``"mixed"``) for GPU decoding in dynamic mode.
 """
-from ndd._ops import make_function
+from ndd._ops import make_function as _make_function
 
-image = make_function("decoders.image", module="ndd.decoders")
-image_crop = make_function("decoders.image_crop", module="ndd.decoders")
-image_slice = make_function("decoders.image_slice", module="ndd.decoders")
-image_random_crop = make_function("decoders.image_random_crop", module="ndd.decoders")
+image = _make_function("decoders.image", module="ndd.decoders")
+image_crop = _make_function("decoders.image_crop", module="ndd.decoders")
+image_slice = _make_function("decoders.image_slice", module="ndd.decoders")
+image_random_crop = _make_function("decoders.image_random_crop", module="ndd.decoders")
 
 __all__ = ["image", "image_crop", "image_slice", "image_random_crop"]

@@ -3,17 +3,16 @@
 Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source: DALI
 ``readers.File`` (dynamic mode) / ``fn.readers.file``.
 """
-from __future__ import annotations
 
-from compiler.ir import Value, ValueMeta
-from ndd._batch import Batch
-from ndd._epoch_rules import start_epoch
-from ndd._tensor import Tensor
-from runtime.readers.file_reader import FileReaderCore
-from runtime.storage import SampleList
+from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
+from ndd._batch import Batch as _Batch
+from ndd._epoch_rules import start_epoch as _start_epoch
+from ndd._tensor import Tensor as _Tensor
+from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
+from runtime.storage import SampleList as _SampleList
 
-_ENC = ValueMeta(dtype="uint8", ndim=1, layout="")
-_LAB = ValueMeta(dtype="int32", ndim=1, layout="")
+_ENC = _ValueMeta(dtype="uint8", ndim=1, layout="")
+_LAB = _ValueMeta(dtype="int32", ndim=1, layout="")
 
 
 class File:
@@ -48,12 +47,12 @@ class File:
 
     def __init__(self, *, enable_checkpointing: bool = False, **kwargs):
         import inspect
-        valid = set(inspect.signature(FileReaderCore.__init__).parameters) - {"self"}
+        valid = set(inspect.signature(_FileReaderCore.__init__).parameters) - {"self"}
         unknown = sorted(set(kwargs) - valid)
         if unknown:
             raise TypeError(f"readers.File got unexpected argument(s) {', '.join(unknown)}; "
                             f"valid: enable_checkpointing, {', '.join(sorted(valid))}")
-        self._core = FileReaderCore(**kwargs)
+        self._core = _FileReaderCore(**kwargs)
         self.enable_checkpointing = bool(enable_checkpointing)
         self._compiled = None      # True/False once next_epoch decided the mode
         self._iterated = False
@@ -82,7 +81,7 @@ class File:
             and non-compiled iteration are mixed.
         """
         what = f"reader {self.name!r}" if self.name else "reader"
-        if start_epoch(self, batch_size, compile, capture, what):
+        if _start_epoch(self, batch_size, compile, capture, what):
             from ndd.compile import compiled_epoch
             it = self._core.next_epoch(batch_size, return_indices=True)
             self._iterated = True
@@ -155,13 +154,13 @@ class _EpochIterator:
         if self._batched:
             encoded, labels, idx = next(self._it)
             info = [self._files[i] for i in idx]
-            enc = Value(_ENC.with_(batch_size=len(encoded)), data=SampleList(encoded, info))
-            lab = Value(_LAB.with_(batch_size=len(labels)), data=SampleList(labels, info))
-            return Batch(enc), Batch(lab)
+            enc = _Value(_ENC.with_(batch_size=len(encoded)), data=_SampleList(encoded, info))
+            lab = _Value(_LAB.with_(batch_size=len(labels)), data=_SampleList(labels, info))
+            return _Batch(enc), _Batch(lab)
         encoded, label, idx = next(self._it)
         src = [self._files[idx]]
-        return Tensor(Value(_ENC, data=SampleList([encoded], src))), \
-            Tensor(Value(_LAB, data=SampleList([label], src)))
+        return _Tensor(_Value(_ENC, data=_SampleList([encoded], src))), \
+            _Tensor(_Value(_LAB, data=_SampleList([label], src)))
 
     def __len__(self) -> int:
         return len(self._it)

@@ -160,3 +160,11 @@ def test_scalar_max_size_applies_to_both_axes():
     two = ndd.resize(ndd.as_tensor(img, layout="HWC"), resize_shorter=30, max_size=(40, 40))
     assert one.shape == two.shape
     assert max(one.shape[:2]) == 40
+
+
+@pytest.mark.parametrize("module", ["readers", "random", "decoders"])
+def test_sub_namespaces_show_only_their_api(module):
+    """Tab completion (``dir``) of ``ndd.readers`` / ``ndd.random`` / ``ndd.decoders`` lists
+    what DALI's modules of the same name offer, not the names the implementation imports."""
+    mod = getattr(ndd, module)
+    assert sorted(n for n in dir(mod) if not n.startswith("_")) == sorted(mod.__all__)
