@@ -64,7 +64,10 @@ _START_TIMEOUT_S = 120
 _BOOT = ("import os, sys; cwd = os.getcwd(); "
          "sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.', cwd)]; "
          "from runtime.proclanes import _serve; _serve(int(sys.argv[1]))")
-_state = {"enabled": None, "lanes": None, "failed": False}
+_state = {"enabled": None, "lanes": None, "failed": False, "deaths": 0}
+# Worker deaths (e.g. one killed for memory) after which the lanes are started again; past
+# this many in one process they stay off (something kills them every time).
+_MAX_DEATHS = 3
 _lock = threading.Lock()
 
 
@@ -257,10 +260,16 @@ class ProcessLanes:
         if self._closed:        # shut down while this call ran (its wait timed out)
             return LaneDied(f"the process lanes were shut down while running {target}")
         self._closed = True
-        _state["failed"] = True
+        with _lock:
+            _state["deaths"] += 1
+            last = _state["deaths"] >= _MAX_DEATHS
+            _state["failed"] = _state["failed"] or last
+        then = ("fused decode chains run on threads in this process from now on "
+                f"({_MAX_DEATHS} lanes died)" if last else
+                "new lanes start in the background")
         warnings.warn(f"ndd: a process lane (worker process) died while running {target} "
-                      f"({exc!r}); the batch is redone on threads, and fused decode chains run "
-                      f"on threads in this process from now on", RuntimeWarning, stacklevel=3)
+                      f"({exc!r}); the batch is redone on threads, and {then}",
+                      RuntimeWarning, stacklevel=3)
         # stop the other workers and reap the dead one (after the calls in flight)
         threading.Thread(target=self.close, name="ndd-lanes-close", daemon=True).start()
         return LaneDied(f"a process lane died while running {target}: {exc}")
@@ -323,14 +332,20 @@ def _rebuild(type_name: str, module: str, message: str, tb: str) -> BaseExceptio
 def get_lanes(n: int) -> ProcessLanes | None:
     """The shared lanes once their workers are connected, else None (use threads meanwhile).
 
-    The first call starts ``n`` workers in the background.  Returns None when lanes are
-    disabled, ``n`` < 2, or the workers failed to start.
+    The first call starts ``n`` workers in the background, and so does the first call after a
+    worker died (up to ``_MAX_DEATHS`` times).  Returns None when lanes are disabled, ``n`` <
+    2, or the workers failed to start.
     """
     if n < 2 or _state["failed"] or not enabled():
         return None
     lanes = _state["lanes"]
-    if lanes is not None and lanes.n != n:      # ndd.set_num_threads changed the width
-        shutdown()
+    if lanes is not None and (lanes.n != n or lanes._closed):
+        if lanes._closed:   # a worker died: the lanes close themselves in the background
+            with _lock:
+                if _state["lanes"] is lanes:
+                    _state["lanes"] = None
+        else:               # ndd.set_num_threads changed the width
+            shutdown()
         lanes = None
         # kept segments were unlinked once the old workers mapped them: new workers could
         # not open them, so start afresh
@@ -378,6 +393,7 @@ def _after_fork_in_child() -> None:
     _lock = threading.Lock()
     _state["lanes"] = None
     _state["failed"] = False
+    _state["deaths"] = 0
 
 
 if hasattr(os, "register_at_fork"):
