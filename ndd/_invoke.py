@@ -86,7 +86,6 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             want = f"at least {schema.min_inputs}"
         raise TypeError(f"{op}() takes {want} positional input(s) "
                         f"({', '.join(schema.inputs) or 'none'}), got {len(inputs)}")
-    any_batch = any(isinstance(x, Batch) for x in inputs)
     in_values = [_input_value(x, op, i) for i, x in enumerate(inputs)]
     # ---- arguments
     args: dict = {}
@@ -103,7 +102,6 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             if not spec.tensor:
                 raise TypeError(f"{op}: argument '{name}' cannot be given per sample (a Batch); "
                                 f"pass a single value")
-            any_batch = True
             tensor_args[name] = value._value
             continue
         if isinstance(value, Tensor):
