@@ -43,7 +43,10 @@ class Tensor(OperatorMixin):
 
     # ------------------------------------------------------------------ data
     def _array(self):
-        return materialize(self._value)[self._index]
+        x = materialize(self._value)[self._index]
+        # a kernel's 0-d result may be a numpy scalar (e.g. ``x < p``): numpy's
+        # ``__array__`` protocol and the callers want an ndarray
+        return np.asarray(x) if isinstance(x, np.generic) else x
 
     def evaluate(self) -> "Tensor":
         """Compute the tensor now (errors of its ops surface here); returns self."""

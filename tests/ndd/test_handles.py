@@ -210,6 +210,37 @@ def test_batch_slice_with_per_sample_batch_indices(ragged):
         np.testing.assert_array_equal(_np(col.tensors[i]), s[:, i % 2])
 
 
+def test_integer_indices_on_every_axis_give_0d_samples():
+    """DALI: ``xy.slice[0]`` of 1-D samples is a batch of scalars (shape ()), usable where a
+    per-sample scalar argument is expected (the usage guide's ``crop_pos_x=xy.slice[0]``)."""
+    xy = ndd.batch([np.array([0.25, 0.75], np.float32), np.array([1.0, 0.0], np.float32)])
+    x = xy.slice[0]
+    assert x.shape == [(), ()] and x.ndim == 0
+    assert [float(np.asarray(t)) for t in x.tensors] == [0.25, 1.0]
+    assert tuple(x.torch().shape) == (2,)
+    assert ndd.tensor([4, 5, 6])[1].shape == () and int(ndd.tensor([4, 5, 6])[1]) == 5
+    assert np.asarray(ndd.tensor([[1, 2]])[0, 1]).shape == ()
+    img = np.arange(8 * 10 * 3, dtype=np.uint8).reshape(8, 10, 3)
+    out = ndd.crop(ndd.batch([img, img], layout="HWC"), crop=(4, 4), crop_pos_x=x,
+                   crop_pos_y=xy.slice[1])
+    # sample 0: x0 = round(0.25 * (10 - 4)) = round(1.5) = 2, y0 = round(0.75 * (8 - 4)) = 3;
+    # sample 1: x0 = round(1.0 * 6) = 6, y0 = 0
+    np.testing.assert_array_equal(_np(out.tensors[0]), img[3:7, 2:6])
+    np.testing.assert_array_equal(_np(out.tensors[1]), img[0:4, 6:10])
+
+
+def test_0d_samples_convert_to_numpy():
+    """``np.asarray`` of a 0-d sample of any op (comparison, cast, random with an integer
+    dtype) is a 0-d array."""
+    cmp = ndd.batch([1.0, 2.0]) < 1.5
+    assert [np.asarray(t).item() for t in cmp.tensors] == [True, False]
+    u8 = ndd.cast(ndd.batch([1, 300]), dtype=ndd.uint8)
+    got = [np.asarray(t) for t in u8.tensors]
+    assert [(a.shape, a.dtype) for a in got] == [((), np.uint8)] * 2 and int(got[0]) == 1
+    flips = ndd.random.coin_flip(batch_size=3, probability=1.0, dtype=ndd.bool)
+    assert [np.asarray(t).item() for t in flips.tensors] == [True] * 3
+
+
 def test_per_sample_index_batch_size_mismatch(ragged):
     b = ndd.batch(ragged)
     bad = ndd.batch([np.int32(0)] * 3)

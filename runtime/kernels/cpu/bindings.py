@@ -354,7 +354,8 @@ def _subscript(ctx, ins, a, i):
             index.append(slice(None if lo is None else int(lo), None if hi is None else int(hi),
                                item[3]))
     try:
-        return np.ascontiguousarray(x[tuple(index)])
+        out = np.asarray(x[tuple(index)])  # integers on every axis: a 0-d sample (DALI)
+        return out if out.flags.c_contiguous else np.ascontiguousarray(out)
     except IndexError as exc:
         raise IndexError(f"sample {i} of shape {x.shape}: {exc}") from None
 
