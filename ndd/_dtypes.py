@@ -25,7 +25,8 @@ def dtype(spec) -> DType:
 
     Parameters
     ----------
-    spec : DType | str | numpy dtype or scalar type | torch.dtype | ndd.types.DALIDataType
+    spec : DType | str | numpy dtype or scalar type | torch.dtype | ndd.types.DALIDataType |
+        nvidia.dali.types.DALIDataType (recognised without importing DALI)
 
     Raises
     ------
@@ -37,6 +38,9 @@ def dtype(spec) -> DType:
     from ndd.types import DALIDataType
     if isinstance(spec, DALIDataType):
         return DTYPES[spec.dtype_name]
+    if (type(spec).__module__, type(spec).__name__) == ("nvidia.dali.backend_impl.types",
+                                                        "DALIDataType"):
+        return dtype(DALIDataType[spec.name])      # DALI's own enum (types.FLOAT)
     if isinstance(spec, str):
         return lookup(spec)
     mod = type(spec).__module__

@@ -38,7 +38,27 @@ def canonical(value):
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
         from ndd._dtypes import dtype
         return dtype(value).name
+    dali = _DALI_ENUMS.get((type(value).__module__, type(value).__name__))
+    if dali is not None:
+        return _from_dali_enum(dali, value)
     return value
+
+
+# DALI's own enumerations (``nvidia.dali.types.FLOAT``, ``types.GRAY``, ``types.INTERP_CUBIC``),
+# recognised by their type's name without importing DALI: DALI-style code passes them.
+_DALI_ENUMS = {("nvidia.dali.backend_impl.types", n): n
+               for n in ("DALIDataType", "DALIImageType", "DALIInterpType")}
+
+
+def _from_dali_enum(type_name: str, value):
+    """The canonical value of DALI enum ``value`` (a member of DALI's ``type_name``), through
+    ndd's member of the same name."""
+    import ndd.types as T
+    try:
+        return canonical(getattr(T, type_name)[value.name])
+    except (KeyError, AttributeError):
+        raise ValueError(f"nvidia.dali.types.{getattr(value, 'name', value)} is not supported "
+                         f"by ndd") from None
 
 
 def _input_value(x, op: str, pos: int):

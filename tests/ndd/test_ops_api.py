@@ -168,3 +168,21 @@ def test_sub_namespaces_show_only_their_api(module):
     what DALI's modules of the same name offer, not the names the implementation imports."""
     mod = getattr(ndd, module)
     assert sorted(n for n in dir(mod) if not n.startswith("_")) == sorted(mod.__all__)
+
+
+def test_enums_of_dalis_own_module_are_recognised_without_dali():
+    """Stand-ins with the type names of ``nvidia.dali.types`` enums (what DALI-style code
+    passes) convert like ndd's members of the same name; DALI itself is never imported."""
+    def dali_enum(type_name, name):
+        cls = type(type_name, (), {"__module__": "nvidia.dali.backend_impl.types",
+                                   "name": name})
+        return cls()
+    img = np.arange(6 * 8 * 3, dtype=np.uint8).reshape(6, 8, 3)
+    t = ndd.as_tensor(img, layout="HWC")
+    assert ndd.cast(t, dtype=dali_enum("DALIDataType", "FLOAT")).dtype == ndd.float32
+    assert ndd.tensor([1], dtype=dali_enum("DALIDataType", "INT16")).dtype == ndd.int16
+    cubic = ndd.resize(t, size=[3, 4], interp_type=dali_enum("DALIInterpType", "INTERP_CUBIC"))
+    np.testing.assert_array_equal(np.asarray(cubic),
+                                  np.asarray(ndd.resize(t, size=[3, 4], interp_type="cubic")))
+    with pytest.raises(ValueError, match="INTERP_WARP.*not supported"):
+        ndd.resize(t, size=[3, 4], interp_type=dali_enum("DALIInterpType", "INTERP_WARP"))

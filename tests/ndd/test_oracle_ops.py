@@ -202,3 +202,22 @@ def test_pipeline_on_reader_batch(dyn, image_folder):
         assert o.shape == t.shape == (3, 48, 48)
         # decode may differ by 1 and resampling by 1 more: 2 / 32 in normalized units
         assert np.abs(o - t).max() <= 2 / 32 + 1e-5
+
+
+def test_dali_enum_arguments_give_dalis_results(dyn):
+    """DALI-style code passes ``nvidia.dali.types`` enums; ndd takes them as its own."""
+    import nvidia.dali.types as types
+    img = np.random.default_rng(3).integers(0, 256, (20, 30, 3), dtype=np.uint8)
+    pairs = [
+        lambda L: L.cast(L.batch([img]), dtype=types.FLOAT),
+        lambda L: L.resize(L.batch([img], layout="HWC"), size=[7, 9],
+                           interp_type=types.INTERP_CUBIC),
+        lambda L: L.crop_mirror_normalize(L.batch([img], layout="HWC"), dtype=types.FLOAT16,
+                                          mean=[10.0, 20.0, 30.0]),
+    ]
+    for make in pairs:
+        want, got = _np_dali(make(dyn)), _np_ndd(make(ndd))
+        for w, g in zip(want, got):
+            assert w.dtype == g.dtype and w.shape == g.shape
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), atol=1)
+    assert ndd.tensor([1, 2], dtype=types.UINT16).dtype == ndd.uint16
