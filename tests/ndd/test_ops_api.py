@@ -186,3 +186,28 @@ def test_enums_of_dalis_own_module_are_recognised_without_dali():
                                   np.asarray(ndd.resize(t, size=[3, 4], interp_type="cubic")))
     with pytest.raises(ValueError, match="INTERP_WARP.*not supported"):
         ndd.resize(t, size=[3, 4], interp_type=dali_enum("DALIInterpType", "INTERP_WARP"))
+
+
+def test_scalar_size_and_ranges_mean_the_same_value_for_every_axis():
+    """DALI: ``size=224`` resizes to 224x224; ``random_area=0.25`` / ``random_aspect_ratio=1``
+    are fixed values (min = max)."""
+    rng = np.random.default_rng(5)
+    imgs = [rng.integers(0, 256, (40 + 7 * i, 50 - 3 * i, 3), dtype=np.uint8) for i in range(3)]
+    b = ndd.batch(imgs, layout="HWC")
+    one, two = ndd.resize(b, size=16), ndd.resize(b, size=(16, 16))
+    for x, y in zip(one.tensors, two.tensors):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+    def rrc(**kw):
+        return [np.asarray(t) for t in ndd.random_resized_crop(
+            b, rng=ndd.random.RNG(seed=9), **kw).tensors]
+    for a, c in zip(rrc(size=12, random_area=0.25, random_aspect_ratio=1.0),
+                    rrc(size=(12, 12), random_area=(0.25, 0.25), random_aspect_ratio=(1, 1))):
+        np.testing.assert_array_equal(a, c)
+    with ndd.EvalMode.deferred:
+        fused = ndd.random_resized_crop(b, size=12, random_area=0.25, rng=ndd.random.RNG(seed=9))
+        fused = [np.asarray(t) for t in fused.tensors]
+    for a, c in zip(rrc(size=12, random_area=0.25), fused):
+        np.testing.assert_array_equal(a, c)
+    with pytest.raises(ValueError, match="random_area"):
+        ndd.random_resized_crop(b, size=12, random_area=(0.1, 0.2, 0.3)).evaluate()

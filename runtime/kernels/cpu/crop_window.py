@@ -161,8 +161,10 @@ def _range_arg(value, name, lower_exclusive=0.0, upper=math.inf):
             vals = [float(v) for v in value]
         except TypeError:
             raise TypeError(f"{name}={value!r}: expected a number or a pair (min, max)") from None
+        if len(vals) == 1:      # a scalar (made a 1-tuple by the argument schema): fixed
+            vals = vals * 2
         if len(vals) != 2:
-            raise ValueError(f"{name}={value!r}: expected a pair (min, max)")
+            raise ValueError(f"{name}={value!r}: expected a number or a pair (min, max)")
         lo, hi = vals
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= lower_exclusive or lo > hi \
             or hi > upper:

@@ -85,6 +85,8 @@ def _as_pair(name: str, value, allow_scalar: bool = True) -> list[float]:
     """Convert a scalar or a 2-element sequence to two floats in (H, W) order."""
     if isinstance(value, np.ndarray):
         value = value.tolist()
+    if isinstance(value, (list, tuple)) and len(value) == 1 and allow_scalar:
+        value = value[0]    # the argument schema makes a scalar (DALI: both axes) a 1-tuple
     if isinstance(value, (list, tuple)):
         if len(value) != 2:
             raise ValueError(f"resize: `{name}` must have 2 elements (one per spatial dimension, "
