@@ -18,6 +18,9 @@ class Batch(OperatorMixin):
     """
 
     __slots__ = ("_value", "__weakref__")
+    # numpy defers to our reflected operators: ``np.float32(0.5) * batch`` is a Batch (as in
+    # DALI), not a numpy array built by iterating over the samples
+    __array_ufunc__ = None
 
     def __init__(self, value: Value):
         self._value = value

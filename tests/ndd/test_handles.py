@@ -358,3 +358,19 @@ def test_repr_readable(ragged):
     assert lines[1].index("[[") + 1 == lines[2].index("[3"), r   # rows aligned
     rb = repr(ndd.batch(ragged, layout="HWC"))
     assert "batch_size=4" in rb and "uint8" in rb and "HWC" in rb
+
+
+def test_numpy_scalar_on_the_left_gives_a_batch():
+    """``np.float32(0.5) * batch`` is a Batch with the reflected op's values (DALI), not a
+    numpy array built by iterating over the samples."""
+    f = np.arange(4, dtype=np.float32)
+    b = ndd.batch([f, f + 1])
+    for got, want in ((np.float32(0.5) * b, [0.5 * f, 0.5 * (f + 1)]),
+                      (np.int32(1) - b, [1 - f, 1 - (f + 1)]),
+                      (np.float32(2) + b, [2 + f, 3 + f])):
+        assert isinstance(got, ndd.Batch) and got.dtype == ndd.float32
+        for t, w in zip(got.tensors, want):
+            np.testing.assert_array_equal(_np(t), w.astype(np.float32))
+    u8 = ndd.batch([np.array([1, 200], np.uint8)])
+    got = np.int32(300) - u8        # a typed numpy scalar keeps its type: int32 (DALI)
+    assert got.dtype == ndd.int32 and _np(got.tensors[0]).tolist() == [299, 100]
