@@ -74,7 +74,9 @@ register(OpSchema(
     "peek_image_shape", ("input",), (
         ArgSpec("dtype", "dtype", "int64", doc="Output type."),
         ArgSpec("adjust_orientation", "bool", True, doc="Report the EXIF-rotated shape."),
-        ArgSpec("image_type", "image_type", None, doc="Ignored (DALI compatibility)."),
+        ArgSpec("image_type", "image_type", "RGB",
+                doc="Colour space the shape is for: C is 3 for RGB/BGR/YCbCr, 1 for GRAY, the "
+                    "file's channels for ANY_DATA."),
     ), _peek_infer,
     doc="Shape (H, W, C) of encoded images without decoding them. Source: DALI "
         "``peek_image_shape``."))

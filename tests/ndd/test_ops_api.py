@@ -149,6 +149,12 @@ def test_peek_image_shape(photo_jpegs, photos):
     shp = ndd.peek_image_shape(enc)
     for i, p in enumerate(photos):
         np.testing.assert_array_equal(np.asarray(shp.tensors[i]), p.shape)
+    # the shape of what decoders.image(output_type=...) returns
+    for kind in ("GRAY", ndd.types.GRAY, "BGR"):
+        shp = ndd.peek_image_shape(enc, image_type=kind)
+        dec = ndd.decoders.image(enc, output_type=kind)
+        for i in range(len(photos)):
+            assert tuple(np.asarray(shp.tensors[i])) == dec.tensors[i].shape
 
 
 def test_scalar_max_size_applies_to_both_axes():

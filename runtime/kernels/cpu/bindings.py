@@ -153,7 +153,7 @@ def _image_slice(ctx, inputs, args):
 @per_sample
 def _peek(ctx, ins, a, i):
     from runtime.codecs.image import peek_shape
-    shape = peek_shape(ins[0], sample=f"sample {i}",
+    shape = peek_shape(ins[0], sample=f"sample {i}", image_type=a.get("image_type", "RGB"),
                        adjust_orientation=a.get("adjust_orientation", True))
     return np.asarray(shape, dtype=a.get("dtype", "int64"))
 
