@@ -22,12 +22,19 @@ register(OpSchema("copy", ("input",), (), lambda m, a: [m[0]], doc="Copies the d
 
 def _transpose_infer(metas, args):
     m = metas[0]
-    perm = args["perm"]
+    perm = args.get("perm")
+    if perm is None:        # DALI: the axes reversed
+        perm = tuple(range(m.ndim - 1, -1, -1)) if m.ndim is not None else None
     if m.ndim is not None and sorted(perm) != list(range(m.ndim)):
         raise ValueError(f"perm {perm} is not a permutation of the {m.ndim} axes")
     layout = m.layout or ""
     if args.get("output_layout"):
         layout = args["output_layout"]
+        if m.ndim is not None and len(layout) != m.ndim:
+            raise ValueError(f"output_layout {layout!r} has {len(layout)} letters; the samples "
+                             f"have {m.ndim} dimensions")
+    elif perm is None:
+        layout = ""
     elif layout and args.get("transpose_layout", True):
         layout = "".join(layout[p] for p in perm)
     elif not args.get("transpose_layout", True):
@@ -37,7 +44,8 @@ def _transpose_infer(metas, args):
 
 register(OpSchema(
     "transpose", ("input",), (
-        ArgSpec("perm", "int[]", REQUIRED, doc="Output axis i is input axis perm[i]."),
+        ArgSpec("perm", "int[]", None, doc="Output axis i is input axis perm[i]; default: "
+                                               "the axes reversed (DALI)."),
         ArgSpec("transpose_layout", "bool", True, doc="Permute the layout letters too."),
         ArgSpec("output_layout", "layout", None, doc="Explicit output layout."),
     ), _transpose_infer, doc="Permutes the axes of each sample. Source: DALI ``transpose``."))

@@ -217,3 +217,20 @@ def test_scalar_size_and_ranges_mean_the_same_value_for_every_axis():
         np.testing.assert_array_equal(a, c)
     with pytest.raises(ValueError, match="random_area"):
         ndd.random_resized_crop(b, size=12, random_area=(0.1, 0.2, 0.3)).evaluate()
+
+
+def test_transpose_without_perm_reverses_the_axes():
+    """DALI: ``perm`` defaults to the axes reversed (layout letters too); an ``output_layout``
+    with the wrong number of letters is an error."""
+    img = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(2, 3, 4)
+    b = ndd.batch([img, img + 1], layout="HWC")
+    out = ndd.transpose(b)
+    assert out.layout == "CWH"
+    for t, x in zip(out.tensors, (img, img + 1)):
+        np.testing.assert_array_equal(np.asarray(t), x.transpose(2, 1, 0))
+    with ndd.EvalMode.deferred:
+        deferred = ndd.transpose(b * 2)
+        np.testing.assert_array_equal(np.asarray(deferred.tensors[1]),
+                                      ((img + 1) * 2).transpose(2, 1, 0))
+    with pytest.raises(ValueError, match="output_layout 'AB' has 2 letters"):
+        ndd.transpose(b, perm=[2, 0, 1], output_layout="AB")

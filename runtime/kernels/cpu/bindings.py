@@ -319,7 +319,8 @@ def _copy(ctx, ins, a, i):
 @per_sample
 def _transpose(ctx, ins, a, i):
     x = ins[0]
-    perm = tuple(a["perm"])
+    perm = a.get("perm")
+    perm = tuple(range(x.ndim - 1, -1, -1)) if perm is None else tuple(perm)
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"perm {perm} is not a permutation of the {x.ndim} axes of the sample")
     return np.ascontiguousarray(np.transpose(x, perm))
