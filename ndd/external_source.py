@@ -191,10 +191,11 @@ class ExternalSource:
         Raises
         ------
         RuntimeError
-            If the previous epoch is still being iterated, the batch size changed, or compiled
-            and non-compiled iteration are mixed.
+            If the previous epoch is still being iterated, or compiled and non-compiled
+            iteration are mixed.
         ValueError
-            ``compile=True`` without ``batch_size``; a bad ``batch_size``.
+            ``compile=True`` without ``batch_size``; a bad ``batch_size``; a batch size other
+            than the first epoch's (as DALI).
         """
         what = f"ExternalSource{self._label()}"
         if self._active:
@@ -205,7 +206,7 @@ class ExternalSource:
                 raise ValueError(f"{what}: batch_size must be a positive integer, got "
                                  f"{batch_size!r}")
             if self._batch_size is not None and batch_size != self._batch_size:
-                raise RuntimeError(f"{what}: the batch size cannot change (was "
+                raise ValueError(f"{what}: the batch size cannot change (was "
                                    f"{self._batch_size}, got {batch_size})")
             self._batch_size = batch_size
         compiled = start_epoch(self, batch_size, compile, capture, what)

@@ -77,8 +77,10 @@ class File:
         Raises
         ------
         RuntimeError
-            If the previous epoch was not fully consumed, the batch size changed, or compiled
-            and non-compiled iteration are mixed.
+            If the previous epoch was not fully consumed, or compiled and non-compiled
+            iteration are mixed.
+        ValueError
+            A batch size other than the first epoch's (as DALI).
         """
         what = f"reader {self.name!r}" if self.name else "reader"
         if _start_epoch(self, batch_size, compile, capture, what):

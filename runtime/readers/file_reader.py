@@ -401,7 +401,7 @@ class FileReaderCore:
                     f"{mode} mode (next_epoch(batch_size={batch_size}))")
             if mode == "batch" and self._batch_size is not None and \
                     batch_size != self._batch_size:
-                raise RuntimeError(
+                raise ValueError(   # DALI: ValueError
                     f"{self._label()} was used with batch_size={self._batch_size}; the batch "
                     f"size cannot change (got batch_size={batch_size})")
             if mode == "batch" and self._start_position % batch_size:

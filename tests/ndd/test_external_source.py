@@ -49,7 +49,7 @@ def test_errors():
     with pytest.raises(ValueError, match="batch_size"):
         src.next_epoch(compile=True)
     list(src.next_epoch(batch_size=2))
-    with pytest.raises(RuntimeError, match="batch size cannot change"):
+    with pytest.raises(ValueError, match="batch size cannot change"):
         src.next_epoch(batch_size=3)
     with pytest.raises(RuntimeError, match="compile"):
         src.next_epoch(batch_size=2, compile=True)

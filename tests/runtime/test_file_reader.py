@@ -281,7 +281,7 @@ def test_break_then_next_epoch_errors_until_closed(ten):
 def test_mode_and_batch_size_cannot_change(ten):
     r = FileReaderCore(files=ten)
     list(r.next_epoch(batch_size=4))
-    with pytest.raises(RuntimeError, match="batch_size=4.*cannot change.*batch_size=5"):
+    with pytest.raises(ValueError, match="batch_size=4.*cannot change.*batch_size=5"):
         r.next_epoch(batch_size=5)
     with pytest.raises(RuntimeError, match="batch mode and cannot switch to sample mode"):
         r.next_epoch()
