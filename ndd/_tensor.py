@@ -35,6 +35,24 @@ class Tensor(OperatorMixin):
         """Shape of the sample (evaluates it)."""
         return tuple(self._array().shape)
 
+    @property
+    def size(self) -> int:
+        """Number of elements (the product of ``shape``; evaluates the tensor)."""
+        n = 1
+        for e in self.shape:
+            n *= e
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the data (``size * itemsize``; evaluates the tensor)."""
+        return self.size * self.itemsize
+
     def __len__(self) -> int:
         shape = self.shape
         if not shape:

@@ -374,3 +374,13 @@ def test_numpy_scalar_on_the_left_gives_a_batch():
     u8 = ndd.batch([np.array([1, 200], np.uint8)])
     got = np.int32(300) - u8        # a typed numpy scalar keeps its type: int32 (DALI)
     assert got.dtype == ndd.int32 and _np(got.tensors[0]).tolist() == [299, 100]
+
+
+def test_tensor_size_itemsize_nbytes():
+    """DALI's Tensor attributes: elements, bytes per element, bytes."""
+    t = ndd.tensor(np.zeros((2, 3), np.float32))
+    assert (t.size, t.itemsize, t.nbytes) == (6, 4, 24)
+    s = ndd.tensor(np.uint16(7))
+    assert (s.size, s.itemsize, s.nbytes) == (1, 2, 2)
+    img = ndd.batch([np.zeros((5, 4, 3), np.uint8)]).tensors[0]
+    assert (img.size, img.nbytes) == (60, 60)
