@@ -41,12 +41,13 @@ register(OpSchema("decoders.image_crop", ("input",), _COMMON + _CROP, _image_inf
                   doc="Decodes images and crops them (decoding only the window where the codec "
                       "allows)." + _DOC_TAIL))
 register(OpSchema(
-    "decoders.image_slice", ("input", "anchor", "shape"), _COMMON + (
+    "decoders.image_slice", ("input", "anchor", "shape_input"), _COMMON + (
         ArgSpec("start", "float[]", None, tensor=True, doc="Absolute start coordinates."),
         ArgSpec("end", "float[]", None, tensor=True, doc="Absolute end coordinates."),
         ArgSpec("rel_start", "float[]", None, tensor=True, doc="Relative (0..1) start."),
         ArgSpec("rel_end", "float[]", None, tensor=True, doc="Relative (0..1) end."),
         ArgSpec("rel_shape", "float[]", None, tensor=True, doc="Relative (0..1) shape."),
+        ArgSpec("shape", "float[]", None, tensor=True, doc="Absolute shape (pixels)."),
         ArgSpec("axis_names", "layout", "WH", doc="Order of the anchor/shape coordinates."),
         ArgSpec("axes", "int[]", None, doc="Axis indices of the anchor/shape coordinates."),
         ArgSpec("normalized_anchor", "bool", True, doc="Anchor input is relative (0..1)."),

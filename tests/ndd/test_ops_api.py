@@ -234,3 +234,26 @@ def test_transpose_without_perm_reverses_the_axes():
                                       ((img + 1) * 2).transpose(2, 1, 0))
     with pytest.raises(ValueError, match="output_layout 'AB' has 2 letters"):
         ndd.transpose(b, perm=[2, 0, 1], output_layout="AB")
+
+
+def test_image_slice_window_arguments(photo_jpegs):
+    """DALI's ``shape`` argument (absolute, in ``axis_names`` order "WH"), the positional
+    ``anchor`` / ``shape_input`` inputs, and the errors for a window given twice or not at
+    all."""
+    enc = ndd.batch([np.frombuffer(j, np.uint8) for j in photo_jpegs[:2]])
+    full = [np.asarray(t) for t in ndd.decoders.image(enc).tensors]
+    got = ndd.decoders.image_slice(enc, start=[10, 20], shape=[50, 60])
+    for t, f in zip(got.tensors, full):
+        np.testing.assert_array_equal(np.asarray(t), f[20:80, 10:60])
+    by_inputs = ndd.decoders.image_slice(enc, np.array([10.0, 20.0], np.float32),
+                                         np.array([50.0, 60.0], np.float32),
+                                         normalized_anchor=False, normalized_shape=False)
+    for t, f in zip(by_inputs.tensors, full):
+        np.testing.assert_array_equal(np.asarray(t), f[20:80, 10:60])
+    with pytest.raises(ValueError, match="start is given twice.*start and rel_start"):
+        ndd.decoders.image_slice(enc, start=[1, 1], rel_start=[0.1, 0.1],
+                                 rel_shape=[0.5, 0.5]).evaluate()
+    with pytest.raises(ValueError, match="extent is given twice.*shape and end"):
+        ndd.decoders.image_slice(enc, start=[1, 1], shape=[5, 5], end=[9, 9]).evaluate()
+    with pytest.raises(ValueError, match="no slice window"):
+        ndd.decoders.image_slice(enc).evaluate()

@@ -88,10 +88,13 @@ def _slice_roi(in_hw, a, i, anchor=None, shape=None):
             if ax not in extent:
                 raise ValueError(f"axis_names {names!r}: only H and W can be sliced")
             target[ax] = float(v) * (extent[ax] if rel else 1.0)
+    _check_slice_args(a, anchor, shape)
     if anchor is not None:
         put(anchor, start, None, a.get("normalized_anchor", True))
     if shape is not None:
         put(shape, size, None, a.get("normalized_shape", True))
+    if a.get("shape") is not None:
+        put(a["shape"], size, None, False)
     if a.get("rel_start") is not None:
         put(a["rel_start"], start, None, True)
     if a.get("start") is not None:
@@ -110,6 +113,24 @@ def _slice_roi(in_hw, a, i, anchor=None, shape=None):
     y1 = int(np.floor(start["H"] + size["H"] + 0.5))
     x1 = int(np.floor(start["W"] + size["W"] + 0.5))
     return _clamp_roi(y0, x0, y1 - y0, x1 - x0, in_hw, "slice window")
+
+
+def _check_slice_args(a, anchor, shape):
+    """DALI's rules for the slice window: at most one way to give the start (``anchor`` input,
+    ``start``, ``rel_start``) and one to give the extent (``shape`` input, ``shape``,
+    ``rel_shape``, ``end``, ``rel_end``), and some window at all."""
+    starts = [n for n, v in (("the anchor input", anchor), ("start", a.get("start")),
+                             ("rel_start", a.get("rel_start"))) if v is not None]
+    extents = [n for n, v in (("the shape input", shape), ("shape", a.get("shape")),
+                              ("rel_shape", a.get("rel_shape")), ("end", a.get("end")),
+                              ("rel_end", a.get("rel_end"))) if v is not None]
+    for group, what in ((starts, "start"), (extents, "extent")):
+        if len(group) > 1:
+            raise ValueError(f"the slice {what} is given twice ({' and '.join(group)}); give "
+                             f"one of them")
+    if not starts and not extents:
+        raise ValueError("no slice window: give the anchor and shape inputs, or start/rel_start "
+                         "with end/rel_end/shape/rel_shape")
 
 
 def _random_roi(in_hw, a, i):
