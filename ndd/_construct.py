@@ -102,7 +102,15 @@ def tensor(data, dtype=None, device=None, layout=None) -> Tensor:
     device : "cpu" | "gpu" | "gpu:N", optional
     layout : str, optional
         One letter per dimension (e.g. ``"HWC"``).
+
+    A ``Batch`` of same-shaped samples is stacked into one tensor with a leading sample
+    dimension (layout ``"N" + layout``), as in DALI; a ragged one raises ValueError.
     """
+    if isinstance(data, Batch):
+        arr = stack_samples(data._samples(), pad=False, what="ndd.tensor(batch)")
+        lay = ("N" + data.layout) if data.layout else ""
+        return _make_tensor(arr, dtype, device, layout if layout is not None else lay,
+                            copy=True, what="ndd.tensor")
     return _make_tensor(data, dtype, device, layout, copy=True, what="ndd.tensor")
 
 

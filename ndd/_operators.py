@@ -23,7 +23,11 @@ def elementwise(op: str, *operands):
             spec.append(("t", len(inputs)))
             inputs.append(x)
     if not inputs:
-        raise TypeError(f"{op}: at least one operand must be an ndd.Tensor or ndd.Batch")
+        # only Python/numpy scalars (``ndd.math.sqrt(4.0)``): the first becomes a 0-d Tensor of
+        # its default type (bool / int32 / float32, or the numpy scalar's), as in DALI
+        from ndd._construct import tensor
+        inputs.append(tensor(operands[0]))
+        spec[0] = ("t", 0)
     return invoke("arithmetic", tuple(inputs), {"op": op, "operands": tuple(spec)})
 
 

@@ -342,10 +342,10 @@ def test_math_int_input_gives_float32_and_clamp_int32():
     assert ndd.math.abs(ndd.tensor(np.int16([-3]))).dtype is ndd.int16
 
 
-def test_operator_with_nothing_tensorlike_rejected():
+def test_operator_of_scalars_only_gives_a_0d_tensor():
     from ndd._operators import elementwise
-    with pytest.raises(TypeError):
-        elementwise("add", 1, 2)
+    r = elementwise("add", 1, 2)
+    assert r.dtype == ndd.int32 and r.shape == () and int(_np(r)) == 3
 
 
 # ------------------------------------------------------------------ repr
@@ -384,3 +384,27 @@ def test_tensor_size_itemsize_nbytes():
     assert (s.size, s.itemsize, s.nbytes) == (1, 2, 2)
     img = ndd.batch([np.zeros((5, 4, 3), np.uint8)]).tensors[0]
     assert (img.size, img.nbytes) == (60, 60)
+
+
+def test_tensor_of_a_batch_stacks_a_copy():
+    """DALI: ``ndd.tensor(batch)`` is one tensor with a leading sample dimension (a copy)."""
+    x = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(2, 3, 4)
+    b = ndd.batch([x[0], x[1]], layout="HW")
+    t = ndd.tensor(b)
+    assert t.shape == (2, 3, 4) and t.layout == "NHW"
+    np.testing.assert_array_equal(_np(t), x)
+    arr = _np(t)
+    arr[0, 0, 0] = 99                       # a copy: the batch keeps its data
+    assert _np(b.tensors[0])[0, 0] == 0
+    with pytest.raises(ValueError):
+        ndd.tensor(ndd.batch([np.zeros(2), np.zeros(3)]))
+
+
+def test_math_functions_of_python_scalars_give_tensors():
+    """DALI: ``ndd.math.sqrt(4.0)`` is a 0-d float32 Tensor (scalars take their default
+    types: float -> float32, int -> int32)."""
+    r = ndd.math.sqrt(4.0)
+    assert isinstance(r, ndd.Tensor) and r.dtype == ndd.float32 and float(_np(r)) == 2.0
+    c = ndd.math.clamp(5, 0, 3)
+    assert c.dtype == ndd.int32 and int(_np(c)) == 3
+    assert abs(float(_np(ndd.math.atan2(1.0, 1.0))) - np.pi / 4) < 1e-6
