@@ -178,7 +178,7 @@ def test_rules(photo_root):
         pass
     with pytest.raises(RuntimeError, match="compile"):
         reader.next_epoch(batch_size=4)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ValueError, match="batch_size=4; the batch size cannot change"):
         for _ in reader.next_epoch(batch_size=8, compile=True):
             pass
 
