@@ -16,7 +16,7 @@ from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8, int16,
                          int32, int64, uint8, uint16, uint32, uint64)
 from ndd._eval_mode import EvalContext, EvalMode
-from ndd._ops import make_function as _make
+from ndd._ops import make_function as _make, make_reshape as _make_reshape
 from ndd._tensor import Tensor
 from ndd.external_source import ExternalSource
 from runtime.threadpool import get_num_threads, set_num_threads
@@ -39,7 +39,7 @@ random_resized_crop = _make("random_resized_crop")
 cast = _make("cast")
 copy = _make("copy")
 transpose = _make("transpose")
-reshape = _make("reshape")
+reshape = _make_reshape()
 peek_image_shape = _make("peek_image_shape")
 
 

@@ -68,3 +68,24 @@ def make_function(op: str, public_name: str | None = None, module: str = "ndd"):
     fn.__module__ = module
     fn.__doc__ = make_docstring(schema)
     return fn
+
+
+def make_reshape():
+    """``ndd.reshape(data, shape_input=None, /, *, shape=None, rel_shape=None, layout=None)``:
+    DALI's positional ``shape_input`` (a Tensor/array: the same shape for every sample; a
+    Batch: one per sample) means ``shape=``."""
+    base = make_function("reshape")
+
+    def reshape(data, shape_input=None, /, **kwargs):
+        if shape_input is not None:
+            if kwargs.get("shape") is not None or kwargs.get("rel_shape") is not None:
+                raise ValueError("reshape: the output shape is given twice (shape_input and "
+                                 "shape=/rel_shape=); give one of them")
+            kwargs["shape"] = shape_input
+        return base(data, **kwargs)
+    params = list(base.__signature__.parameters.values())
+    params.insert(1, _P("shape_input", _P.POSITIONAL_ONLY, default=None))
+    reshape.__signature__ = inspect.Signature(params)
+    reshape.__module__ = "ndd"
+    reshape.__doc__ = base.__doc__
+    return reshape

@@ -257,3 +257,18 @@ def test_image_slice_window_arguments(photo_jpegs):
         ndd.decoders.image_slice(enc, start=[1, 1], shape=[5, 5], end=[9, 9]).evaluate()
     with pytest.raises(ValueError, match="no slice window"):
         ndd.decoders.image_slice(enc).evaluate()
+
+
+def test_reshape_takes_the_shape_as_a_positional_input():
+    """DALI's ``reshape(data, shape_input)``: a Tensor/array for all samples, a Batch per
+    sample."""
+    x = np.arange(24, dtype=np.int16).reshape(4, 6)
+    b = ndd.batch([x, x + 1])
+    out = ndd.reshape(b, ndd.tensor(np.array([6, 4], np.int32)))
+    assert out.shape == [(6, 4), (6, 4)]
+    np.testing.assert_array_equal(np.asarray(out.tensors[1]), (x + 1).reshape(6, 4))
+    per = ndd.reshape(b, ndd.batch([np.array([2, 12]), np.array([24, 1])]))
+    assert per.shape == [(2, 12), (24, 1)]
+    assert list(inspect.signature(ndd.reshape).parameters)[:2] == ["input", "shape_input"]
+    with pytest.raises(ValueError, match="given twice"):
+        ndd.reshape(b, np.array([6, 4]), shape=[6, 4])
