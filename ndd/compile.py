@@ -59,6 +59,10 @@ class TraceEntry:
     rng: object = None
     out_metas: list = field(default_factory=list)
     rng_default: bool = False   # rng=None: the default generator of the loop's thread
+    # an entry without batch inputs (a random op): its traced batch size, and whether that was
+    # the reader's (``batch_size=jpegs.batch_size``: follows a short last batch) or a constant
+    batch_size: int = 0
+    follows_reader: bool = True
 
 
 @dataclass
@@ -98,6 +102,7 @@ class _Tracer:
         self.loop = loop
         self.entries: list[TraceEntry] = []
         self.prov: dict[int, tuple] = {v.id: ("reader", k) for k, v in enumerate(reader_values)}
+        self.reader_n = reader_values[0].meta.batch_size if reader_values else 0
         self.counts: dict[tuple, int] = {}
         self.consumed_ids: set[int] = set()
         self.values: dict[int, Value] = {}
@@ -130,10 +135,12 @@ class _Tracer:
             return
         m = len(self.entries)
         args = {k: v for k, v in node.args.items() if k != "_seeds"}
+        n = node.outputs[0].meta.batch_size if node.outputs else 0
         self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
                                        node.callsite, node.meta.get("rng"),
                                        [v.meta for v in node.outputs],
-                                       bool(node.meta.get("rng_default"))))
+                                       bool(node.meta.get("rng_default")), n,
+                                       n == self.reader_n))
         for j, v in enumerate(node.outputs):
             self.prov[v.id] = ("call", m, j)
             self.values[v.id] = v
@@ -151,10 +158,14 @@ class _Instance:
         self.reader_values = reader_values
         self.outputs: list[list[Value]] = []
         self.nodes: list[Node] = []
-        n = reader_values[0].meta.batch_size
+        reader_n = reader_values[0].meta.batch_size
         for m, e in enumerate(template.entries):
             ins = [self._resolve(p) for p in e.inputs]
             targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
+            # the batch size eager execution would give this call: its inputs' (a Tensor
+            # input broadcasts), else the traced one, the reader's if it was the reader's
+            sizes = [v.meta.batch_size for v in ins + list(targs.values())]
+            n = max(sizes) if sizes else (reader_n if e.follows_reader else e.batch_size)
             args = dict(e.args)
             if e.rng is not None:
                 args["_seeds"] = spec.draw_ahead(rngs[m], batch, m, n)
@@ -226,6 +237,10 @@ class _Replayer:
         e = self.t.entries[m]
         if e.op != op:
             return self._miss(site, f"op changed ({e.op} -> {op})")
+        prepared = self.inst.nodes[m].outputs[0].meta.batch_size
+        if n != prepared:
+            return self._miss(site, f"batch size {n}, prepared for {prepared} (a batch_size "
+                                    f"argument that does not follow the reader's batches)")
         if e.device != dev:
             raise RuntimeError(f"{op} at {e.callsite}: the device changed from {e.device} to "
                                f"{dev} after the loop was compiled")

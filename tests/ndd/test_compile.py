@@ -422,6 +422,41 @@ def test_random_calls_that_differ_from_the_trace_keep_the_eager_stream(photo_roo
     assert ndd.compile.report().respeculated > 0 or body is _skip_some
 
 
+def _batch_sizes_of_their_own(epoch, k, jpegs, rng, outs):
+    outs.append(("full", _rrc_flip(jpegs, rng)))
+    outs.append(("two", ndd.random.uniform(batch_size=2, rng=rng).torch().clone()))
+    outs.append(("tensor", ndd.random.uniform(rng=rng).torch().clone().reshape(1)))
+    outs.append(("views", ndd.random.coin_flip(batch_size=2 * jpegs.batch_size,
+                                               rng=rng).torch().clone()))
+    outs.append(("fixed", ndd.random.normal(batch_size=4).torch().clone()))
+
+
+def test_random_calls_with_their_own_batch_size_replay_like_eager(photo_root):
+    """A random op whose batch size is not the reader's (a constant, a Tensor, twice the
+    reader's) gets that many samples and seeds, as in eager; ``batch_size=4`` against a short
+    last batch (21 photos, batches of 3 and 4) too."""
+    eager = _random_stream_run(photo_root, False, _batch_sizes_of_their_own)
+    compiled = _random_stream_run(photo_root, True, _batch_sizes_of_their_own)
+    assert [o[0] for o in eager[0]] == [o[0] for o in compiled[0]]
+    for (_, a), (_, b) in zip(eager[0], compiled[0]):
+        assert a.shape == b.shape and torch.equal(a, b)
+    assert eager[1:] == compiled[1:]
+    assert ndd.compile.report().replayed > 0
+
+    def hard_coded(compile):
+        ndd.random.set_seed(3)
+        reader = ndd.readers.File(file_root=photo_root)
+        got = []
+        for jpegs, _ in reader.next_epoch(batch_size=4, compile=compile):
+            flips = ndd.random.coin_flip(batch_size=4)          # 4 also for the last batch
+            got.append(flips.torch().clone())
+            got.append(ndd.random.uniform(batch_size=jpegs.batch_size).torch().clone())
+        return got
+    a, b = hard_coded(False), hard_coded(True)
+    assert [x.shape for x in a] == [x.shape for x in b] and a[-2].shape == (4,)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
 def test_another_thread_drawing_from_the_loops_generator(photo_root):
     # a background thread drawing from the generator the compiled loop uses: no deadlock, no
     # lost batch, and none of its draws undone (no 63-bit seed comes twice)
