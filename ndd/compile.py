@@ -483,9 +483,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 rep.respeculated += 1
                 continue
             _, handles, inst, fut = item
-            err = fut.exception()
-            if err is not None:
-                raise err
+            # wait for the plan; when it failed (a corrupt file, an argument that does not
+            # fit one batch), the values it did not compute keep their producers and are
+            # computed again when the body consumes them: the error is raised there, inside
+            # the body, as in eager execution, and only for what the body consumes
+            fut.exception()
             # also after a give-back the batch is handed out: its results that depend on no
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = _Replayer(template, inst, rep, loop, rngs, spec, batch)

@@ -457,6 +457,53 @@ def test_random_calls_with_their_own_batch_size_replay_like_eager(photo_root):
     assert all(torch.equal(x, y) for x, y in zip(a, b))
 
 
+def _with_a_corrupt_file(tmp_path):
+    """Sorted: 0 1 | 2 2x | 3 4 | 5 (batches of 2); 0 and 1 are 100x100, the others 50x50,
+    2x.jpg is not an image."""
+    from skimage import data
+    root = tmp_path / "bad"
+    (root / "a").mkdir(parents=True)
+    photo = data.coffee()
+    for k in range(6):
+        side = 100 if k < 2 else 50
+        buf = io.BytesIO()
+        Image.fromarray(photo[10 * k:10 * k + side, 20 * k:20 * k + side]).save(buf, "JPEG")
+        (root / "a" / f"{k}.jpg").write_bytes(buf.getvalue())
+    (root / "a" / "2x.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    return str(root)
+
+
+def test_an_error_of_a_replayed_batch_is_raised_inside_the_body(photo_root, tmp_path):
+    """A corrupt file in a later batch: the error comes from the consuming call in the body
+    (where a try can catch it, as in eager), and the epoch goes on; a value the body does not
+    consume on that batch raises nothing."""
+    root = _with_a_corrupt_file(tmp_path)
+
+    def run(compile):
+        reader = ndd.readers.File(file_root=root)
+        got = []
+        for epoch in range(2):
+            for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=2, compile=compile)):
+                imgs = ndd.decoders.image(jpegs)
+                small = ndd.resize(imgs, size=(8, 8))
+                preview = ndd.crop(imgs, crop=(80, 80))   # fits batch 0 only
+                if epoch == 0 and k == 0:
+                    preview.evaluate()                     # consumed on the traced batch only
+                try:
+                    got.append((k, small.torch().clone()))
+                except ValueError as exc:                  # DecodeError is a ValueError
+                    got.append((k, str(exc)))
+        return got
+    eager, compiled = run(False), run(True)
+    assert [k for k, _ in eager] == [k for k, _ in compiled] == [0, 1, 2, 3] * 2
+    for (_, a), (_, b) in zip(eager, compiled):
+        if isinstance(a, str):
+            assert a == b and "decoders.image (called at" in a and "2x.jpg" in a
+        else:
+            assert torch.equal(a, b)
+    assert sum(isinstance(a, str) for _, a in compiled) == 2
+
+
 def test_another_thread_drawing_from_the_loops_generator(photo_root):
     # a background thread drawing from the generator the compiled loop uses: no deadlock, no
     # lost batch, and none of its draws undone (no 63-bit seed comes twice)
