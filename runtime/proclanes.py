@@ -106,7 +106,9 @@ class ProcessLanes:
     def __init__(self, n: int):
         self.n = int(n)
         self._idle: queue.Queue = queue.Queue()
-        self._workers: list[_Worker] = []
+        self._workers: list[_Worker] = []      # connected and ready
+        self._spawned: list = []                # every worker process started (Popen)
+        self._lock = threading.Lock()           # _closed vs the starter adding workers
         self._closed = False
         self.calls = 0
         self.ready = threading.Event()
@@ -127,28 +129,46 @@ class ProcessLanes:
             pending = []
             for _ in range(self.n):
                 mine, theirs = socket.socketpair()
-                proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=root),
-                                         str(theirs.fileno())], env=env,
-                                        stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
+                with self._lock:
+                    if self._closed:
+                        theirs.close()
+                        mine.close()
+                        return
+                    proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=root),
+                                             str(theirs.fileno())], env=env,
+                                            stdin=subprocess.DEVNULL,
+                                            pass_fds=(theirs.fileno(),))
+                    self._spawned.append(proc)
                 theirs.close()
                 pending.append((proc, Connection(mine.detach())))
+            deadline = time.monotonic() + _START_TIMEOUT_S
             for proc, conn in pending:
-                if not conn.poll(_START_TIMEOUT_S):
-                    raise RuntimeError(f"a process lane did not start within "
-                                       f"{_START_TIMEOUT_S} s (exit code {proc.poll()})")
+                while not conn.poll(0.05):      # short waits: close() may come meanwhile
+                    if self._closed:
+                        return                  # close() stops what was spawned
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"a process lane did not start within "
+                                           f"{_START_TIMEOUT_S} s (exit code {proc.poll()})")
                 hello = conn.recv()
                 if hello != "ready":
                     raise RuntimeError(f"a process lane failed to start: {hello}")
-                w = _Worker(len(self._workers), proc, conn)
-                self._workers.append(w)
+                with self._lock:
+                    if self._closed:
+                        conn.close()
+                        return
+                    w = _Worker(len(self._workers), proc, conn)
+                    self._workers.append(w)
                 self._idle.put(w)
             self.ready.set()
         except BaseException as exc:  # noqa: BLE001 - callers fall back to threads
+            if self._closed:            # closed while starting (e.g. at exit): no failure
+                return
             self.error = exc
             _state["failed"] = True
-            for proc, _ in locals().get("pending", []):
-                if proc.poll() is None:
-                    proc.kill()
+            with self._lock:
+                for proc in self._spawned:
+                    if proc.poll() is None:
+                        proc.kill()
 
     def call(self, target: str, *args, shared=None):
         """Run ``target(*args)`` in a worker; re-raise its exception here (same type).
@@ -277,8 +297,10 @@ class ProcessLanes:
     def close(self, wait_s: float = 10.0):
         """Stop the workers.  Calls already running finish first (up to ``wait_s``), so a
         batch in flight when the thread count changes completes on the old lanes; callers
-        still waiting for a worker get :class:`LaneDied` (and redo their work on threads)."""
-        self._closed = True
+        still waiting for a worker get :class:`LaneDied` (and redo their work on threads).
+        Workers still starting are killed."""
+        with self._lock:
+            self._closed = True
         held, deadline = 0, time.monotonic() + wait_s
         while held < len(self._workers):
             try:
@@ -300,6 +322,15 @@ class ProcessLanes:
             except subprocess.TimeoutExpired:
                 w.proc.kill()
         self._workers.clear()
+        with self._lock:
+            spawned, self._spawned = self._spawned, []
+        for proc in spawned:            # still starting (or never connected): not needed
+            if proc.poll() is None:
+                proc.kill()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
 
 
 def _pickled(args: tuple) -> bytes:

@@ -193,6 +193,25 @@ def test_workers_that_cannot_start_turn_lanes_off(monkeypatch):
     assert private.error is not None and proclanes._state["failed"]
 
 
+def test_lanes_closed_while_starting_leave_no_process(monkeypatch):
+    """close() while the workers still boot (a thread-count change, the program's exit) kills
+    them: none is left running, none joins the closed lanes, and lanes are not turned off."""
+    monkeypatch.setitem(proclanes._state, "failed", False)
+    private = proclanes.ProcessLanes(2)
+    deadline = time.monotonic() + 30
+    while len(private._spawned) < 2 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    procs = list(private._spawned)
+    assert len(procs) == 2 and not private.ready.is_set()   # booting takes ~1 s or more
+    t0 = time.monotonic()
+    private.close()
+    assert time.monotonic() - t0 < 10
+    assert all(p.poll() is not None for p in procs)
+    private._starter.join(timeout=30)
+    assert not private._starter.is_alive() and not private._workers
+    assert not private.ready.is_set() and not proclanes._state["failed"]
+
+
 def test_a_worker_that_dies_raises_lane_died(monkeypatch):
     monkeypatch.setitem(proclanes._state, "failed", False)
     monkeypatch.setitem(proclanes._state, "deaths", proclanes._MAX_DEATHS - 1)
