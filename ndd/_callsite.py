@@ -8,12 +8,16 @@ _ROOTS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
                for p in ("ndd", "compiler", "runtime"))
 
 
+# Pipelines written inside the package (``ndd bench``'s): their lines are the user's code.
+_PIPELINES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bench_pipelines.py")
+
+
 def user_frame(depth: int = 2):
     """The innermost frame outside ndd/compiler/runtime (and not in ndd's generated code)."""
     f = sys._getframe(depth)
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_ROOTS) and not fn.startswith("<ndd"):
+        if fn == _PIPELINES or (not fn.startswith(_ROOTS) and not fn.startswith("<ndd")):
             return f
         f = f.f_back
     return None

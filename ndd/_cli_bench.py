@@ -136,6 +136,11 @@ def _data_folder(ns) -> str:
             raise _usage(f"--data {ns.data!r} is not a folder")
         if _image_count(ns.data) == 0:
             raise _usage(f"--data {ns.data!r} has no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        from runtime.readers.file_index import build_file_index
+        try:        # what readers.File(file_root=...) will list (class sub-folders)
+            build_file_index(file_root=ns.data)
+        except (ValueError, OSError) as exc:
+            raise _usage(f"--data: {exc}") from None
         return ns.data
     from ndd.datasets.sample import build_sample_dataset, default_root
     root = default_root() / f"bench-{ns.num_images}"
@@ -178,6 +183,14 @@ def validate(ns) -> tuple[list[str], list[str]]:
         raise _usage(f"--warmup must be >= 0, got {ns.warmup}")
     if ns.threads is not None and ns.threads < 1:
         raise _usage(f"--threads must be >= 1, got {ns.threads}")
+    for opt in ("json", "plot"):    # checked now, not after the whole benchmark ran
+        path = getattr(ns, opt, None)
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            if os.path.isdir(path) or not os.path.isdir(folder) or \
+                    not os.access(folder, os.W_OK):
+                raise _usage(f"--{opt} {path!r}: cannot write there (expected a file path in "
+                             f"an existing, writable folder)")
     return list(dict.fromkeys(modes)), list(dict.fromkeys(compare))
 
 
@@ -298,6 +311,9 @@ def run(ns) -> int:
     for what, why in failed.items():
         print(f"ndd bench: {what} failed: {why}", file=sys.stderr)
     summary = summarize(results)
+    if not summary:
+        print("ndd bench: no mode finished an epoch; nothing to report", file=sys.stderr)
+        return 1
     print(f"pipeline={name} data={data} images={_image_count(data)} batch={ns.batch_size} "
           f"threads={ns.threads or 'default'} epochs={ns.epochs} (+{ns.warmup} warmup)")
     print(format_table(summary))

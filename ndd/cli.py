@@ -87,6 +87,8 @@ def _graph(ns, extra) -> int:
         raise UsageError(f"script {ns.script!r} not found")
     if ns.iterations is not None and ns.iterations < 1:
         raise UsageError(f"--iterations must be a positive integer, got {ns.iterations}")
+    if ns.format is None and os.path.exists(ns.out) and not os.path.isdir(ns.out):
+        raise UsageError(f"--out {ns.out!r} is a file; expected a folder (created if missing)")
     session = _cli_graph.run_script(ns.script, extra, ns.iterations,
                                     stdout_to_stderr=ns.format is not None)
     if ns.format == "text":

@@ -76,6 +76,8 @@ def test_bench_compare_dali(data, capsys):
     (["--batch-size", "0"], "--batch-size must be >= 1"),
     (["--pipeline", "test"], "invalid choice"),
     (["--script", "missing.py"], "not found"),
+    (["--json", "/nonexistent/dir/r.json"], "--json '/nonexistent/dir/r.json': cannot write"),
+    (["--plot", "/nonexistent/dir/r.png"], "--plot '/nonexistent/dir/r.png': cannot write"),
 ])
 def test_bad_arguments_exit_2_with_one_line(data, extra, msg, capsys):
     assert main(["bench", "--data", str(data), *extra]) == 2
@@ -88,6 +90,18 @@ def test_empty_folder_exits_2(tmp_path, capsys):
     assert main(["bench", "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "has no image files" in err
+
+
+@pytest.mark.parametrize("where, msg", [
+    (".", "has no class sub-folders"),             # images beside, not in, class folders
+    ("a/sub", "no file in its 1 class sub-folder"),  # one level too deep
+])
+def test_images_where_the_reader_does_not_look_exit_2(tmp_path, where, msg, capsys):
+    (tmp_path / where).mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(tmp_path / where / "0.jpg")
+    assert main(["bench", "--data", str(tmp_path), "--epochs", "1", "--warmup", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ndd bench: error: --data:") and msg in err
 
 
 def test_top_level_help_and_unknown_command(capsys):

@@ -112,6 +112,14 @@ def test_bad_arguments_exit_2_with_one_line(argv, msg, capsys):
     assert err.count("\n") == 1 and err.startswith("ndd graph: error:") and msg in err
 
 
+def test_out_that_is_a_file_exits_2(tmp_path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text("print('hi')\n")
+    assert main(["graph", str(script), "--out", str(script)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err and "is a file" in err
+
+
 def test_help_has_an_example(capsys):
     with pytest.raises(SystemExit) as e:
         main(["graph", "--help"])
