@@ -432,12 +432,14 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
     template = getattr(reader, "_compile_template", None)
     prefetch = None
     source = batches    # the reader's iterator (``batches`` may become a chain below)
+    handed = [0]        # batches the body got (the rest of what the source gave: read ahead)
     try:
         if template is None:
             first = next(batches, None)
             if first is None:
                 return
             tracer = _Tracer([h._value for h in first], loop)
+            handed[0] += 1
             stack = push_capture(tracer)
             try:
                 yield first
@@ -467,6 +469,9 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
         unique = list({id(g): g for g in rngs.values()}.values())
         batch = 0           # the number of the next batch handed to the body
         feed = batches      # what the prefetcher reads (after a restart: a chain)
+        count = getattr(source, "count_delivered", None)
+        if count is not None:   # an open epoch's "not fully consumed" counts what the body got
+            count(lambda: handed[0])
         spec = Speculation(unique)
         prefetch = _Prefetcher(template, feed, depth, rngs, spec, batch)
         while True:
@@ -491,6 +496,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             # also after a give-back the batch is handed out: its results that depend on no
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = _Replayer(template, inst, rep, loop, rngs, spec, batch)
+            handed[0] += 1
             stack = push_capture(replayer)
             try:
                 yield handles

@@ -171,6 +171,11 @@ class _EpochIterator:
         """Count the last ``batches`` batches as not read (compile mode's read-ahead)."""
         self._it.give_back(batches)
 
+    def count_delivered(self, delivered) -> None:
+        """Compile mode: ``delivered()`` says how many batches the loop body got, so an open
+        epoch's "not fully consumed" error counts those (not the read-ahead)."""
+        self._it.delivered = delivered
+
     def close(self) -> None:
         """End this epoch now; the next ``next_epoch`` starts the following epoch."""
         self._it.close()

@@ -145,6 +145,9 @@ class EpochIterator:
         self._with_indices = with_indices
         self._pending = []  # sample mode: samples of the current chunk not yet delivered
         self._counts = []   # batch mode: samples counted for each batch handed out
+        # compile mode: () -> how many of the batches handed out its loop body got (the rest
+        # were read ahead); None: every batch handed out was consumed
+        self.delivered = None
 
     def __iter__(self):
         return self
@@ -187,8 +190,14 @@ class EpochIterator:
         del self._counts[-batches:]
         self._reader._unadvance(self._run, count)
 
+    def consumed(self) -> int:
+        """Samples the consumer got: the position, less what a compiled loop read ahead."""
+        got = self.delivered() if self.delivered is not None else len(self._counts)
+        return self._run.position - sum(self._counts[max(0, got):])
+
     def close(self):
         """End this epoch now (remaining samples are skipped) and stop prefetching."""
+        self.delivered = None       # closed: what was not delivered is skipped, not pending
         self._prefetcher.close()
         self._reader._finish(self._run)
 
@@ -291,6 +300,7 @@ class FileReaderCore:
         self._epoch = 0          # number of the next epoch to start
         self._start_position = 0  # where the next epoch starts (set_state)
         self._run = None          # _EpochRun in progress
+        self._last_run = None     # the last finished one (a compiled loop may still be in it)
         self._mode = None         # "batch" or "sample" once used
         self._batch_size = None
         self._started = False
@@ -387,8 +397,11 @@ class FileReaderCore:
         with self._lock:
             index = self._dataset()
             run = self._run
-            if run is not None and not run.finished:
-                done = run.position
+            if run is None:
+                run = self._read_ahead_run()
+            if run is not None and (not run.finished or run is self._last_run):
+                it = run.iterator() if run.iterator is not None else None
+                done = it.consumed() if it is not None else run.position
                 raise RuntimeError(
                     f"{self._label()}: the iterator of epoch {run.epoch} was not fully "
                     f"consumed ({done} of {len(run.order)} samples read). Consume it "
@@ -450,6 +463,16 @@ class FileReaderCore:
                 if self._run is run:
                     self._epoch = run.epoch + 1
                     self._run = None
+                    self._last_run = run
+
+    def _read_ahead_run(self):
+        """The finished last run when a compiled loop read it to the end but its body has not
+        got every batch yet (its iterator alive and not closed), else None."""
+        run = self._last_run
+        it = run.iterator() if run is not None and run.iterator is not None else None
+        if it is None or it.delivered is None or it.consumed() >= len(run.order):
+            return None
+        return run
 
     def close(self):
         """End the epoch in progress (if any) and stop its prefetch thread.

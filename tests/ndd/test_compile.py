@@ -561,15 +561,18 @@ def test_dropped_epoch_counts_only_the_batches_the_body_got(photo_root, queue_de
                     break
             if epoch == 0:
                 it.close()
-        time.sleep(0.2)
+        time.sleep(0.2)     # the prefetcher reads ahead meanwhile
+        with pytest.raises(RuntimeError, match="not fully consumed") as exc:
+            reader.next_epoch(batch_size=3, compile=compile)    # the iterator still alive
+        messages.append(re.search(r"\(\d+ of \d+ samples read\)", str(exc.value)).group(0))
         del it, jpegs
         gc.collect()
         with pytest.raises(RuntimeError, match="not fully consumed") as exc:
-            reader.next_epoch(batch_size=3, compile=compile)
+            reader.next_epoch(batch_size=3, compile=compile)    # dropped
         messages.append(re.search(r"\(\d+ of \d+ samples read\)", str(exc.value)).group(0))
         reader._core.close()
         assert sum(1 for _ in reader.next_epoch(batch_size=3, compile=compile)) == 7
-    assert messages == ["(6 of 21 samples read)"] * 2
+    assert messages == ["(6 of 21 samples read)"] * 4
 
 
 def test_device_change_of_captured_op_raises(photo_root):
