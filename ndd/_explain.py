@@ -13,7 +13,15 @@ def explain(handle=None) -> str:
         return explain_graph(plan)
     value = handle._value
     if value.data is not None and value.producer is None:
-        return f"%{value.id} is already computed (leaf); nothing to compile"
+        from ndd._capture_state import current_capture
+        template = getattr(current_capture(), "t", None)     # a compiled loop's replayer
+        plan = getattr(template, "last_plan", None)
+        if plan is not None:
+            return (f"%{value.id} was computed ahead of the loop body by the compiled loop; "
+                    f"the loop's compiled plan:\n" + explain_graph(plan))
+        return (f"%{value.id} is already computed (leaf); nothing to compile. Explain a "
+                f"value before consuming it to see its graph; ndd.explain() shows the last "
+                f"plan compiled on this thread")
     from compiler.ir import Graph
     from compiler.pipeline import compile_graph
     graph = Graph.from_outputs([value])

@@ -633,3 +633,21 @@ def test_pipeline_code_inside_ndd_package_replays(photo_root):
     n, _ = r.epoch()
     rep = ndd.compile.report()
     assert n == 21 and rep.replayed > 0 and not rep.fallbacks
+
+
+def test_explain_of_a_replayed_value_shows_the_loops_plan(photo_root):
+    reader = ndd.readers.File(file_root=photo_root)
+    texts = []
+    for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=7, compile=True)):
+        out = ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(jpegs),
+                                                   resize_shorter=40), crop=(32, 32))
+        out.evaluate()
+        texts.append(ndd.explain(out))
+    assert "computed ahead of the loop body" not in texts[0]        # the traced batch
+    for text in texts[1:]:
+        assert text.startswith("%") and "computed ahead of the loop body" in text
+        assert "== compiled" in text and "fused" in text and "test_compile.py" in text
+    with ndd.EvalMode.deferred:
+        x = ndd.flip(ndd.decoders.image(jpegs))
+        x.evaluate()
+    assert "already computed" in ndd.explain(x) and "ndd.explain()" in ndd.explain(x)
