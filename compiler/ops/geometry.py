@@ -11,10 +11,17 @@ def _spatial(layout: str | None) -> str:
     return "".join(c for c in (layout or "") if c in "DHW")
 
 
-def _check_image(metas, op):
+def _check_image(metas, op, sequences=False):
     m = metas[0]
+    if sequences and m.ndim == 4:       # a sequence of frames: the op applies to every frame
+        if m.layout and m.layout not in ("FHWC", "FCHW"):
+            raise ValueError(f"expected layout FHWC or FCHW for 4-D samples (sequences of "
+                             f"frames), got {m.layout!r}")
+        return
     if m.ndim is not None and m.ndim not in (2, 3):
-        raise ValueError(f"expected images with 2 (HW) or 3 (HWC/CHW) dimensions, got {m.ndim}")
+        more = " or 4 (FHWC/FCHW sequences)" if sequences else ""
+        raise ValueError(f"expected images with 2 (HW) or 3 (HWC/CHW) dimensions{more}, got "
+                         f"{m.ndim}")
     if m.layout and m.layout not in ("HWC", "CHW", "HW"):
         raise ValueError(f"expected layout HWC, CHW or HW, got {m.layout!r}")
 
@@ -24,6 +31,16 @@ def _same(metas, args):
     m = metas[0]
     layout = m.layout or {3: "HWC", 2: "HW"}.get(m.ndim, "")
     return [m.with_(dtype=args.get("dtype") or m.dtype, layout=layout)]
+
+
+def _same_or_sequence(metas, args):
+    """:func:`_same` that also takes sequences of frames (FHWC / FCHW; 4-D without a layout
+    is FHWC), as DALI's resize, crop and flip do."""
+    m = metas[0]
+    if m.ndim != 4:
+        return _same(metas, args)
+    _check_image(metas, "", sequences=True)
+    return [m.with_(dtype=args.get("dtype") or m.dtype, layout=m.layout or "FHWC")]
 
 
 _RESIZE_ARGS = (
@@ -54,7 +71,7 @@ _RESIZE_ARGS = (
 )
 
 register(OpSchema(
-    "resize", ("input",), _RESIZE_ARGS, _same, traits=_GEOM,
+    "resize", ("input",), _RESIZE_ARGS, _same_or_sequence, traits=_GEOM,
     doc="Resizes images (HWC/CHW/HW; uint8, int16, uint16 or float32). Output sizes round half "
         "up. Source: DALI ``resize``."))
 
@@ -77,7 +94,8 @@ _CROP_ARGS = CROP_WINDOW_ARGS + (
 register(OpSchema(
     "crop", ("input",), _CROP_ARGS + (
         ArgSpec("dtype", "dtype", None, doc="Output type (default: input type)."),),
-    _same, traits=_GEOM, doc="Crops images. Source: DALI ``crop``."))
+    _same_or_sequence, traits=_GEOM, doc="Crops images (or every frame of a sequence). Source: "
+                                          "DALI ``crop``."))
 
 
 def _cmn_infer(metas, args):
@@ -110,7 +128,8 @@ register(OpSchema(
         ArgSpec("horizontal", "int", 1, tensor=True, doc="Flip horizontally (1) or not (0)."),
         ArgSpec("vertical", "int", 0, tensor=True, doc="Flip vertically."),
         ArgSpec("depthwise", "int", 0, tensor=True, doc="Flip along depth (volumes)."),
-    ), _same, traits=_GEOM, doc="Flips images. Source: DALI ``flip``."))
+    ), _same_or_sequence, traits=_GEOM,
+    doc="Flips images (or every frame of a sequence). Source: DALI ``flip``."))
 
 register(OpSchema(
     "random_resized_crop", ("input",), (

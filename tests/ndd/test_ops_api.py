@@ -272,3 +272,34 @@ def test_reshape_takes_the_shape_as_a_positional_input():
     assert list(inspect.signature(ndd.reshape).parameters)[:2] == ["input", "shape_input"]
     with pytest.raises(ValueError, match="given twice"):
         ndd.reshape(b, np.array([6, 4]), shape=[6, 4])
+
+
+def test_sequences_of_frames_resize_crop_flip_every_frame():
+    """DALI: resize, crop and flip take FHWC / FCHW sequences (4-D without a layout: FHWC)
+    and treat every frame like an image; deferred execution gives the same."""
+    rng = np.random.default_rng(0)
+    seq = rng.integers(0, 256, (3, 20, 24, 3), dtype=np.uint8)
+    b = ndd.batch([seq, seq[::-1].copy()], layout="FHWC")
+
+    def frames(op, **kw):
+        return np.stack([np.asarray(op(ndd.as_tensor(f, layout="HWC"), **kw)) for f in seq])
+    r = ndd.resize(b, size=(10, 12))
+    assert r.layout == "FHWC" and r.shape == [(3, 10, 12, 3)] * 2
+    np.testing.assert_array_equal(np.asarray(r.tensors[0]), frames(ndd.resize, size=(10, 12)))
+    c = ndd.crop(b, crop=(5, 6), crop_pos_x=0.0, crop_pos_y=1.0)
+    np.testing.assert_array_equal(np.asarray(c.tensors[0]), seq[:, 15:20, 0:6])
+    f = ndd.flip(ndd.batch([seq]), vertical=1)                  # 4-D, no layout: FHWC
+    assert f.layout == "FHWC"
+    np.testing.assert_array_equal(np.asarray(f.tensors[0]), seq[:, ::-1, ::-1])
+    chw = np.ascontiguousarray(seq.transpose(0, 3, 1, 2))
+    fc = ndd.flip(ndd.batch([chw], layout="FCHW"))
+    np.testing.assert_array_equal(np.asarray(fc.tensors[0]), chw[..., ::-1])
+    eager = ndd.flip(ndd.crop(ndd.resize(b, size=(10, 12)), crop=(8, 8)))
+    with ndd.EvalMode.deferred:
+        deferred = ndd.flip(ndd.crop(ndd.resize(b, size=(10, 12)), crop=(8, 8)))
+        for x, y in zip(eager.tensors, deferred.tensors):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    with pytest.raises(ValueError, match="FHWC or FCHW"):
+        ndd.flip(ndd.batch([seq], layout="HWCN"))
+    with pytest.raises(ValueError, match="2 \\(HW\\) or 3"):
+        ndd.crop_mirror_normalize(b)                            # not for sequences (DALI too)

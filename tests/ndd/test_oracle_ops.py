@@ -221,3 +221,18 @@ def test_dali_enum_arguments_give_dalis_results(dyn):
             assert w.dtype == g.dtype and w.shape == g.shape
             np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), atol=1)
     assert ndd.tensor([1, 2], dtype=types.UINT16).dtype == ndd.uint16
+
+
+def test_sequences_match_dali(dyn):
+    """resize / crop / flip of FHWC sequences, against DALI's CPU operators."""
+    rng = np.random.default_rng(4)
+    seqs = [rng.integers(0, 256, (2, 30 + 4 * i, 26, 3), dtype=np.uint8) for i in range(2)]
+    calls = [lambda L, b: L.resize(b, size=[11, 17]),
+             lambda L, b: L.crop(b, crop=(9, 7), crop_pos_x=0.3),
+             lambda L, b: L.flip(b, horizontal=1, vertical=1)]
+    for call in calls:
+        want = _np_dali(call(dyn, dyn.batch(seqs, layout="FHWC")))
+        got = _np_ndd(call(ndd, ndd.batch(seqs, layout="FHWC")))
+        for w, g in zip(want, got):
+            assert w.shape == g.shape and w.dtype == g.dtype
+            assert np.abs(w.astype(int) - g.astype(int)).max() <= 1

@@ -22,7 +22,7 @@ def _pick(args, names):
 
 def _layout(ctx, k=0):
     m = ctx.in_metas[k]
-    return m.layout or {3: "HWC", 2: "HW"}.get(m.ndim, "")
+    return m.layout or {3: "HWC", 2: "HW", 4: "FHWC"}.get(m.ndim, "")
 
 
 def _sample_name(inputs, i):
@@ -183,6 +183,9 @@ def _peek(ctx, ins, a, i):
 def _resize_sample(image, layout, a, size_args):
     from runtime.kernels.cpu.resize import resample
     from runtime.kernels.cpu.resize_params import resize_output_shape
+    if layout.startswith("F"):      # a sequence: every frame alike
+        frames = [_resize_sample(f, layout[1:], a, size_args) for f in image]
+        return np.stack(frames) if frames else np.empty((0,) + image.shape[1:], image.dtype)
     hw_axes = (0, 1) if layout in ("HWC", "HW") else (1, 2)
     in_hw = (image.shape[hw_axes[0]], image.shape[hw_axes[1]])
     params = resize_output_shape(in_hw, **size_args)
