@@ -14,11 +14,11 @@ def explain(handle=None) -> str:
     value = handle._value
     if value.data is not None and value.producer is None:
         from ndd._capture_state import current_capture
-        template = getattr(current_capture(), "t", None)     # a compiled loop's replayer
-        plan = getattr(template, "last_plan", None)
-        if plan is not None:
+        inst = getattr(current_capture(), "inst", None)     # a compiled loop's batch
+        plan = getattr(inst, "plan", None)
+        if plan is not None and any(v is value for outs in inst.outputs for v in outs):
             return (f"%{value.id} was computed ahead of the loop body by the compiled loop; "
-                    f"the loop's compiled plan:\n" + explain_graph(plan))
+                    f"this batch's compiled plan:\n" + explain_graph(plan))
         return (f"%{value.id} is already computed (leaf); nothing to compile. Explain a "
                 f"value before consuming it to see its graph; ndd.explain() shows the last "
                 f"plan compiled on this thread")

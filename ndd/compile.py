@@ -26,6 +26,7 @@ from compiler.pipeline import compile_graph
 from ndd._batch import Batch
 from ndd._callsite import callsite_key, loop_frame
 from ndd._capture_state import pop_capture, push_capture
+from ndd._eval_mode import EvalMode
 from ndd._speculation import Speculation, SpeculationBroken
 from ndd.random._rng import get_default_rng
 from runtime import executor
@@ -188,6 +189,7 @@ class _Instance:
         graph = Graph.from_outputs(wanted)
         plan = compile_graph(graph)
         template.last_plan = plan
+        self.plan = plan        # for explain (the batch's own plan)
         executor.execute(plan)
         for mine, theirs in getattr(plan.graph, "aliases", {}).values():
             if mine.data is None and theirs.data is not None:
@@ -198,6 +200,29 @@ class _Instance:
             executor.release_inputs(node)
         for step in plan.steps:
             executor.release_inputs(step.node)
+
+    def settle_failed(self):
+        """After the plan failed: run the calls one by one, as eager execution does (each op
+        over the whole batch, unfused), so that the errors are eager's (op, sample, type,
+        message); each waits in its node (``meta["error"]``, a failed input's error for the
+        calls that depend on it) until the body consumes the value."""
+        for node in self.nodes:
+            if all(v.data is not None for v in node.outputs):
+                continue
+            for v in node.outputs:  # a fused node may have taken over this call's outputs
+                v.producer = node
+            err = next((v.producer.meta["error"] for v in node.all_inputs()
+                        if v.data is None and v.producer is not None
+                        and v.producer.meta.get("error") is not None), None)
+            if err is None:
+                try:
+                    executor.run_node(node)
+                except Exception as exc:  # noqa: BLE001 - raised when consumed
+                    err = exc
+            if err is not None:
+                node.meta["error"] = err
+            else:
+                executor.release_inputs(node)
 
 
 class _Template:
@@ -269,7 +294,13 @@ class _Replayer:
                                     "ahead were given back and this batch's random calls run "
                                     "eagerly")
         self.rep.replayed += 1
-        return self.inst.outputs[m]
+        outs = self.inst.outputs[m]
+        if EvalMode.current() in (EvalMode.sync_cpu, EvalMode.sync_full):
+            for v in outs:      # synchronous modes raise at the call, as eagerly
+                err = v.producer.meta.get("error") if v.producer is not None else None
+                if err is not None:
+                    raise err
+        return outs
 
     def _miss(self, site, reason):
         k = (site, reason)
@@ -488,11 +519,12 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 rep.respeculated += 1
                 continue
             _, handles, inst, fut = item
-            # wait for the plan; when it failed (a corrupt file, an argument that does not
-            # fit one batch), the values it did not compute keep their producers and are
-            # computed again when the body consumes them: the error is raised there, inside
-            # the body, as in eager execution, and only for what the body consumes
-            fut.exception()
+            # when the plan failed (a corrupt file, a crop that does not fit one image), the
+            # batch's calls run again one by one, as eagerly; their errors are raised where
+            # the body consumes the failed values (inside the body, as in eager execution,
+            # and only for what it consumes)
+            if fut.exception() is not None:
+                inst.settle_failed()
             # also after a give-back the batch is handed out: its results that depend on no
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = _Replayer(template, inst, rep, loop, rngs, spec, batch)

@@ -10,6 +10,8 @@ Example::
 """
 from __future__ import annotations
 
+import inspect
+import weakref
 from dataclasses import dataclass
 
 from ndd._batch import Batch
@@ -92,6 +94,7 @@ class ExternalSource:
         self._batch_size = None
         self._active = False
         self._ahead = False     # compile mode: the source is called ahead of the body
+        self._compiled_it = None    # weakref to the last compiled epoch's iterator
 
     # ------------------------------------------------------------------ items
     def _items(self):
@@ -198,7 +201,7 @@ class ExternalSource:
             than the first epoch's (as DALI).
         """
         what = f"ExternalSource{self._label()}"
-        if self._active:
+        if self._active or self._compiled_epoch_open():
             raise RuntimeError(f"{what}: the previous epoch's iterator must be consumed (or "
                                f"closed) before next_epoch is called again")
         if batch_size is not None:
@@ -219,8 +222,15 @@ class ExternalSource:
             tuples = ((b if isinstance(b, tuple) else (b,)) for b in gen)
             single = self.num_outputs is None
             inner = compiled_epoch(self, tuples, queue_depth)
+            self._compiled_it = weakref.ref(inner)
             return _unwrap(inner) if single else inner
         return gen
+
+    def _compiled_epoch_open(self) -> bool:
+        """A compiled epoch whose body has not got every batch yet, and that was neither
+        closed nor dropped (its prefetcher may have drawn the source to its end)."""
+        it = self._compiled_it() if self._compiled_it is not None else None
+        return it is not None and inspect.getgeneratorstate(it._gen) == inspect.GEN_SUSPENDED
 
 
 def _unwrap(inner):

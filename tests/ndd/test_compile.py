@@ -493,15 +493,44 @@ def test_an_error_of_a_replayed_batch_is_raised_inside_the_body(photo_root, tmp_
                     got.append((k, small.torch().clone()))
                 except ValueError as exc:                  # DecodeError is a ValueError
                     got.append((k, str(exc)))
+                try:        # fused with the decode; fits batch 0 only
+                    got.append((k, ndd.crop(imgs, crop=(60, 60)).torch().clone()))
+                except ValueError as exc:
+                    got.append((k, f"{type(exc).__name__}: {exc}"))
         return got
     eager, compiled = run(False), run(True)
-    assert [k for k, _ in eager] == [k for k, _ in compiled] == [0, 1, 2, 3] * 2
+    assert [k for k, _ in eager] == [k for k, _ in compiled] == [0, 0, 1, 1, 2, 2, 3, 3] * 2
     for (_, a), (_, b) in zip(eager, compiled):
-        if isinstance(a, str):
-            assert a == b and "decoders.image (called at" in a and "2x.jpg" in a
+        if isinstance(a, str):      # the same op, sample, type and message as eager
+            assert a == b
         else:
             assert torch.equal(a, b)
-    assert sum(isinstance(a, str) for _, a in compiled) == 2
+    errors = [a for _, a in compiled if isinstance(a, str)]
+    assert len(errors) == 8
+    assert sum("decoders.image (called at" in a and "2x.jpg" in a for a in errors) == 4
+    assert sum(a.startswith("ValueError: crop (called at") for a in errors) == 4
+
+
+def test_a_replayed_error_is_raised_at_the_call_in_sync_mode(tmp_path):
+    root = _with_a_corrupt_file(tmp_path)
+
+    def run(compile):
+        reader = ndd.readers.File(file_root=root)
+        got = []
+        with ndd.EvalMode.sync_cpu:
+            for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=2, compile=compile)):
+                try:
+                    out = ndd.resize(ndd.decoders.image(jpegs), size=(8, 8))
+                except ValueError as exc:
+                    got.append((k, "at the call", str(exc)))
+                    continue
+                got.append((k, "ok", out.torch().clone()))
+        return got
+    eager, compiled = run(False), run(True)
+    assert [g[:2] for g in eager] == [g[:2] for g in compiled]
+    assert [g[1] for g in compiled].count("at the call") == 1
+    for a, b in zip(eager, compiled):
+        assert (a[2] == b[2]) if isinstance(a[2], str) else torch.equal(a[2], b[2])
 
 
 def test_another_thread_drawing_from_the_loops_generator(photo_root):

@@ -95,3 +95,35 @@ def test_compiled_source_refilling_one_buffer_gives_each_batch_its_data():
                 outs.append(int((ndd.cast(b, dtype=ndd.float32) * 2).torch()[0, 0, 0, 0]))
         return outs
     assert run(True) == run(False) == [0, 20, 40, 60, 80, 2, 22, 42, 62, 82]
+
+
+@pytest.mark.parametrize("compile", [False, True])
+def test_leaving_an_epoch_early_keeps_it_open_until_closed_or_dropped(compile):
+    """As eager: after ``break`` the held iterator's epoch is open (next_epoch raises) even
+    when the compiled loop's prefetcher drew the source to its end; close() or dropping the
+    iterator ends it."""
+    import gc
+    import time
+    src = ndd.ExternalSource(lambda info: np.full((4,), info.idx_in_epoch, np.float32),
+                             batch=False, epoch_size=20)
+    kw = {"batch_size": 3, "compile": compile}
+    if compile:
+        kw["queue_depth"] = 8
+    for x in src.next_epoch(**kw):            # a whole epoch (the trace)
+        (x * 2).evaluate()
+    for end in ("close", "drop"):
+        it = src.next_epoch(**kw)
+        for k, x in enumerate(it):
+            (x * 2).evaluate()
+            if k == 1:
+                break
+        time.sleep(0.2)                       # the prefetcher reads ahead meanwhile
+        with pytest.raises(RuntimeError, match="must be consumed"):
+            src.next_epoch(**kw)
+        if end == "close":
+            it.close()
+        else:
+            del it, x
+            gc.collect()
+        got = [np.asarray(t).copy() for x in src.next_epoch(**kw) for t in (x * 1).tensors]
+        assert len(got) == 20 and got[0][0] == 0 and got[-1][0] == 19
