@@ -250,6 +250,13 @@ def test_image_slice_window_arguments(photo_jpegs):
                                          normalized_anchor=False, normalized_shape=False)
     for t, f in zip(by_inputs.tensors, full):
         np.testing.assert_array_equal(np.asarray(t), f[20:80, 10:60])
+    ints = ndd.decoders.image_slice(enc, np.array([10, 20], np.int32),
+                                    np.array([50, 60], np.int32))   # integers: absolute
+    for t, f in zip(ints.tensors, full):
+        np.testing.assert_array_equal(np.asarray(t), f[20:80, 10:60])
+    to_end = ndd.decoders.image_slice(enc, start=[10, 20])          # no extent: to the end
+    for t, f in zip(to_end.tensors, full):
+        np.testing.assert_array_equal(np.asarray(t), f[20:, 10:])
     with pytest.raises(ValueError, match="start is given twice.*start and rel_start"):
         ndd.decoders.image_slice(enc, start=[1, 1], rel_start=[0.1, 0.1],
                                  rel_shape=[0.5, 0.5]).evaluate()

@@ -89,10 +89,10 @@ def _slice_roi(in_hw, a, i, anchor=None, shape=None):
                 raise ValueError(f"axis_names {names!r}: only H and W can be sliced")
             target[ax] = float(v) * (extent[ax] if rel else 1.0)
     _check_slice_args(a, anchor, shape)
-    if anchor is not None:
-        put(anchor, start, None, a.get("normalized_anchor", True))
+    if anchor is not None:      # DALI: integer anchor/shape inputs are always absolute
+        put(anchor, start, None, a.get("normalized_anchor", True) and not _integral(anchor))
     if shape is not None:
-        put(shape, size, None, a.get("normalized_shape", True))
+        put(shape, size, None, a.get("normalized_shape", True) and not _integral(shape))
     if a.get("shape") is not None:
         put(a["shape"], size, None, False)
     if a.get("rel_start") is not None:
@@ -108,11 +108,19 @@ def _slice_roi(in_hw, a, i, anchor=None, shape=None):
         put(a["end"], end, None, False)
     for ax in end:
         size[ax] = end[ax] - start[ax]
+    if shape is None and not any(a.get(k) is not None for k in ("shape", "rel_shape", "end",
+                                                                  "rel_end")):
+        for ax in names:        # a start without an extent: to the end of the image (DALI)
+            size[ax] = extent[ax] - start[ax]
     y0 = int(np.floor(start["H"] + 0.5))
     x0 = int(np.floor(start["W"] + 0.5))
     y1 = int(np.floor(start["H"] + size["H"] + 0.5))
     x1 = int(np.floor(start["W"] + size["W"] + 0.5))
     return _clamp_roi(y0, x0, y1 - y0, x1 - x0, in_hw, "slice window")
+
+
+def _integral(values) -> bool:
+    return np.asarray(values).dtype.kind in "iub"
 
 
 def _check_slice_args(a, anchor, shape):
