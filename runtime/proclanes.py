@@ -164,11 +164,27 @@ class ProcessLanes:
             if self._closed:            # closed while starting (e.g. at exit): no failure
                 return
             self.error = exc
-            _state["failed"] = True
             with self._lock:
                 for proc in self._spawned:
                     if proc.poll() is None:
                         proc.kill()
+                    try:
+                        proc.wait(timeout=5)    # reaped: no zombie left
+                    except subprocess.TimeoutExpired:
+                        pass
+            if not isinstance(exc, (EOFError, OSError)):
+                _state["failed"] = True     # cannot start here (timeout, import error)
+                return
+            # a worker died while starting (e.g. killed): a death, as during a call
+            self._closed = True
+            with _lock:
+                _state["deaths"] += 1
+                last = _state["deaths"] >= _MAX_DEATHS
+                _state["failed"] = _state["failed"] or last
+            then = (f"fused decode chains run on threads from now on ({_MAX_DEATHS} lanes "
+                    f"died)" if last else "new lanes start at the next batch")
+            warnings.warn(f"ndd: a process lane (worker process) died while starting "
+                          f"({exc!r}); {then}", RuntimeWarning, stacklevel=2)
 
     def call(self, target: str, *args, shared=None):
         """Run ``target(*args)`` in a worker; re-raise its exception here (same type).

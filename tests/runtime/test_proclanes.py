@@ -187,10 +187,28 @@ def test_workers_that_cannot_start_turn_lanes_off(monkeypatch):
     import sys
     monkeypatch.setattr(sys, "executable", "/bin/false")
     monkeypatch.setitem(proclanes._state, "failed", False)
-    private = proclanes.ProcessLanes(1)
-    private._starter.join(timeout=60)
-    assert not private.ready.is_set()
-    assert private.error is not None and proclanes._state["failed"]
+    monkeypatch.setitem(proclanes._state, "deaths", 0)
+    for attempt in range(proclanes._MAX_DEATHS):    # each start's worker exits at once
+        private = proclanes.ProcessLanes(1)
+        with pytest.warns(RuntimeWarning, match="died while starting"):
+            private._starter.join(timeout=60)
+        assert not private.ready.is_set() and private.error is not None
+        assert proclanes._state["failed"] == (attempt == proclanes._MAX_DEATHS - 1)
+
+
+def test_a_worker_killed_while_starting_counts_as_a_death(monkeypatch):
+    monkeypatch.setitem(proclanes._state, "failed", False)
+    monkeypatch.setitem(proclanes._state, "deaths", 0)
+    private = proclanes.ProcessLanes(2)
+    deadline = time.monotonic() + 30
+    while not private._spawned and time.monotonic() < deadline:
+        time.sleep(0.001)
+    private._spawned[0].kill()
+    with pytest.warns(RuntimeWarning, match="died while starting.*new lanes start"):
+        private._starter.join(timeout=60)
+    assert not private.ready.is_set() and private._closed
+    assert proclanes._state["deaths"] == 1 and not proclanes._state["failed"]
+    assert all(p.poll() is not None for p in private._spawned)
 
 
 def test_lanes_closed_while_starting_leave_no_process(monkeypatch):
