@@ -20,6 +20,7 @@ import time
 NDD_MODES = ("eager", "deferred", "compile")
 COMPARES = ("dali", "torchvision")
 RNG_SEED = 1234
+PLOT_FORMATS = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}   # matplotlib's savefig, by suffix
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2"}
 
 
@@ -185,12 +186,15 @@ def validate(ns) -> tuple[list[str], list[str]]:
         raise _usage(f"--threads must be >= 1, got {ns.threads}")
     for opt in ("json", "plot"):    # checked now, not after the whole benchmark ran
         path = getattr(ns, opt, None)
-        if path:
+        if path is not None:
             folder = os.path.dirname(os.path.abspath(path))
-            if os.path.isdir(path) or not os.path.isdir(folder) or \
-                    not os.access(folder, os.W_OK):
+            if not path or path.endswith(("/", os.sep)) or os.path.isdir(path) or \
+                    not os.path.isdir(folder) or not os.access(folder, os.W_OK):
                 raise _usage(f"--{opt} {path!r}: cannot write there (expected a file path in "
                              f"an existing, writable folder)")
+    if ns.plot is not None and os.path.splitext(ns.plot)[1].lower() not in PLOT_FORMATS:
+        raise _usage(f"--plot {ns.plot!r}: the file name must end in one of "
+                     f"{', '.join(sorted(PLOT_FORMATS))} (the image format)")
     return list(dict.fromkeys(modes)), list(dict.fromkeys(compare))
 
 

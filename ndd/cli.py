@@ -81,14 +81,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_out_folder(out: str) -> None:
+    """``--out`` must be a folder, or creatable as one (its nearest existing parent a
+    writable folder)."""
+    if not out:
+        raise UsageError("--out is empty; expected a folder (created if missing)")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out!r} is a file; expected a folder (created if missing)")
+    parent = os.path.abspath(out)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {out!r}: cannot create a folder there ({parent!r} is not a "
+                         f"writable folder)")
+
+
 def _graph(ns, extra) -> int:
     from ndd import _cli_graph
+    if os.path.isdir(ns.script):
+        raise UsageError(f"script {ns.script!r} is a folder; expected a Python file")
     if not os.path.isfile(ns.script):
         raise UsageError(f"script {ns.script!r} not found")
     if ns.iterations is not None and ns.iterations < 1:
         raise UsageError(f"--iterations must be a positive integer, got {ns.iterations}")
-    if ns.format is None and os.path.exists(ns.out) and not os.path.isdir(ns.out):
-        raise UsageError(f"--out {ns.out!r} is a file; expected a folder (created if missing)")
+    if ns.format is None:
+        _check_out_folder(ns.out)
     session = _cli_graph.run_script(ns.script, extra, ns.iterations,
                                     stdout_to_stderr=ns.format is not None)
     if ns.format == "text":

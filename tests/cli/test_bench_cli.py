@@ -78,6 +78,8 @@ def test_bench_compare_dali(data, capsys):
     (["--script", "missing.py"], "not found"),
     (["--json", "/nonexistent/dir/r.json"], "--json '/nonexistent/dir/r.json': cannot write"),
     (["--plot", "/nonexistent/dir/r.png"], "--plot '/nonexistent/dir/r.png': cannot write"),
+    (["--plot", "r.txt"], "must end in one of"),
+    (["--json", "r.json/"], "cannot write there"),
 ])
 def test_bad_arguments_exit_2_with_one_line(data, extra, msg, capsys):
     assert main(["bench", "--data", str(data), *extra]) == 2

@@ -112,12 +112,21 @@ def test_bad_arguments_exit_2_with_one_line(argv, msg, capsys):
     assert err.count("\n") == 1 and err.startswith("ndd graph: error:") and msg in err
 
 
-def test_out_that_is_a_file_exits_2(tmp_path, capsys):
+@pytest.mark.parametrize("out, msg", [
+    ("{script}", "is a file"), ("{script}/sub", "cannot create a folder there"),
+    ("", "--out is empty"),
+])
+def test_out_that_cannot_be_a_folder_exits_2(tmp_path, out, msg, capsys):
     script = tmp_path / "s.py"
     script.write_text("print('hi')\n")
-    assert main(["graph", str(script), "--out", str(script)]) == 2
+    assert main(["graph", str(script), "--out", out.format(script=script)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--out" in err and "is a file" in err
+    assert err.count("\n") == 1 and err.startswith("ndd graph: error:") and msg in err
+
+
+def test_a_folder_as_script_exits_2(tmp_path, capsys):
+    assert main(["graph", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
 
 
 def test_help_has_an_example(capsys):
