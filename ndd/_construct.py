@@ -91,7 +91,7 @@ def _device(device, what):
     return dev
 
 
-def tensor(data, dtype=None, device=None, layout=None) -> Tensor:
+def tensor(data, dtype=None, device=None, layout=None, pad: bool = False) -> Tensor:
     """Create a Tensor holding a copy of ``data``.
 
     Parameters
@@ -103,11 +103,14 @@ def tensor(data, dtype=None, device=None, layout=None) -> Tensor:
     layout : str, optional
         One letter per dimension (e.g. ``"HWC"``).
 
-    A ``Batch`` of same-shaped samples is stacked into one tensor with a leading sample
-    dimension (layout ``"N" + layout``), as in DALI; a ragged one raises ValueError.
+    pad : bool
+        For a Batch: zero-pad ragged samples to a common shape (else ValueError).
+
+    A ``Batch`` is stacked into one tensor with a leading sample dimension (layout ``"N" +
+    layout``), as in DALI.
     """
     if isinstance(data, Batch):
-        arr = stack_samples(data._samples(), pad=False, what="ndd.tensor(batch)")
+        arr = stack_samples(data._samples(), pad=pad, what="ndd.tensor(batch)")
         lay = ("N" + data.layout) if data.layout else ""
         return _make_tensor(arr, dtype, device, layout if layout is not None else lay,
                             copy=True, what="ndd.tensor")

@@ -396,8 +396,10 @@ def test_tensor_of_a_batch_stacks_a_copy():
     arr = _np(t)
     arr[0, 0, 0] = 99                       # a copy: the batch keeps its data
     assert _np(b.tensors[0])[0, 0] == 0
-    with pytest.raises(ValueError):
-        ndd.tensor(ndd.batch([np.zeros(2), np.zeros(3)]))
+    ragged = ndd.batch([np.ones(2, np.float32), np.ones(3, np.float32)])
+    with pytest.raises(ValueError, match="pad=True"):
+        ndd.tensor(ragged)
+    np.testing.assert_array_equal(_np(ndd.tensor(ragged, pad=True)), [[1, 1, 0], [1, 1, 1]])
 
 
 def test_math_functions_of_python_scalars_give_tensors():
