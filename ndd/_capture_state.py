@@ -7,8 +7,13 @@ again.  ``current_capture()`` is the top.
 from __future__ import annotations
 
 import threading
+import weakref
 
 _local = threading.local()
+
+# 0-d values made from numpy scalar operands (``np.float32(0.5) * batch``) -> (dtype, value):
+# compile mode replays their calls while the operand keeps its type and value
+scalar_constants: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _stack() -> list:

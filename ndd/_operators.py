@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 
 def _is_scalar(x) -> bool:
     return isinstance(x, (bool, numbers.Number)) and not hasattr(x, "shape")
@@ -21,6 +23,11 @@ def elementwise(op: str, *operands):
             spec.append(("s", v))
         else:
             spec.append(("t", len(inputs)))
+            if isinstance(x, np.generic):   # a typed constant: a 0-d Tensor of its type
+                from ndd._capture_state import scalar_constants
+                from ndd._construct import tensor
+                x = tensor(x)
+                scalar_constants[x._value] = (x.dtype.name, x._value.data[0].item())
             inputs.append(x)
     if not inputs:
         # only Python/numpy scalars (``ndd.math.sqrt(4.0)``): the first becomes a 0-d Tensor of

@@ -25,7 +25,7 @@ from compiler.ir import Graph, Node, Value
 from compiler.pipeline import compile_graph
 from ndd._batch import Batch
 from ndd._callsite import callsite_key, loop_frame
-from ndd._capture_state import pop_capture, push_capture
+from ndd._capture_state import pop_capture, push_capture, scalar_constants
 from ndd._eval_mode import EvalMode
 from ndd._speculation import Speculation, SpeculationBroken
 from ndd.random._rng import get_default_rng
@@ -118,6 +118,9 @@ class _Tracer:
             return p
         if v in _invariants and v.data is not None:
             return ("const", v)
+        key = scalar_constants.get(v)
+        if key is not None and v.data is not None:     # np.float32(0.5) * batch
+            return ("scalar", v, key)
         return None
 
     def record(self, node: Node):
@@ -274,7 +277,13 @@ class _Replayer:
             changed = sorted(k for k in set(plain) | set(e.args) if plain.get(k) != e.args.get(k))
             return self._miss(site, f"guard failed: argument(s) {', '.join(changed)} changed")
         for j, v in enumerate(in_values):
-            if v is not self.inst._resolve(e.inputs[j]):
+            want = e.inputs[j]
+            if want[0] == "scalar":     # a numpy scalar operand: the same type and value
+                if scalar_constants.get(v) != want[2]:
+                    return self._miss(site, f"guard failed: the numpy scalar operand {j} "
+                                            f"changed")
+                continue
+            if v is not self.inst._resolve(want):
                 return self._miss(site, f"input {j} is not the value the trace saw: an "
                                         f"earlier call was skipped or changed by "
                                         f"data-dependent Python, or it is a fresh array (wrap "

@@ -680,3 +680,24 @@ def test_explain_of_a_replayed_value_shows_the_loops_plan(photo_root):
         x = ndd.flip(ndd.decoders.image(jpegs))
         x.evaluate()
     assert "already computed" in ndd.explain(x) and "ndd.explain()" in ndd.explain(x)
+
+
+def test_numpy_scalar_operands_replay_while_type_and_value_hold(photo_root):
+    """``np.float32(0.5) * x`` replays (a typed constant, compared every batch); an operand
+    whose value changes from batch to batch runs eagerly; results equal eager."""
+    def run(compile):
+        reader = ndd.readers.File(file_root=photo_root)
+        got = []
+        for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=7, compile=compile)):
+            x = ndd.resize(ndd.decoders.image(jpegs), size=(8, 8))
+            y = np.float32(0.5) * x + np.int16(3)
+            z = x * np.float32(k)                   # changes every batch
+            got += [y.torch().clone(), z.torch().clone()]
+        return got
+    eager, compiled = run(False), run(True)
+    assert all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(eager, compiled))
+    assert eager[0].dtype == torch.float32 and eager[1].dtype == torch.float32
+    rep = ndd.compile.report()
+    assert rep.replayed >= 2 * 3                    # resize, decode, y's two ops: batches 1, 2
+    assert list(rep.fallbacks.values()) == [2]      # z on batches 1 and 2
+    assert "numpy scalar operand" in str(list(rep.fallbacks)[0])
