@@ -160,8 +160,10 @@ class _Instance:
 
     def __init__(self, template, reader_values, rngs, spec, batch: int):
         self.reader_values = reader_values
+        self.template = template
         self.outputs: list[list[Value]] = []
         self.nodes: list[Node] = []
+        self.calls: list[tuple] = []    # (args, output metas) per entry, as first built
         reader_n = reader_values[0].meta.batch_size
         for m, e in enumerate(template.entries):
             ins = [self._resolve(p) for p in e.inputs]
@@ -174,6 +176,7 @@ class _Instance:
             if e.rng is not None:
                 args["_seeds"] = spec.draw_ahead(rngs[m], batch, m, n)
             metas = [m.with_(batch_size=n) for m in e.out_metas]
+            self.calls.append((dict(args), metas))
             node = Node(e.op, ins, args, targs, metas, device=e.device, callsite=e.callsite)
             self.nodes.append(node)
             self.outputs.append(node.outputs)
@@ -205,15 +208,20 @@ class _Instance:
             executor.release_inputs(step.node)
 
     def settle_failed(self):
-        """After the plan failed: run the calls one by one, as eager execution does (each op
-        over the whole batch, unfused), so that the errors are eager's (op, sample, type,
-        message); each waits in its node (``meta["error"]``, a failed input's error for the
-        calls that depend on it) until the body consumes the value."""
-        for node in self.nodes:
-            if all(v.data is not None for v in node.outputs):
-                continue
-            for v in node.outputs:  # a fused node may have taken over this call's outputs
-                v.producer = node
+        """After the plan failed: the batch's calls are made again, as fresh nodes (the
+        compiler's passes rewired the first ones) with the same arguments and seeds, and run
+        one by one as eager execution does (each op over the whole batch, unfused), so the
+        errors are eager's (op, sample, type, message).  Each error waits in its node
+        (``meta["error"]``; a failed input's error for the calls depending on it) until the
+        body consumes the value; the other values are computed."""
+        self.nodes, self.outputs = [], []
+        for e, (args, metas) in zip(self.template.entries, self.calls):
+            ins = [self._resolve(p) for p in e.inputs]
+            targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
+            node = Node(e.op, ins, dict(args), targs, metas, device=e.device,
+                        callsite=e.callsite)
+            self.nodes.append(node)
+            self.outputs.append(node.outputs)
             err = next((v.producer.meta["error"] for v in node.all_inputs()
                         if v.data is None and v.producer is not None
                         and v.producer.meta.get("error") is not None), None)

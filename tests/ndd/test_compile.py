@@ -511,6 +511,34 @@ def test_an_error_of_a_replayed_batch_is_raised_inside_the_body(photo_root, tmp_
     assert sum(a.startswith("ValueError: crop (called at") for a in errors) == 4
 
 
+def test_a_failed_batch_with_merged_and_fused_calls_gives_eagers_values_and_errors(tmp_path):
+    """Two call sites computing the same thing (merged by CSE), fused chains, and a call that
+    always fails (integer division by zero): on every batch the valid values are eager's and
+    each failing one raises eager's error."""
+    root = _with_a_corrupt_file(tmp_path)
+
+    def run(compile):
+        reader = ndd.readers.File(file_root=root)
+        got = []
+        for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=2, compile=compile)):
+            one = ndd.resize(ndd.decoders.image(jpegs), size=(8, 8))
+            two = ndd.flip(ndd.resize(ndd.decoders.image(jpegs), size=(8, 8)))
+            x = ndd.cast(one, dtype=ndd.int32)
+            for name, v in (("one", one), ("two", two), ("a", 255 / (x + 1)),
+                            ("b", ndd.math.log(x + 1)), ("bad", x // 0)):
+                try:
+                    got.append((k, name, v.torch().clone()))
+                except (ValueError, RuntimeError) as exc:
+                    got.append((k, name, f"{type(exc).__name__}: {exc}"))
+        return got
+    eager, compiled = run(False), run(True)
+    assert [g[:2] for g in eager] == [g[:2] for g in compiled]
+    for a, b in zip(eager, compiled):
+        assert (a[2] == b[2]) if isinstance(a[2], str) else torch.equal(a[2], b[2])
+    assert all(isinstance(g[2], str) for g in compiled if g[1] == "bad")
+    assert any(not isinstance(g[2], str) for g in compiled if g[0] > 0 and g[1] == "a")
+
+
 def test_a_replayed_error_is_raised_at_the_call_in_sync_mode(tmp_path):
     root = _with_a_corrupt_file(tmp_path)
 
