@@ -87,16 +87,16 @@ class Batch(OperatorMixin):
         from ndd._device_move import to_gpu
         return to_gpu(self, device_id)
 
-    def torch(self, pad: bool = False, copy: bool | None = None):
+    def torch(self, copy: bool | None = None, pad: bool = False):
         """The batch as one ``torch.Tensor`` of shape (batch_size, *sample_shape).
 
-        Parameters
+        Parameters (in DALI's order: ``batch.torch(True)`` asks for a copy)
         ----------
+        copy : bool | None
+            None (default): avoid a copy when the samples already lie in one buffer.
         pad : bool
             Zero-pad samples of different shapes to the largest extent in every dimension.
             Without it, a ragged batch raises ValueError.
-        copy : bool | None
-            None (default): avoid a copy when the samples already lie in one buffer.
         """
         import torch
         arr = stack_samples(self._samples(), pad=pad, what="Batch.torch()",

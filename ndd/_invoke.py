@@ -187,8 +187,12 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         out_metas = schema.infer(in_metas, args)
     except S.ArgError:
         raise
-    except ValueError as exc:
-        raise ValueError(f"{op}: {exc}") from None
+    except ValueError as exc:   # the same type (e.g. also an OverflowError), the op named
+        try:
+            named = type(exc)(f"{op}: {exc}")
+        except Exception:  # noqa: BLE001 - a constructor that wants other arguments
+            named = ValueError(f"{op}: {exc}")
+        raise named from None
     out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
     if rng_obj is not None:

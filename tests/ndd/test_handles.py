@@ -410,3 +410,24 @@ def test_math_functions_of_python_scalars_give_tensors():
     c = ndd.math.clamp(5, 0, 3)
     assert c.dtype == ndd.int32 and int(_np(c)) == 3
     assert abs(float(_np(ndd.math.atan2(1.0, 1.0))) - np.pi / 4) < 1e-6
+
+
+def test_an_int_scalar_outside_int32_is_an_overflow_error_too():
+    """DALI raises OverflowError for ``images + 2**40``; ndd's error is a ValueError and an
+    OverflowError, naming the op."""
+    b = ndd.batch([np.zeros((2, 2), np.uint8)])
+    with pytest.raises(OverflowError, match="arithmetic: .*out of range for int32"):
+        b + 2 ** 40
+    with pytest.raises(ValueError):
+        ndd.tensor(np.zeros(2, np.uint8)) - 2 ** 40
+
+
+def test_batch_torch_positional_arguments_are_dalis_copy_then_pad():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = ndd.as_batch(x)
+    shared, copied = b.torch(), b.torch(True)
+    assert shared.data_ptr() == x.ctypes.data and copied.data_ptr() != x.ctypes.data
+    ragged = ndd.batch([np.ones(2, np.float32), np.ones(3, np.float32)])
+    with pytest.raises(ValueError, match="pad=True"):
+        ragged.torch(True)
+    assert tuple(ragged.torch(False, True).shape) == (2, 3)
