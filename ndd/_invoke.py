@@ -90,6 +90,37 @@ def _const_from_handle(x):
     return arr.item() if arr.ndim == 0 else tuple(arr.reshape(-1).tolist())
 
 
+# DALI's deprecated arguments that DALI-style code still passes: op -> {name: the argument it
+# is an alias of, or None when DALI no longer uses it}.  A DeprecationWarning, as in DALI.
+_DEPRECATED = {
+    "crop_mirror_normalize": {"output_dtype": "dtype", "image_type": None},
+    "resize": {"image_type": None, "save_attrs": None},
+    "crop": {"image_type": None},
+}
+
+
+def _deprecated_arguments(op: str, kwargs: dict) -> dict:
+    import warnings
+    table = _DEPRECATED[op]
+    if not any(k in kwargs for k in table):
+        return kwargs
+    kwargs = dict(kwargs)
+    for old, new in table.items():
+        if old not in kwargs:
+            continue
+        value = kwargs.pop(old)
+        if new is None:
+            warnings.warn(f"{op}: argument '{old}' is no longer used (as in DALI); ignored",
+                          DeprecationWarning, stacklevel=4)
+            continue
+        if kwargs.get(new) is not None:
+            raise TypeError(f"{op}: give '{new}' or its deprecated alias '{old}', not both")
+        warnings.warn(f"{op}: argument '{old}' is a deprecated alias of '{new}' (as in DALI)",
+                      DeprecationWarning, stacklevel=4)
+        kwargs[new] = value
+    return kwargs
+
+
 def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None, rng=None):
     """Record (and, unless deferred, run) one call of ``op``.
 
@@ -98,6 +129,8 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     """
     schema = S.get(op)
     site = _callsite(2)
+    if op in _DEPRECATED:
+        kwargs = _deprecated_arguments(op, kwargs)
     # ---- inputs
     if len(inputs) < schema.min_inputs or (not schema.variadic and len(inputs) > len(schema.inputs)):
         want = (f"{schema.min_inputs}" if schema.min_inputs == len(schema.inputs)

@@ -11,6 +11,9 @@ from ndd._tensor import Tensor as _Tensor
 from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
 from runtime.storage import SampleList as _SampleList
 
+# Accepted for compatibility with DALI's readers.File and ignored.
+_IGNORED = ("skip_cached_images", "tensor_init_bytes", "bytes_per_sample_hint", "preserve")
+
 _ENC = _ValueMeta(dtype="uint8", ndim=1, layout="")
 _LAB = _ValueMeta(dtype="int32", ndim=1, layout="")
 
@@ -33,7 +36,12 @@ class File:
     stick_to_shard : bool, default False
     pad_last_batch : bool, default False
     enable_checkpointing : bool, default False
-    name : str, optional
+    max_batch_size, name : positional or keyword, optional (DALI's order)
+        ``max_batch_size`` is accepted (checked to be a positive integer); ``next_epoch``
+        takes the batch size.
+    device : "cpu"
+    skip_cached_images, tensor_init_bytes, bytes_per_sample_hint, preserve
+        Accepted for compatibility with DALI and ignored.
 
     Outputs per batch: ``(encoded, labels)``: Batches of uint8 1-D encoded files and int32
     labels of shape (1,).
@@ -45,8 +53,21 @@ class File:
         (naming the path and what was expected).
     """
 
-    def __init__(self, *, enable_checkpointing: bool = False, **kwargs):
+    def __init__(self, max_batch_size=None, name=None, *, enable_checkpointing: bool = False,
+                 device="cpu", **kwargs):
         import inspect
+        if device not in ("cpu", None):
+            raise ValueError(f"readers.File: device={device!r}; the reader runs on the CPU "
+                             f"(its outputs are the encoded files); expected 'cpu'")
+        if max_batch_size is not None and (isinstance(max_batch_size, bool) or
+                                           not isinstance(max_batch_size, int) or
+                                           max_batch_size < 1):
+            raise ValueError(f"readers.File: max_batch_size must be a positive integer, got "
+                             f"{max_batch_size!r}")
+        if name is not None:
+            kwargs["name"] = name
+        for knob in _IGNORED:       # DALI's memory/caching knobs: nothing to tune here
+            kwargs.pop(knob, None)
         valid = set(inspect.signature(_FileReaderCore.__init__).parameters) - {"self"}
         unknown = sorted(set(kwargs) - valid)
         if unknown:

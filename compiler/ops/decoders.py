@@ -19,6 +19,16 @@ _COMMON = (
     ArgSpec("jpeg_fancy_upsampling", "bool", None, doc="Ignored (DALI tuning knob)."),
     ArgSpec("device_memory_padding", "int", None, doc="Ignored (DALI tuning knob)."),
     ArgSpec("host_memory_padding", "int", None, doc="Ignored (DALI tuning knob)."),
+    ArgSpec("affine", "bool", None, doc="Ignored (DALI thread-affinity knob)."),
+    ArgSpec("split_stages", "bool", None, doc="Ignored (deprecated in DALI)."),
+    ArgSpec("use_chunk_allocator", "bool", None, doc="Ignored (deprecated in DALI)."),
+    ArgSpec("memory_stats", "bool", None, doc="Ignored (DALI debugging knob)."),
+    ArgSpec("hybrid_huffman_threshold", "int", None, doc="Ignored (DALI GPU decoder knob)."),
+    ArgSpec("cache_size", "int", None, doc="Ignored (DALI decoder cache; no cache here)."),
+    ArgSpec("cache_threshold", "int", None, doc="Ignored (DALI decoder cache)."),
+    ArgSpec("cache_type", "str", None, doc="Ignored (DALI decoder cache)."),
+    ArgSpec("cache_debug", "bool", None, doc="Ignored (DALI decoder cache)."),
+    ArgSpec("cache_batch_copy", "bool", None, doc="Ignored (DALI decoder cache)."),
 )
 _CROP = CROP_WINDOW_ARGS
 

@@ -310,3 +310,33 @@ def test_sequences_of_frames_resize_crop_flip_every_frame():
         ndd.flip(ndd.batch([seq], layout="HWCN"))
     with pytest.raises(ValueError, match="2 \\(HW\\) or 3"):
         ndd.crop_mirror_normalize(b)                            # not for sequences (DALI too)
+
+
+def test_dalis_deprecated_and_tuning_arguments_are_accepted(photo_jpegs, tmp_path):
+    """DALI-style code passes deprecated arguments (cmn ``output_dtype``, ``image_type``) and
+    tuning knobs (decoder cache/affinity, reader memory hints): accepted, with DALI's
+    DeprecationWarning where DALI gives one, and the same results."""
+    enc = ndd.batch([np.frombuffer(j, np.uint8) for j in photo_jpegs[:2]])
+    plain = ndd.decoders.image(enc)
+    knobs = ndd.decoders.image(enc, affine=True, split_stages=False, cache_size=0,
+                               hybrid_huffman_threshold=1000, memory_stats=False)
+    for a, b in zip(plain.tensors, knobs.tensors):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.warns(DeprecationWarning, match="'output_dtype' is a deprecated alias"):
+        half = ndd.crop_mirror_normalize(plain, crop=(16, 16), output_dtype=ndd.float16)
+    assert half.dtype == ndd.float16
+    with pytest.warns(DeprecationWarning, match="'image_type' is no longer used"):
+        same = ndd.resize(plain, size=(8, 8), image_type="RGB")
+    np.testing.assert_array_equal(np.asarray(same.tensors[0]),
+                                  np.asarray(ndd.resize(plain, size=(8, 8)).tensors[0]))
+    with pytest.raises(TypeError, match="not both"):
+        ndd.crop_mirror_normalize(plain, dtype=ndd.float32, output_dtype=ndd.float16)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "0.jpg").write_bytes(photo_jpegs[0])
+    reader = ndd.readers.File(4, "photos", file_root=str(tmp_path), device="cpu",
+                              skip_cached_images=False, tensor_init_bytes=1 << 20)
+    assert reader.name == "photos"
+    (jpegs, _), = list(reader.next_epoch(batch_size=1))
+    assert bytes(np.asarray(jpegs.tensors[0])) == photo_jpegs[0]
+    with pytest.raises(ValueError, match="device='gpu'"):
+        ndd.readers.File(file_root=str(tmp_path), device="gpu")
