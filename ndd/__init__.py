@@ -41,6 +41,7 @@ copy = _make("copy")
 transpose = _make("transpose")
 reshape = _make_reshape()
 peek_image_shape = _make("peek_image_shape")
+from ndd._imread import imread  # noqa: E402 - after the ops it uses
 
 
 def explain(handle=None) -> str:
@@ -56,5 +57,5 @@ __all__ = [
     "float32", "float64", "bfloat16", "bool",
     "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math", "random", "readers", "types",
     "resize", "crop", "crop_mirror_normalize", "flip", "random_resized_crop", "cast", "copy",
-    "transpose", "reshape", "peek_image_shape", "explain",
+    "transpose", "reshape", "peek_image_shape", "imread", "explain",
 ]

@@ -340,3 +340,28 @@ def test_dalis_deprecated_and_tuning_arguments_are_accepted(photo_jpegs, tmp_pat
     assert bytes(np.asarray(jpegs.tensors[0])) == photo_jpegs[0]
     with pytest.raises(ValueError, match="device='gpu'"):
         ndd.readers.File(file_root=str(tmp_path), device="gpu")
+
+
+def test_imread_reads_and_decodes_paths(photo_jpegs, tmp_path):
+    """DALI's ``imread``: a path gives a Tensor, a list of paths a Batch, paths stored as
+    bytes in a Tensor/Batch work too; the pixels are ``decoders.image``'s."""
+    paths = []
+    for k, j in enumerate(photo_jpegs[:3]):
+        (tmp_path / f"{k}.jpg").write_bytes(j)
+        paths.append(str(tmp_path / f"{k}.jpg"))
+    want = [np.asarray(t) for t in ndd.decoders.image(
+        ndd.batch([np.frombuffer(j, np.uint8) for j in photo_jpegs[:3]])).tensors]
+    one = ndd.imread(paths[0])
+    assert isinstance(one, ndd.Tensor) and one.layout == "HWC"
+    np.testing.assert_array_equal(np.asarray(one), want[0])
+    many = ndd.imread(paths)
+    assert isinstance(many, ndd.Batch) and many.batch_size == 3
+    for t, w in zip(many.tensors, want):
+        np.testing.assert_array_equal(np.asarray(t), w)
+    encoded = ndd.batch([np.frombuffer(p.encode(), np.uint8) for p in paths])
+    gray = ndd.imread(encoded, output_type="GRAY")
+    assert gray.shape == [w.shape[:2] + (1,) for w in want]
+    with pytest.raises(RuntimeError, match="cannot read .*missing.jpg"):
+        ndd.imread(str(tmp_path / "missing.jpg"))
+    with pytest.raises(TypeError, match="filepaths must be"):
+        ndd.imread(42)
