@@ -202,22 +202,10 @@ def _resize_sample(image, layout, a, size_args):
                     min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"), layout=layout)
 
 
-def _spatial_pair(value):
-    """DALI: a single value of a per-axis argument applies to both spatial axes."""
-    if isinstance(value, (tuple, list)) and len(value) == 1:
-        return (value[0], value[0])
-    if isinstance(value, (int, float)):
-        return (value, value)
-    return value
-
-
 def resize_size_args(a: dict) -> dict:
     """The size arguments of a ``resize`` (those given) as :func:`resize_output_shape` takes
-    them (a single ``max_size`` value applies to both axes, as in DALI)."""
-    size_args = _pick(a, _SIZE_ARGS)
-    if "max_size" in size_args:
-        size_args["max_size"] = _spatial_pair(size_args["max_size"])
-    return size_args
+    them (a single ``size`` / ``max_size`` value applies to both axes there, as in DALI)."""
+    return _pick(a, _SIZE_ARGS)
 
 
 @register("resize")
