@@ -166,20 +166,25 @@ class _Instance:
         self.calls: list[tuple] = []    # (args, output metas) per entry, as first built
         reader_n = reader_values[0].meta.batch_size
         for m, e in enumerate(template.entries):
-            ins = [self._resolve(p) for p in e.inputs]
-            targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
             # the batch size eager execution would give this call: its inputs' (a Tensor
             # input broadcasts), else the traced one, the reader's if it was the reader's
-            sizes = [v.meta.batch_size for v in ins + list(targs.values())]
+            sizes = [self._resolve(p).meta.batch_size
+                     for p in list(e.inputs) + list(e.tensor_args.values())]
             n = max(sizes) if sizes else (reader_n if e.follows_reader else e.batch_size)
             args = dict(e.args)
             if e.rng is not None:
                 args["_seeds"] = spec.draw_ahead(rngs[m], batch, m, n)
-            metas = [m.with_(batch_size=n) for m in e.out_metas]
-            self.calls.append((dict(args), metas))
-            node = Node(e.op, ins, args, targs, metas, device=e.device, callsite=e.callsite)
-            self.nodes.append(node)
-            self.outputs.append(node.outputs)
+            self.calls.append((args, [m.with_(batch_size=n) for m in e.out_metas]))
+            self._add_node(e, *self.calls[-1])
+
+    def _add_node(self, e, args, metas) -> Node:
+        """The node of entry ``e`` on this batch (inputs resolved), appended to the instance."""
+        ins = [self._resolve(p) for p in e.inputs]
+        targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
+        node = Node(e.op, ins, dict(args), targs, metas, device=e.device, callsite=e.callsite)
+        self.nodes.append(node)
+        self.outputs.append(node.outputs)
+        return node
 
     def _resolve(self, p):
         if p[0] == "reader":
@@ -216,12 +221,7 @@ class _Instance:
         body consumes the value; the other values are computed."""
         self.nodes, self.outputs = [], []
         for e, (args, metas) in zip(self.template.entries, self.calls):
-            ins = [self._resolve(p) for p in e.inputs]
-            targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
-            node = Node(e.op, ins, dict(args), targs, metas, device=e.device,
-                        callsite=e.callsite)
-            self.nodes.append(node)
-            self.outputs.append(node.outputs)
+            node = self._add_node(e, args, metas)
             err = next((v.producer.meta["error"] for v in node.all_inputs()
                         if v.data is None and v.producer is not None
                         and v.producer.meta.get("error") is not None), None)
@@ -243,7 +243,6 @@ class _Template:
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.last_plan = None    # the most recent compiled plan (for the report)
-
 
 
 class _Replayer:
