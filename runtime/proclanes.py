@@ -165,26 +165,13 @@ class ProcessLanes:
                 return
             self.error = exc
             with self._lock:
-                for proc in self._spawned:
-                    if proc.poll() is None:
-                        proc.kill()
-                    try:
-                        proc.wait(timeout=5)    # reaped: no zombie left
-                    except subprocess.TimeoutExpired:
-                        pass
+                _stop(self._spawned)
             if not isinstance(exc, (EOFError, OSError)):
                 _state["failed"] = True     # cannot start here (timeout, import error)
                 return
             # a worker died while starting (e.g. killed): a death, as during a call
             self._closed = True
-            with _lock:
-                _state["deaths"] += 1
-                last = _state["deaths"] >= _MAX_DEATHS
-                _state["failed"] = _state["failed"] or last
-            then = (f"fused decode chains run on threads from now on ({_MAX_DEATHS} lanes "
-                    f"died)" if last else "new lanes start at the next batch")
-            warnings.warn(f"ndd: a process lane (worker process) died while starting "
-                          f"({exc!r}); {then}", RuntimeWarning, stacklevel=2)
+            _count_death("while starting", exc, redone=False)
 
     def call(self, target: str, *args, shared=None):
         """Run ``target(*args)`` in a worker; re-raise its exception here (same type).
@@ -296,16 +283,7 @@ class ProcessLanes:
         if self._closed:        # shut down while this call ran (its wait timed out)
             return LaneDied(f"the process lanes were shut down while running {target}")
         self._closed = True
-        with _lock:
-            _state["deaths"] += 1
-            last = _state["deaths"] >= _MAX_DEATHS
-            _state["failed"] = _state["failed"] or last
-        then = ("fused decode chains run on threads in this process from now on "
-                f"({_MAX_DEATHS} lanes died)" if last else
-                "new lanes start in the background")
-        warnings.warn(f"ndd: a process lane (worker process) died while running {target} "
-                      f"({exc!r}); the batch is redone on threads, and {then}",
-                      RuntimeWarning, stacklevel=3)
+        _count_death(f"while running {target}", exc, redone=True)
         # stop the other workers and reap the dead one (after the calls in flight)
         threading.Thread(target=self.close, name="ndd-lanes-close", daemon=True).start()
         return LaneDied(f"a process lane died while running {target}: {exc}")
@@ -340,13 +318,32 @@ class ProcessLanes:
         self._workers.clear()
         with self._lock:
             spawned, self._spawned = self._spawned, []
-        for proc in spawned:            # still starting (or never connected): not needed
-            if proc.poll() is None:
-                proc.kill()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+        _stop(spawned)                  # still starting (or never connected): not needed
+
+
+def _stop(procs) -> None:
+    """Kill the worker processes still running and reap them (no zombie left)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def _count_death(when: str, exc, redone: bool) -> None:
+    """A worker died ``when``: counted (new lanes start at the next batch, up to
+    ``_MAX_DEATHS`` in a process, then threads only) and said once in a RuntimeWarning."""
+    with _lock:
+        _state["deaths"] += 1
+        last = _state["deaths"] >= _MAX_DEATHS
+        _state["failed"] = _state["failed"] or last
+    then = (f"fused decode chains run on threads in this process from now on "
+            f"({_MAX_DEATHS} lanes died)" if last else "new lanes start in the background")
+    redo = "the batch is redone on threads, and " if redone else ""
+    warnings.warn(f"ndd: a process lane (worker process) died {when} ({exc!r}); {redo}{then}",
+                  RuntimeWarning, stacklevel=4)
 
 
 def _pickled(args: tuple) -> bytes:
