@@ -35,12 +35,12 @@ def dtype(spec) -> DType:
     """
     if isinstance(spec, DType):
         return spec
-    from ndd.types import DALIDataType
+    from ndd.types import DALIDataType, _from_dali
     if isinstance(spec, DALIDataType):
         return DTYPES[spec.dtype_name]
-    if (type(spec).__module__, type(spec).__name__) == ("nvidia.dali.backend_impl.types",
-                                                        "DALIDataType"):
-        return dtype(DALIDataType[spec.name])      # DALI's own enum (types.FLOAT)
+    ours = _from_dali(spec)                         # DALI's own enum (types.FLOAT)
+    if isinstance(ours, DALIDataType):
+        return DTYPES[ours.dtype_name]
     if isinstance(spec, str):
         return lookup(spec)
     mod = type(spec).__module__

@@ -23,7 +23,7 @@ from ndd._capture_state import current_capture
 def canonical(value):
     """Enums, DTypes and numpy/torch dtypes -> canonical plain values for argument conversion."""
     from compiler.types import DType
-    from ndd.types import DALIDataType, DALIImageType, DALIInterpType
+    from ndd.types import DALIDataType, DALIImageType, DALIInterpType, _from_dali
     if isinstance(value, DType):
         return value.name
     if isinstance(value, DALIDataType):
@@ -38,27 +38,8 @@ def canonical(value):
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
         from ndd._dtypes import dtype
         return dtype(value).name
-    dali = _DALI_ENUMS.get((type(value).__module__, type(value).__name__))
-    if dali is not None:
-        return _from_dali_enum(dali, value)
-    return value
-
-
-# DALI's own enumerations (``nvidia.dali.types.FLOAT``, ``types.GRAY``, ``types.INTERP_CUBIC``),
-# recognised by their type's name without importing DALI: DALI-style code passes them.
-_DALI_ENUMS = {("nvidia.dali.backend_impl.types", n): n
-               for n in ("DALIDataType", "DALIImageType", "DALIInterpType")}
-
-
-def _from_dali_enum(type_name: str, value):
-    """The canonical value of DALI enum ``value`` (a member of DALI's ``type_name``), through
-    ndd's member of the same name."""
-    import ndd.types as T
-    try:
-        return canonical(getattr(T, type_name)[value.name])
-    except (KeyError, AttributeError):
-        raise ValueError(f"nvidia.dali.types.{getattr(value, 'name', value)} is not supported "
-                         f"by ndd") from None
+    ours = _from_dali(value)    # DALI-style code passes nvidia.dali.types.FLOAT, GRAY, ...
+    return value if ours is None else canonical(ours)
 
 
 def _input_value(x, op: str, pos: int):
