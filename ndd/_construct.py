@@ -110,10 +110,7 @@ def tensor(data, dtype=None, device=None, layout=None, pad: bool = False) -> Ten
     layout``), as in DALI.
     """
     if isinstance(data, Batch):
-        arr = stack_samples(data._samples(), pad=pad, what="ndd.tensor(batch)")
-        lay = ("N" + data.layout) if data.layout else ""
-        return _make_tensor(arr, dtype, device, layout if layout is not None else lay,
-                            copy=True, what="ndd.tensor")
+        return _batch_as_tensor(data, dtype, device, layout, pad, copy=True, what="ndd.tensor")
     return _make_tensor(data, dtype, device, layout, copy=True, what="ndd.tensor")
 
 
@@ -124,13 +121,20 @@ def as_tensor(data, dtype=None, device=None, layout=None, pad: bool = False) -> 
     layout``); ragged batches need ``pad=True`` (zero padding), else ValueError.
     """
     if isinstance(data, Batch):
-        arr = stack_samples(data._samples(), pad=pad, what="ndd.as_tensor(batch)")
-        lay = ("N" + data.layout) if data.layout else ""
-        return _make_tensor(arr, dtype, device, layout if layout is not None else lay,
-                            copy=False, what="ndd.as_tensor")
+        return _batch_as_tensor(data, dtype, device, layout, pad, copy=False,
+                                what="ndd.as_tensor")
     if isinstance(data, Tensor) and dtype is None and layout is None and device is None:
         return data
     return _make_tensor(data, dtype, device, layout, copy=False, what="ndd.as_tensor")
+
+
+def _batch_as_tensor(data, dtype, device, layout, pad, copy, what) -> Tensor:
+    """A Batch stacked into one tensor with a leading sample dimension (layout "N" + the
+    batch's, unless ``layout`` is given)."""
+    arr = stack_samples(data._samples(), pad=pad, what=f"{what}(batch)")
+    lay = ("N" + data.layout) if data.layout else ""
+    return _make_tensor(arr, dtype, device, layout if layout is not None else lay,
+                        copy=copy, what=what)
 
 
 def _make_tensor(data, dtype, device, layout, copy, what) -> Tensor:

@@ -1,6 +1,8 @@
 """``ndd.Tensor``: one sample, lazily computed, with numpy/torch/DLPack interop."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from compiler.ir import Value
@@ -38,10 +40,7 @@ class Tensor(OperatorMixin):
     @property
     def size(self) -> int:
         """Number of elements (the product of ``shape``; evaluates the tensor)."""
-        n = 1
-        for e in self.shape:
-            n *= e
-        return n
+        return math.prod(self.shape)
 
     @property
     def itemsize(self) -> int:
