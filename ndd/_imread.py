@@ -34,12 +34,11 @@ def imread(filepaths, /, *, device="cpu", **kwargs):
 
     Source: DALI ``experimental.dynamic.imread``.
     """
-    from compiler.ir import Value, ValueMeta
     from ndd._batch import Batch
     from ndd._tensor import Tensor
     from ndd.decoders import image
+    from ndd.readers import _encoded_batch
     from runtime.readers.file_reader import _read_file
-    from runtime.storage import SampleList
     single = isinstance(filepaths, (str, os.PathLike, Tensor))
     if isinstance(filepaths, Tensor):
         paths = [_path_of(np.asarray(filepaths))]
@@ -53,9 +52,7 @@ def imread(filepaths, /, *, device="cpu", **kwargs):
     else:
         raise TypeError(f"imread: filepaths must be a path, a non-empty list of paths, or a "
                         f"Tensor/Batch of encoded paths; got {type(filepaths).__name__}")
-    encoded = [_read_file(p) for p in paths]
-    meta = ValueMeta(dtype="uint8", ndim=1, layout="", batch_size=len(encoded))
-    files = Batch(Value(meta, data=SampleList(encoded, paths)))
+    files = _encoded_batch([_read_file(p) for p in paths], paths)
     out = image(files, device=device, **kwargs)
     return out.tensors[0] if single else out
 

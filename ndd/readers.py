@@ -157,6 +157,12 @@ class File:
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
 
 
+def _encoded_batch(encoded: list, files: list) -> "_Batch":
+    """A Batch of encoded files (1-D uint8 samples) that knows each sample's file name (for
+    decoders' error messages)."""
+    return _Batch(_Value(_ENC.with_(batch_size=len(encoded)), data=_SampleList(encoded, files)))
+
+
 class _EpochIterator:
     """The iterator ``next_epoch`` returns: tuples of Batches (or Tensors in sample mode).
 
@@ -177,9 +183,8 @@ class _EpochIterator:
         if self._batched:
             encoded, labels, idx = next(self._it)
             info = [self._files[i] for i in idx]
-            enc = _Value(_ENC.with_(batch_size=len(encoded)), data=_SampleList(encoded, info))
             lab = _Value(_LAB.with_(batch_size=len(labels)), data=_SampleList(labels, info))
-            return _Batch(enc), _Batch(lab)
+            return _encoded_batch(encoded, info), _Batch(lab)
         encoded, label, idx = next(self._it)
         src = [self._files[idx]]
         return _Tensor(_Value(_ENC, data=_SampleList([encoded], src))), \
