@@ -190,9 +190,19 @@ _PAIRS = [("uint8", "uint8"), ("int8", "uint8"), ("int32", "int32"), ("uint32", 
 _DALI_NAMES = {"truediv": "fdiv", "floordiv": "div", "ne": "neq", "le": "leq", "ge": "geq",
                "and": "bitand", "or": "bitor", "xor": "bitxor", "neg": "minus",
                "invert": "bitnot"}
-_EXACT = {"add", "sub", "mul", "truediv", "floordiv", "mod", "min", "max", "eq", "ne", "lt",
-          "le", "gt", "ge", "and", "or", "xor", "lshift", "rshift", "neg", "invert", "abs",
-          "fabs", "floor", "ceil", "sqrt", "clamp", "pow"}
+# Every op equals DALI bit for bit: exact IEEE operations, integer ops, and the
+# transcendentals, which both DALI and ndd compute with the C library's own functions
+# (runtime/kernels/cpu/libm.py). The one exception is float32 rsqrt: DALI's is the CPU's
+# approximate RSQRTSS plus one Newton step (its bits differ between Intel and AMD), ours is
+# 1 / sqrt(x) (within 1.5 ulp of the exact value on every CPU). Analysis bounds the distance by
+# 7 ulp (RSQRTSS's 1.5 * 2^-12 relative error after one Newton step, plus roundings); measured:
+# at most 3 ulp over 400k values on AMD Zen 4 (docs/semantics.md, "Floating point").
+_RSQRT_ULP_BOUND = 7
+
+
+def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in units in the last place between finite float32 arrays of one sign."""
+    return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
 
 
 def _random(rng, dt, n=256, small=False):
@@ -217,11 +227,13 @@ def _dali_call(dyn, op, *arrays):
 
 def _compare(op, ours, theirs, ctx):
     assert ours.dtype == theirs.dtype, ctx
-    if op in _EXACT or ours.dtype.kind != "f":
-        np.testing.assert_array_equal(ours, theirs, err_msg=str(ctx))
+    if op == "rsqrt" and ours.dtype == np.float32:
+        finite = np.isfinite(theirs) & (theirs > 0)
+        assert finite.sum() > len(ours) // 2, ctx   # the bound is tested on real values
+        np.testing.assert_array_equal(ours[~finite], theirs[~finite], err_msg=str(ctx))
+        assert _ulp_distance(ours[finite], theirs[finite]).max() <= _RSQRT_ULP_BOUND, ctx
     else:
-        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7, equal_nan=True,
-                                   err_msg=str(ctx))
+        np.testing.assert_array_equal(ours, theirs, err_msg=str(ctx))
 
 
 @pytest.fixture(scope="module")

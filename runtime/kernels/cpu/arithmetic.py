@@ -176,11 +176,18 @@ def _truediv(a, b, out_dtype):
         return np.true_divide(_to(a, out_dtype), _to(b, out_dtype))
 
 
+def _libm():
+    """The C-library math kernels (numba-compiled; imported on first use, not by ``import ndd``).
+    Floats go through them rather than numpy's per-CPU SIMD routines: see ``libm.py``."""
+    from . import libm
+    return libm
+
+
 def _pow(a, b, out_dtype):
+    if out_dtype.kind == "f":
+        return _libm().binary("pow", a, b, out_dtype)
     a, b = _to(a, out_dtype), _to(b, out_dtype)
     with np.errstate(all="ignore"):
-        if out_dtype.kind == "f":
-            return np.power(a, b)
         if out_dtype.kind == "i":
             neg = b < 0
             if np.any(neg):
@@ -293,16 +300,21 @@ def _float_fn(ufunc) -> Callable:
     return impl
 
 
+def _libm_fn(name: str) -> Callable:
+    def impl(a, out_dtype):
+        return _libm().unary(name, a, out_dtype)
+    return impl
+
+
 def _rsqrt(a, out_dtype):
     a = _to(a, out_dtype)
     with np.errstate(all="ignore"):
         return np.reciprocal(np.sqrt(a))
 
 
-def _float_binary(ufunc) -> Callable:
+def _libm_binary(name: str) -> Callable:
     def impl(a, b, out_dtype):
-        with np.errstate(all="ignore"):
-            return ufunc(_to(a, out_dtype), _to(b, out_dtype))
+        return _libm().binary(name, a, b, out_dtype)
     return impl
 
 
@@ -318,10 +330,10 @@ NUMPY_IMPL: dict[str, Callable[..., np.ndarray]] = {
     "floordiv": _floordiv,
     "mod": _mod,
     "pow": _pow,
-    "fpow": _float_binary(np.power),
+    "fpow": _libm_binary("pow"),
     "min": _min,
     "max": _max,
-    "atan2": _float_binary(np.arctan2),
+    "atan2": _libm_binary("atan2"),
     "and": _bitwise(np.bitwise_and),
     "or": _bitwise(np.bitwise_or),
     "xor": _bitwise(np.bitwise_xor),
@@ -331,15 +343,15 @@ NUMPY_IMPL: dict[str, Callable[..., np.ndarray]] = {
     "rsqrt": _rsqrt,
 }
 NUMPY_IMPL.update({name: _comparison(name) for name in _CMP})
+# exactly rounded in IEEE arithmetic, so numpy's SIMD routines all give the same bits
 NUMPY_IMPL.update({
     name: _float_fn(fn) for name, fn in {
-        "fabs": np.fabs, "floor": np.floor, "ceil": np.ceil, "sqrt": np.sqrt, "cbrt": np.cbrt,
-        "exp": np.exp, "log": np.log, "log2": np.log2, "log10": np.log10,
-        "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-        "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-        "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
-    }.items()
+        "fabs": np.fabs, "floor": np.floor, "ceil": np.ceil, "sqrt": np.sqrt}.items()
 })
+# transcendentals: the C library's functions (numpy's differ between CPUs; see libm.py)
+NUMPY_IMPL.update({name: _libm_fn(name) for name in (
+    "cbrt", "exp", "log", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh")})
 assert set(NUMPY_IMPL) == set(promotion.OPS), set(promotion.OPS) ^ set(NUMPY_IMPL)
 
 

@@ -30,11 +30,22 @@ def _cubic_window(x: np.ndarray) -> np.ndarray:
     return np.where(ax >= 2, _f32(0), np.where(ax > 1, far, near)).astype(np.float32)
 
 
+def _sinc(t: float) -> float:
+    return 1.0 if t == 0.0 else math.sin(math.pi * t) / (math.pi * t)
+
+
 def _lanczos_window(x: np.ndarray, a: float) -> np.ndarray:
-    x = x.astype(np.float64)
-    out = np.sinc(x) * np.sinc(x / a)
-    out[np.abs(x) >= a] = 0.0
-    return out.astype(np.float32)
+    # in float64 with the C library's sin (math.sin): numpy's vectorised sin differs per CPU
+    return np.array([_sinc(t) * _sinc(t / a) if abs(t) < a else 0.0
+                     for t in x.astype(np.float64).tolist()]).astype(np.float32)
+
+
+def _gaussian_window(x: np.ndarray) -> np.ndarray:
+    # DALI: expf(-x * x) in float32. math.exp (the C library's exp) of that float32 value,
+    # rounded to float32, equals expf on all 65 entries (checked with ctypes) and, unlike
+    # numpy's float32 exp, is the same on every CPU (tests/test_cpu_independence.py).
+    neg_sq = (-(x * x)).astype(np.float32)
+    return np.array([math.exp(v) for v in neg_sq.astype(np.float64).tolist()]).astype(np.float32)
 
 
 def _lut_x(n: int, half_range: float) -> np.ndarray:
@@ -45,7 +56,7 @@ def _lut_x(n: int, half_range: float) -> np.ndarray:
 # name -> (table, initial support width the table is defined over)
 _LUTS = {
     "triangular": (np.array([0.0, 1.0, 0.0], np.float32), None),
-    "gaussian": (np.exp(-np.square(_lut_x(65, 2.0))).astype(np.float32), None),
+    "gaussian": (_gaussian_window(_lut_x(65, 2.0)), None),
     "lanczos3": (_lanczos_window(_lut_x(193, 3.0), 3.0), 6.0),
     "cubic": (_cubic_window(_lut_x(129, 2.0)), 4.0),
 }

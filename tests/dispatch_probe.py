@@ -1,0 +1,143 @@
+"""Runs every op family on fixed inputs and prints one SHA-256 digest per output (JSON).
+
+``tests/test_cpu_independence.py`` runs this script in subprocesses whose numpy, torch, numba
+and libjpeg-turbo are forced onto other code paths (AVX2 instead of AVX-512, or no SIMD
+dispatch at all) and asserts the digests are the same: what one CPU computes, every x86-64 CPU
+computes. Inputs are real photos (scikit-image) and seeded random values; nothing here depends
+on the machine except the code paths under test.
+
+Usage: ``python tests/dispatch_probe.py`` -> ``{"name": "sha256", ...}`` on stdout.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+
+# run as a script, this folder would come first on sys.path and tests/ndd/ would shadow ndd
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
+import numpy as np  # noqa: E402
+
+
+def _digest(x) -> str:
+    a = np.ascontiguousarray(np.asarray(x))
+    h = hashlib.sha256(a.dtype.str.encode() + repr(a.shape).encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _photos() -> list[np.ndarray]:
+    from skimage import data
+    return [np.ascontiguousarray(p[30:30 + h, 50:50 + w])
+            for p, (h, w) in zip((data.astronaut(), data.chelsea(), data.coffee()),
+                                 ((97, 131), (120, 90), (64, 200)))]
+
+
+def _encoded(photos) -> dict[str, list[bytes]]:
+    from PIL import Image
+    out: dict[str, list[bytes]] = {"jpeg": [], "jpeg444": [], "progressive": [], "png": []}
+    for p in photos:
+        for kind, opts in (("jpeg", {"quality": 90}), ("jpeg444", {"quality": 95,
+                                                                    "subsampling": 0}),
+                           ("progressive", {"quality": 85, "progressive": True})):
+            buf = io.BytesIO()
+            Image.fromarray(p).save(buf, format="JPEG", **opts)
+            out[kind].append(buf.getvalue())
+        buf = io.BytesIO()
+        Image.fromarray(p).save(buf, format="PNG")
+        out["png"].append(buf.getvalue())
+    return out
+
+
+def probe() -> dict[str, str]:
+    import ndd
+    from compiler import promotion
+
+    res: dict[str, str] = {}
+    photos = _photos()
+    images = ndd.batch(photos, layout="HWC")
+    rng = np.random.default_rng(20261201)
+
+    with ndd.EvalMode.sync_cpu:
+        # decoding: libjpeg-turbo's SIMD (IDCT, upsampling, colour conversion) and PNG
+        for kind, files in _encoded(photos).items():
+            enc = ndd.batch([np.frombuffer(f, np.uint8) for f in files])
+            for i, t in enumerate(ndd.decoders.image(enc).tensors):
+                res[f"decode/{kind}/{i}"] = _digest(t)
+            crop = ndd.decoders.image_crop(enc, crop=(40, 50), crop_pos_x=0.3, crop_pos_y=0.6)
+            for i, t in enumerate(crop.tensors):
+                res[f"decode_crop/{kind}/{i}"] = _digest(t)
+
+        # resampling: every filter, up and down, uint8 and float, with and without antialias
+        floats = ndd.cast(images, dtype=ndd.float32) * (1.0 / 255.0)
+        for interp in ("INTERP_NN", "INTERP_LINEAR", "INTERP_CUBIC", "INTERP_LANCZOS3",
+                       "INTERP_GAUSSIAN", "INTERP_TRIANGULAR"):
+            for size in ((57, 61), (211, 150)):
+                for aa in (True, False):
+                    for name, src in (("u8", images), ("f32", floats)):
+                        out = ndd.resize(src, size=size, antialias=aa,
+                                         interp_type=getattr(ndd.types, interp))
+                        for i, t in enumerate(out.tensors):
+                            res[f"resize/{interp}/{size}/{aa}/{name}/{i}"] = _digest(t)
+
+        # crop, flip, normalize (float32 and float16 output), fused-style chains
+        for dtype in (ndd.float32, ndd.float16):
+            out = ndd.crop_mirror_normalize(
+                images, crop=(48, 48), mirror=1, dtype=dtype,
+                mean=[0.485 * 255, 0.456 * 255, 0.406 * 255],
+                std=[0.229 * 255, 0.224 * 255, 0.225 * 255])
+            for i, t in enumerate(out.tensors):
+                res[f"cmn/{dtype}/{i}"] = _digest(t)
+        rrc = ndd.random_resized_crop(images, size=(64, 64),
+                                      rng=ndd.random.RNG(seed=7))
+        for i, t in enumerate(rrc.tensors):
+            res[f"rrc/{i}"] = _digest(t)
+        for i, t in enumerate(ndd.flip(images, horizontal=1, vertical=1).tensors):
+            res[f"flip/{i}"] = _digest(t)
+
+        # arithmetic and math functions in every float dtype (and ints promoted to float)
+        for dt in ("float16", "float32", "float64", "int32", "uint8"):
+            if dt.startswith("float"):
+                a = rng.normal(0, 3, 512).astype(dt)
+                b = rng.normal(0, 3, 512).astype(dt)
+            else:
+                a = rng.integers(1, 100, 512).astype(dt)
+                b = rng.integers(1, 5, 512).astype(dt)
+            ta, tb = ndd.as_tensor(a), ndd.as_tensor(b)
+            for op, info in promotion.OPS.items():
+                try:
+                    promotion.infer_dtype(op, (dt,) * info.arity)
+                except TypeError:
+                    continue
+                fn = getattr(ndd.math, op, None)
+                if fn is None or op in ("pos",):
+                    continue
+                args = (ta, tb, tb)[:info.arity]
+                if op in ("asin", "acos", "atanh") and dt.startswith("float"):
+                    args = (ndd.as_tensor((a / 10).astype(dt)),)
+                res[f"math/{op}/{dt}"] = _digest(fn(*args))
+            res[f"ops/add_mul_div/{dt}"] = _digest((ta + tb) * 1.5 / (tb + 7))
+            res[f"ops/pow/{dt}"] = _digest(abs(ta) ** tb)
+            for target in ("float16", "uint8", "int16", "float64"):
+                res[f"cast/{dt}->{target}"] = _digest(ndd.cast(ta * 37.3, dtype=target))
+
+        # random ops: values from a seeded generator
+        r = ndd.random.RNG(seed=42)
+        for name, kwargs in (("uniform", {"range": (-2, 3), "shape": (64,)}),
+                             ("normal", {"mean": 1.0, "stddev": 2.0, "shape": (64,)}),
+                             ("coin_flip", {"probability": 0.3, "shape": (64,)}),
+                             ("choice", {"shape": (64,)}),
+                             ("beta", {"alpha": 0.5, "beta": 2.0, "shape": (64,)})):
+            args = (5,) if name == "choice" else ()
+            out = getattr(ndd.random, name)(*args, batch_size=3, rng=r, **kwargs)
+            for i, t in enumerate(out.tensors):
+                res[f"random/{name}/{i}"] = _digest(t)
+    return res
+
+
+if __name__ == "__main__":
+    json.dump(probe(), sys.stdout, sort_keys=True)
