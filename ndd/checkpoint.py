@@ -2,7 +2,22 @@
 
 Dynamic mode has no pipeline-level checkpoint: a Checkpoint aggregates the ``get_state()`` of
 registered objects. Restoring: build fresh objects, ``load`` then ``register`` (the loaded state is
-applied at registration). Source: DALI dynamic-mode checkpointing guide.
+applied at registration). Source: DALI dynamic-mode checkpointing guide; the API, its rules and
+its messages are those of DALI 2.4's ``nvidia.dali.experimental.dynamic.checkpoint``.
+
+State strings
+-------------
+``Reader.get_state()`` and ``RNG.get_state()`` return one ASCII ``str`` (DALI too hands out a
+serialized string: ``str(state)``), so a state survives ``str()``, JSON, pickle and
+``torch.save``/``torch.load`` (also with ``weights_only=True``) as it is. Layout::
+
+    <kind>/<version>;<key>=<value>;...;crc=<crc32 of everything before ';crc=', 8 hex>
+
+``kind`` is ``ndd.readers.File`` or ``ndd.random.RNG``, ``version`` is :data:`STATE_VERSION`;
+values are decimal integers, ``0``/``1`` for flags, ``-`` for None, or words of
+``[A-Za-z0-9_.]``. Every key of the version must be present, in order, and nothing else; the
+checksum catches a truncated or altered string. ``docs/semantics.md`` ("State and
+checkpoints") lists the keys of each kind.
 """
 from __future__ import annotations
 
@@ -10,125 +25,612 @@ import glob
 import json
 import os
 import re
+import string
+import zlib
+from typing import Any, NamedTuple, Optional
 
-FORMAT_VERSION = 1
+__all__ = ["Checkpoint", "current", "FORMAT_VERSION", "STATE_VERSION"]
+
+#: Version of the files written by :meth:`Checkpoint.serialize` (DALI 2.4's layout is
+#: version 2 as well: ``{"version": 2, "states": {name: {"state": str, "type": str}}}``).
+#: ndd's earlier version 1 files (``{"version": 1, "objects": {name: {"kind", "state": dict}}}``)
+#: are still read.
+FORMAT_VERSION = 2
+
+#: Version of the state strings (version 1 was the dicts of earlier ndd versions, which
+#: ``set_state`` still accepts).
+STATE_VERSION = 2
+
+_WORD = re.compile(r"[A-Za-z0-9_.]+\Z")
+_INT = re.compile(r"-?[0-9]+\Z")
+
+
+# ------------------------------------------------------------------------------ state strings
+class StateField(NamedTuple):
+    """One key of a state string: its name and its kind of value.
+
+    ``kind`` is ``"int"``, ``"bool"``, ``"word"``; ``optional`` allows ``-`` (None).
+    """
+
+    name: str
+    kind: str
+    optional: bool = False
+
+
+def encode_state(kind: str, fields: tuple, values: dict) -> str:
+    """The state string of ``values`` (a dict holding every key of ``fields``).
+
+    Parameters
+    ----------
+    kind : str
+        ``ndd.readers.File`` or ``ndd.random.RNG``.
+    fields : tuple of StateField
+        The keys of this kind, in order.
+    values : dict
+        ``name -> int | bool | str | None``.
+
+    Returns
+    -------
+    str
+        ``kind/STATE_VERSION;key=value;...;crc=xxxxxxxx``.
+    """
+    parts = [f"{kind}/{STATE_VERSION}"]
+    for f in fields:
+        v = values[f.name]
+        if v is None:
+            if not f.optional:
+                raise ValueError(f"internal error: state field {f.name!r} of {kind} is None")
+            text = "-"
+        elif f.kind == "bool":
+            text = "1" if v else "0"
+        elif f.kind == "int":
+            text = str(int(v))
+        else:
+            text = str(v)
+            if not _WORD.match(text):
+                raise ValueError(f"internal error: state field {f.name!r} of {kind} holds "
+                                 f"{text!r}")
+        parts.append(f"{f.name}={text}")
+    body = ";".join(parts)
+    return f"{body};crc={zlib.crc32(body.encode('ascii')):08x}"
+
+
+def state_text(value, who: str) -> str | None:
+    """``value`` as a state string, or None for a dict (an earlier version's state).
+
+    Raises
+    ------
+    TypeError
+        For anything else than a str, bytes or a dict.
+    ValueError
+        For bytes that are not ASCII.
+    """
+    if isinstance(value, dict):
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("ascii")
+        except UnicodeDecodeError:
+            raise ValueError(f"{who}: the state bytes are not ASCII; expected the string "
+                             f"returned by get_state()") from None
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"{who}: state must be a str (as returned by get_state()), bytes, or the "
+                    f"dict of an earlier ndd version, got {type(value).__name__}")
+
+
+def decode_state(text: str, kind: str, fields: tuple, who: str) -> dict:
+    """The values of a state string made by :func:`encode_state` for ``kind``.
+
+    Raises
+    ------
+    ValueError
+        Naming what was expected: the string is of another kind (another ndd object, or a
+        DALI state), another version, truncated or altered (checksum), or holds a bad value.
+    """
+    text = text.strip()
+    head = text.split(";", 1)[0]
+    want = f"{kind}/{STATE_VERSION}"
+    if head != want:
+        raise ValueError(f"{who}: expected an {kind} state (a string starting with "
+                         f"{want + ';'!r}, as returned by get_state()), got "
+                         f"{_describe(text, head, kind)}")
+    body, sep, crc = text.rpartition(";crc=")
+    if not sep or not re.fullmatch(r"[0-9a-f]{8}", crc) or \
+            int(crc, 16) != zlib.crc32(body.encode("ascii", "replace")):
+        raise ValueError(f"{who}: corrupt {kind} state (checksum mismatch: the string was "
+                         f"truncated or altered): {text[:80]!r}")
+    items = body.split(";")[1:]
+    names = [item.partition("=")[0] for item in items]
+    if names != [f.name for f in fields]:
+        raise ValueError(f"{who}: corrupt {kind} state: keys {names} are not the expected "
+                         f"{[f.name for f in fields]}")
+    out = {}
+    for f, item in zip(fields, items):
+        raw = item.partition("=")[2]
+        out[f.name] = _parse_value(raw, f, kind, who)
+    return out
+
+
+def _parse_value(raw, f, kind, who):
+    if raw == "-" and f.optional:
+        return None
+    if f.kind == "bool" and raw in ("0", "1"):
+        return raw == "1"
+    if f.kind == "int" and _INT.match(raw):
+        return int(raw)
+    if f.kind == "word" and _WORD.match(raw):
+        return raw
+    raise ValueError(f"{who}: corrupt {kind} state: {f.name}={raw!r} is not "
+                     f"{'a flag (0 or 1)' if f.kind == 'bool' else 'an ' + f.kind}"
+                     f"{' or -' if f.optional else ''}")
+
+
+def _describe(text, head, kind):
+    """What a state string that is not ``kind``'s looks like (for the error message)."""
+    if not text:
+        return "an empty string"
+    if text.startswith("Philox_"):
+        return (f"a DALI RNG state {text[:60]!r} (the states of DALI and ndd are not "
+                f"interchangeable)")
+    other = head.rpartition("/")
+    if other[1] and other[0] == kind:
+        return (f"a version {other[2]!r} state (this ndd reads version {STATE_VERSION} "
+                f"strings and the dicts of version 1)")
+    if other[1] and other[0].startswith("ndd."):
+        return f"an {other[0]} state"
+    if len(text) >= 8 and len(text) % 4 == 0 and re.fullmatch(r"[A-Za-z0-9+/]+=*", text):
+        return (f"{text[:60]!r}, which looks like a DALI reader state (the states of DALI and "
+                f"ndd are not interchangeable)")
+    return repr(text[:60])
+
+
+# ------------------------------------------------------------------------------ Checkpoint
+class _StateEntry(NamedTuple):
+    """A name's state (``get_state()``'s string, or an earlier version's dict) and the type
+    name (``type(op).__qualname__``) it belongs to; None: not known, not checked."""
+
+    state: Any
+    type_name: Optional[str] = None
+
+
+def _legacy_to_string(state):
+    """A version-1 state dict (ndd's earlier ``get_state()`` and checkpoint files) as the
+    current string; anything else unchanged."""
+    if isinstance(state, dict) and state.get("type") == "ndd.random.RNG":
+        from ndd.random._rng import _legacy_string
+        return _legacy_string(state)
+    if isinstance(state, dict) and state.get("type") == "ndd.readers.File":
+        from ndd.readers import _legacy_string
+        return _legacy_string(state)
+    return state
 
 
 class Checkpoint:
-    """Collects, saves and restores the states of registered readers and RNGs (not thread-safe:
-    one Checkpoint per thread)."""
+    """Collects, saves and restores the states of registered readers and RNGs.
+
+    Register objects (``register(op, name)``), snapshot them (:meth:`collect`), write the
+    snapshot (:meth:`save`); to resume, :meth:`load` into a new Checkpoint and register freshly
+    built objects under the same names: each one's state is applied at registration. The
+    files are JSON (:data:`FORMAT_VERSION`); files of ndd's earlier format 1 are read too.
+    Not thread-safe: one Checkpoint per thread.
+
+    Examples
+    --------
+    >>> ckpt = ndd.checkpoint.Checkpoint()
+    >>> ckpt.register(reader, "reader")
+    'reader'
+    >>> ckpt.register(rng, "rng")
+    'rng'
+    >>> ckpt.collect()
+    >>> ckpt.save("ckpt_{seq:04d}.json")
+    'ckpt_0000.json'
+    """
 
     def __init__(self):
-        self._objects: dict[str, object] = {}
-        self._loaded: dict[str, dict] | None = None
-        self._collected: dict[str, dict] | None = None
-        self._anon = 0
+        self._ops: dict[str, Any] = {}          # name -> registered object
+        self._names: dict[int, str] = {}        # id(object) -> name
+        self._states: dict[str, _StateEntry] = {}
+        self._dirty: set[str] = set()           # states not yet applied to their object
+        self._complete = False                  # the last fill was collect()
+        self._loaded = False                    # the last fill was load()/deserialize()
+        self._save_seq: Optional[int] = None
 
-    def register(self, obj, name: str | None = None):
-        """Register ``obj`` (a reader or ``ndd.random.RNG``) under ``name`` (default ``__op_<k>``).
+    # ------------------------------------------------------------------ bookkeeping
+    def clear(self) -> None:
+        """Forget every registered object and state (a fresh Checkpoint)."""
+        self._ops.clear()
+        self._names.clear()
+        self._states.clear()
+        self._dirty.clear()
+        self._complete = self._loaded = False
+        self._save_seq = None
 
-        If a checkpoint was loaded, its state for ``name`` is applied now.
+    @property
+    def is_complete(self) -> bool:
+        """True when :meth:`collect` filled the states last."""
+        return self._complete
+
+    @property
+    def is_loaded(self) -> bool:
+        """True when :meth:`load` or :meth:`deserialize` filled the states last."""
+        return self._loaded
+
+    @property
+    def names(self) -> tuple:
+        """The names of the registered objects, in registration order."""
+        return tuple(self._ops)
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def __contains__(self, name) -> bool:
+        return str(name) in self._ops
+
+    # ------------------------------------------------------------------ registration
+    def register(self, op, name: str | None = None) -> str:
+        """Add a reader or ``ndd.random.RNG`` under ``name`` and return the name.
+
+        Without ``name`` the object gets the next sequential name ``__op_<k>`` (or its
+        existing name, when it is registered already). A loaded state for the name is applied
+        now (``op.set_state``).
+
+        Parameters
+        ----------
+        op : readers.File or random.RNG
+            An object with ``get_state`` and ``set_state``.
+        name : str, optional
+            Not empty and not starting with ``__op_`` (reserved). An object registered
+            under ``name`` before is replaced (by one of the same type).
+
+        Returns
+        -------
+        str
+            The name ``op`` is registered under.
+
+        Raises
+        ------
+        TypeError
+            ``op`` has no state; the name holds an object of another type; the loaded state
+            is of another type ("Type mismatch ...").
+        RuntimeError
+            A reader iterated without ``enable_checkpointing=True``; a new name after
+            :meth:`collect`; an object already registered under another name.
+        KeyError
+            The loaded checkpoint has no state for the name.
+        ValueError
+            A bad ``name``, or a state its object rejects.
+        """
+        if not callable(getattr(op, "get_state", None)) or \
+                not callable(getattr(op, "set_state", None)):
+            raise TypeError(f"Checkpoint.register: {type(op).__qualname__} has no state to "
+                            f"save (expected a reader or an ndd.random.RNG)")
+        old = self._names.get(id(op))
+        if old is not None and self._ops.get(old) is not op:
+            old = None
+        if name is None:
+            if old is not None:
+                self._apply(old)
+                return old
+            key = f"__op_{len(self._ops)}"
+            if self._complete:
+                raise RuntimeError("Cannot register a new operator into a checkpoint that has "
+                                   "been completed via `collect`. Call `clear` first.")
+            if self._loaded and key not in self._states:
+                raise KeyError(f"Loaded checkpoint has no state for the operator's key "
+                               f"{key!r}. If the registration order changed since the "
+                               f"checkpoint was saved, register with names: "
+                               f"`register(op, name)`.")
+        else:
+            if not isinstance(name, str):
+                raise TypeError(f"Checkpoint.register: name must be a str, got "
+                                f"{type(name).__name__}")
+            if not name:
+                raise ValueError("The name must not be empty.")
+            if name.startswith("__op_"):
+                raise ValueError("Manually assigned names must not start with '__op_' "
+                                 "(reserved for anonymous registration).")
+            key = name
+            if old is not None and old != key:
+                raise RuntimeError(f"Cannot register the operator with a new key {key!r} "
+                                   f"when it's already been added with the key {old!r}.")
+            prev = self._ops.get(key)
+            if prev is not None:
+                if prev is not op and type(prev) is not type(op):
+                    raise TypeError(f"Cannot replace operator {key!r} of type "
+                                    f"{type(prev).__qualname__!r} with an operator of type "
+                                    f"{type(op).__qualname__!r}.")
+            elif self._complete:
+                raise RuntimeError(f"Cannot register a new op {key!r} into a completed "
+                                   f"checkpoint. Call `clear` first.")
+            elif self._loaded and key not in self._states:
+                raise KeyError(f"Checkpoint was loaded but does not contain a state for "
+                               f"{key!r}; it has {sorted(self._states)}.")
+            if prev is not None and prev is not op:
+                self._names.pop(id(prev), None)
+        self._enable(op, key)
+        self._ops[key] = op
+        self._names[id(op)] = key
+        self._apply(key)
+        return key
+
+    @staticmethod
+    def _enable(op, key):
+        """Readers opt in to checkpointing: retroactively while not yet iterated."""
+        if getattr(op, "enable_checkpointing", True):
+            return
+        if getattr(op, "_iterated", False):
+            raise RuntimeError(f"Checkpoint.register: reader {key!r} was iterated with "
+                               f"checkpointing disabled; pass `enable_checkpointing=True` to "
+                               f"the reader's constructor")
+        op.enable_checkpointing = True
+
+    def _apply(self, key):
+        if key not in self._dirty:
+            return
+        entry, op = self._states[key], self._ops[key]
+        actual = type(op).__qualname__
+        if entry.type_name is not None and entry.type_name != actual:
+            raise TypeError(f"Type mismatch for operator {key!r}: checkpoint stores state for "
+                            f"type {entry.type_name!r}, but the registered operator is of type "
+                            f"{actual!r}.")
+        op.set_state(entry.state)
+        self._dirty.discard(key)
+
+    def get_state(self, name):
+        """The state held for the object registered under ``name`` (None before any
+        :meth:`collect`, :meth:`load` or :meth:`set_state` of it).
+
+        Raises
+        ------
+        KeyError
+            Nothing is registered under ``name``.
+        """
+        key = str(name)
+        if key not in self._ops:
+            raise KeyError(f"No op registered under {key!r}.")
+        entry = self._states.get(key)
+        return None if entry is None else entry.state
+
+    def set_state(self, name: str, value, op_type=None) -> None:
+        """Hold ``value`` as the state of ``name`` (registered now or later); it is applied at
+        the name's next :meth:`register` or at :meth:`restore`.
+
+        Parameters
+        ----------
+        name : str
+        value : str
+            A state string (``get_state()``), as the object's ``set_state`` accepts it.
+        op_type : type or str, optional
+            The class (or its ``__qualname__``) the state belongs to; checked when applied.
+
+        Raises
+        ------
+        KeyError
+            The checkpoint is complete and nothing is registered under ``name``.
+        TypeError
+            ``op_type`` is neither a class nor a string.
+        """
+        key = str(name)
+        if self._complete and key not in self._ops:
+            raise KeyError(f"No operator registered under {key!r}.")
+        if op_type is None or isinstance(op_type, str):
+            type_name = op_type
+        elif isinstance(op_type, type):
+            type_name = op_type.__qualname__
+        else:
+            raise TypeError(f"`op_type` must be a class or a string, got {op_type!r}.")
+        self._states[key] = _StateEntry(value, type_name)
+        self._dirty.add(key)
+
+    # ------------------------------------------------------------------ collect / restore
+    def _extra(self):
+        extra = sorted(set(self._states) - set(self._ops))
+        if extra:
+            raise RuntimeError(f"Checkpoint state has entries with no corresponding "
+                               f"registered ops: {extra}.")
+
+    def collect(self) -> None:
+        """Snapshot every registered object's state (``get_state()``); the checkpoint is then
+        complete.
 
         Raises
         ------
         RuntimeError
-            Registering an already-iterated reader built without ``enable_checkpointing=True``.
-        KeyError
-            The loaded checkpoint has no entry for ``name``.
-        TypeError
-            The loaded entry is for a different kind of object.
+            States are held for names nothing is registered under.
         """
-        if name is None:
-            name = f"__op_{self._anon}"
-            self._anon += 1
-        if not hasattr(obj, "get_state") or not hasattr(obj, "set_state"):
-            raise TypeError(f"Checkpoint.register: {type(obj).__name__} has no state to save")
-        if hasattr(obj, "enable_checkpointing") and not obj.enable_checkpointing:
-            if getattr(obj, "_iterated", False):
-                raise RuntimeError(f"Checkpoint.register: reader {name!r} was iterated without "
-                                   f"enable_checkpointing=True")
-            obj.enable_checkpointing = True
-        self._objects[name] = obj
-        if self._loaded is not None:
-            if name not in self._loaded:
-                raise KeyError(f"Checkpoint.register: the loaded checkpoint has no entry "
-                               f"{name!r}; it has {sorted(self._loaded)}")
-            entry = self._loaded[name]
-            kind = type(obj).__name__
-            if entry["kind"] != kind:
-                raise TypeError(f"Checkpoint.register: entry {name!r} holds a {entry['kind']} "
-                                f"state, not a {kind}")
-            obj.set_state(entry["state"])
-        return obj
+        self._extra()
+        self._states = {key: _StateEntry(op.get_state(), type(op).__qualname__)
+                        for key, op in self._ops.items()}
+        self._dirty.clear()
+        self._complete, self._loaded = True, False
 
-    def collect(self) -> dict:
-        """Snapshot every registered object's state."""
-        self._collected = {name: {"kind": type(o).__name__, "state": o.get_state()}
-                           for name, o in self._objects.items()}
-        return self._collected
+    def restore(self) -> None:
+        """Apply every state not yet applied (a no-op without states).
 
+        Raises
+        ------
+        RuntimeError
+            States for unregistered names, or registered objects without a state.
+        """
+        if not self._states:
+            return
+        self._extra()
+        missing = sorted(set(self._ops) - set(self._states))
+        if missing:
+            raise RuntimeError(f"Checkpoint state is incomplete - missing entries for "
+                               f"{missing}.")
+        for key in list(self._dirty):
+            self._apply(key)
+
+    # ------------------------------------------------------------------ serialization
     def serialize(self) -> str:
-        if self._collected is None:
+        """The checkpoint as JSON text: ``{"version": 2, "states": {name: {"state": str,
+        "type": str}}}``. Objects registered but never collected are collected now.
+
+        Raises
+        ------
+        RuntimeError
+            Nothing is registered and no state is held.
+        """
+        if not self._states:
+            if not self._ops:
+                raise RuntimeError("Cannot serialize an empty checkpoint. Call `collect` (or "
+                                   "`set_state`) first.")
             self.collect()
-        return json.dumps({"version": FORMAT_VERSION, "objects": self._collected})
+        states = {}
+        for key, entry in self._states.items():
+            state = _legacy_to_string(entry.state)
+            states[key] = {"state": str(state), "type": entry.type_name}
+        return json.dumps({"version": FORMAT_VERSION, "states": states})
 
-    def deserialize(self, text: str) -> None:
-        data = json.loads(text)
-        if data.get("version") != FORMAT_VERSION:
-            raise ValueError(f"checkpoint format version {data.get('version')!r} is not "
-                             f"{FORMAT_VERSION}; no automatic upgrade")
-        self._loaded = data["objects"]
+    def deserialize(self, data) -> None:
+        """Take the states of :meth:`serialize`'s text (``str`` or ``bytes``); they are
+        applied at registration. Files of ndd's format 1 are read too.
 
-    def save(self, pattern: str) -> str:
-        """Write to ``pattern`` with the next free ``{seq}`` (e.g. ``"ckpt_{seq:04d}.json"``)."""
-        seqs = _existing(pattern)
-        path = pattern.format(seq=(max(seqs) + 1) if seqs else 0)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(self.serialize())
-        os.replace(tmp, path)
+        Raises
+        ------
+        ValueError
+            Not a checkpoint, another format version, or a malformed entry.
+        """
+        try:
+            payload = json.loads(data)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"Invalid checkpoint payload: not JSON text ({e}).") from None
+        if not isinstance(payload, dict):
+            raise ValueError("Invalid checkpoint payload: expected a JSON object with "
+                             "`version` and `states`.")
+        version = payload.get("version", 0)
+        if version == 1 and "objects" in payload and "states" not in payload:
+            states = self._from_format_1(payload["objects"])
+        elif "states" not in payload:
+            raise ValueError("Invalid checkpoint payload: expected a JSON object with "
+                             "`version` and `states`.")
+        elif version != FORMAT_VERSION:
+            raise ValueError(f"Unsupported checkpoint format version {version}; expected "
+                             f"{FORMAT_VERSION}.")
+        else:
+            states = self._from_format_2(payload["states"])
+        self._states = states
+        self._dirty = set(states)
+        self._complete, self._loaded = False, True
+
+    @staticmethod
+    def _from_format_2(states):
+        if not isinstance(states, dict):
+            raise ValueError("Invalid checkpoint payload: `states` must be a dict.")
+        out = {}
+        for k, v in states.items():
+            if not isinstance(v, dict) or "state" not in v:
+                raise ValueError(f"Invalid checkpoint entry for {k!r}: expected "
+                                 f"{{'state': ..., 'type': ...}}.")
+            type_name = v.get("type")
+            if type_name is not None and not isinstance(type_name, str):
+                raise ValueError(f"Invalid `type` for entry {k!r}: expected a string.")
+            out[str(k)] = _StateEntry(str(v["state"]), type_name)
+        return out
+
+    @staticmethod
+    def _from_format_1(objects):
+        """ndd's earlier files: ``{name: {"kind": "File" | "RNG", "state": dict}}``."""
+        if not isinstance(objects, dict):
+            raise ValueError("Invalid checkpoint payload: `objects` must be a dict.")
+        out = {}
+        for k, v in objects.items():
+            if not isinstance(v, dict) or not isinstance(v.get("state"), dict) or \
+                    not isinstance(v.get("kind"), str):
+                raise ValueError(f"Invalid checkpoint entry for {k!r}: expected "
+                                 f"{{'kind': str, 'state': dict}} (format 1).")
+            out[str(k)] = _StateEntry(_legacy_to_string(v["state"]), v["kind"])
+        return out
+
+    # ------------------------------------------------------------------ files
+    def save(self, filename: str) -> str:
+        """Write :meth:`serialize` to ``filename`` with the next free ``{seq}``
+        (e.g. ``"ckpt_{seq:04d}.json"``; the folder is created) and return the path.
+
+        Raises
+        ------
+        ValueError
+            ``filename`` has no ``{seq}`` field (or other fields).
+        RuntimeError
+            An empty checkpoint.
+        """
+        seq = self._save_seq
+        if seq is None:
+            seq = max((s for s, _ in _matching_files(filename)), default=-1) + 1
+        path = filename.format(seq=seq)
+        while os.path.exists(path):
+            seq += 1
+            path = filename.format(seq=seq)
+        data = self.serialize()
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+        self._save_seq = seq + 1
         return path
 
-    def load(self, pattern: str) -> str:
-        """Read the file matching ``pattern`` with the highest ``{seq}``.
+    def load(self, filename: str) -> str:
+        """Read the file matching ``filename`` with the highest ``{seq}`` (see
+        :meth:`deserialize`) and return its path.
 
         Raises
         ------
         FileNotFoundError
-            When no file matches.
+            No file matches.
+        ValueError
+            ``filename`` has no ``{seq}`` field, or the file is not a checkpoint.
         """
-        seqs = _existing(pattern)
-        if not seqs:
-            raise FileNotFoundError(f"no checkpoint matches {pattern!r}")
-        path = pattern.format(seq=max(seqs))
-        with open(path) as f:
+        found = sorted(_matching_files(filename))
+        if not found:
+            raise FileNotFoundError(f"No checkpoint file matches filename {filename!r}.")
+        seq, path = found[-1]
+        with open(path, encoding="utf-8") as f:
             self.deserialize(f.read())
+        self._save_seq = seq + 1
         return path
 
-    def clear(self) -> None:
-        self._objects.clear()
-        self._loaded = None
-        self._collected = None
-        self._anon = 0
+
+def _pattern_parts(pattern: str) -> list:
+    """``pattern`` as ``[literal, None, literal]`` around its one ``{seq}`` field."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"checkpoint file pattern must be a str, got {type(pattern).__name__}")
+    parts, seen = [], False
+    for literal, field, _spec, _conv in string.Formatter().parse(pattern):
+        parts.append(literal)
+        if field is None:
+            continue
+        if field != "seq":
+            raise ValueError(f"Unsupported field {{{field}}} in checkpoint pattern "
+                             f"{pattern!r}; only `{{seq}}` (with an optional format spec) is "
+                             f"allowed.")
+        if seen:
+            raise ValueError(f"`{{seq}}` may appear at most once in a checkpoint pattern, got "
+                             f"{pattern!r}.")
+        seen = True
+        parts.append(None)
+    if not seen:
+        raise ValueError(f"Checkpoint pattern must include `{{seq}}`, got {pattern!r}.")
+    return parts
 
 
-def _existing(pattern: str) -> list[int]:
-    if "{seq" not in pattern:
-        raise ValueError(f"checkpoint file pattern needs a {{seq}} placeholder, got {pattern!r}")
-    head, rest = pattern.split("{seq", 1)
-    tail = rest.split("}", 1)[1]
-    rx = re.compile(re.escape(os.path.basename(head)) + r"(\d+)" + re.escape(tail) + "$")
-    folder = os.path.dirname(head) or "."
-    out = []
-    for p in glob.glob(os.path.join(glob.escape(folder), "*")):
-        m = rx.match(os.path.basename(p))
+def _matching_files(pattern: str):
+    """``(seq, path)`` of the existing files ``pattern`` describes."""
+    parts = _pattern_parts(pattern)
+    wildcard = "".join("*" if p is None else glob.escape(p) for p in parts)
+    rx = re.compile("".join(r"(\d+)" if p is None else re.escape(p) for p in parts) + r"\Z")
+    for path in glob.glob(wildcard):
+        m = rx.match(path)
         if m:
-            out.append(int(m.group(1)))
-    return out
+            yield int(m.group(1)), path
 
 
 def current() -> Checkpoint:
-    """The Checkpoint bound to this thread's current ``EvalContext``."""
+    """The Checkpoint bound to this thread's current ``EvalContext`` (one per context; call
+    ``clear()`` to reuse it for an unrelated run)."""
     from ndd._eval_mode import EvalContext
     ctx = EvalContext.current()
     if ctx._checkpoint is None:

@@ -8,7 +8,10 @@ from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
 from ndd._epoch_rules import start_epoch as _start_epoch
 from ndd._tensor import Tensor as _Tensor
+from ndd.checkpoint import (StateField as _StateField, decode_state as _decode_state,
+                            encode_state as _encode_state, state_text as _state_text)
 from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
+from runtime.readers.file_reader import STATE_FORMAT as _CORE_FORMAT
 from runtime.storage import SampleList as _SampleList
 
 # Accepted for compatibility with DALI's readers.File and ignored.
@@ -131,30 +134,96 @@ class File:
     def get_metadata(self) -> dict:
         return self._core.get_metadata()
 
-    def get_state(self) -> dict:
-        """The reader's position and shuffle state (JSON-serialisable)."""
-        return {"type": "ndd.readers.File", "core": self._core.get_state()}
+    def get_state(self) -> str:
+        """The reader's position and shuffle state as one string (see ``ndd.checkpoint``).
 
-    def set_state(self, state: dict) -> None:
-        """Restore a state from :meth:`get_state`; only before the first ``next_epoch``.
+        The string is plain ASCII, e.g. ``'ndd.readers.File/2;epoch=1;position=8;...;crc=...'``:
+        it survives ``str()``, JSON, pickle and ``torch.save`` unchanged, and :meth:`set_state`
+        of a fresh reader over the same dataset takes it back (also as bytes). Taken after the
+        last batch of an epoch, it restores to the start of the next epoch; in the middle of
+        one, to the next batch of that epoch.
+
+        Returns
+        -------
+        str
+        """
+        return _encode(self._core.get_state())
+
+    def set_state(self, state) -> None:
+        """Continue from a state of :meth:`get_state`; only before the first ``next_epoch``.
+
+        Parameters
+        ----------
+        state : str or bytes
+            :meth:`get_state`'s string (the dict earlier ndd versions returned is accepted
+            too). The next ``next_epoch`` continues the saved epoch from the next batch (the
+            rest of that epoch), or starts the next epoch when the saved one was complete; the
+            batch size and mode (batches or samples) are the saved reader's.
 
         Raises
         ------
         RuntimeError
             If the reader has already been iterated.
+        TypeError
+            ``state`` is not a str, bytes or dict.
+        ValueError
+            Not a File reader state (an RNG's, DALI's, a truncated or altered string), or one
+            taken over another dataset (file list, order or labels) or other sharding or
+            shuffling arguments.
         """
         if self._iterated:
-            raise RuntimeError("set_state: the reader has already been iterated; restore the "
-                               "state into a freshly built reader before its first next_epoch")
-        if not isinstance(state, dict) or state.get("type") != "ndd.readers.File":
-            raise ValueError(f"set_state: not an ndd.readers.File state: {state!r:.80}")
-        self._core.set_state(state["core"])
+            raise RuntimeError("set_state: cannot set the reader's state after iteration has "
+                               "begun; restore the state into a freshly built reader before "
+                               "its first next_epoch")
+        text = _state_text(state, "readers.File.set_state")
+        self._core.set_state(_decode(text) if text is not None else _from_legacy(state))
 
     def close(self) -> None:
         self._core.close()
 
     def __repr__(self) -> str:
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
+
+
+# ------------------------------------------------------------------ the state string
+_KIND = "ndd.readers.File"
+_FIELDS = tuple(_StateField(*f) for f in (
+    ("epoch", "int"), ("position", "int"), ("mode", "word", True), ("batch_size", "int", True),
+    ("num_samples", "int"), ("num_shards", "int"), ("shard_id", "int"),
+    ("stick_to_shard", "bool"), ("pad_last_batch", "bool"), ("random_shuffle", "bool"),
+    ("seed", "int"), ("shuffle_after_epoch", "bool"), ("shuffle_after_epoch_seed", "int"),
+    ("dataset", "word", True)))
+
+
+def _encode(core_state: dict) -> str:
+    return _encode_state(_KIND, _FIELDS, core_state)
+
+
+def _decode(text: str) -> dict:
+    """The core's state dict of a state string (the core checks it against the reader)."""
+    values = _decode_state(text, _KIND, _FIELDS, "readers.File.set_state")
+    return {"format": _CORE_FORMAT, **values}
+
+
+def _from_legacy(state: dict) -> dict:
+    """The core's state dict of an earlier version's ``get_state()`` dict (state format 1:
+    ``{"type": "ndd.readers.File", "core": {...}}``)."""
+    core = state.get("core") if state.get("type") == _KIND else None
+    if not isinstance(core, dict) or core.get("format") != _CORE_FORMAT:
+        raise ValueError(f"readers.File.set_state: expected an {_KIND} state (the string "
+                         f"returned by get_state(), or an earlier version's dict with "
+                         f"type={_KIND!r}), got {state!r:.120}")
+    return core
+
+
+def _legacy_string(state: dict) -> str:
+    """An earlier version's state dict as the current string (checkpoint files of format 1)."""
+    core = _from_legacy(state)
+    try:
+        return _encode({**core, "dataset": core.get("dataset")})
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"corrupt {_KIND} state dict (format 1): missing or bad {e}") \
+            from None
 
 
 def _encoded_batch(encoded: list, files: list) -> "_Batch":

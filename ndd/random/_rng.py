@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from ndd.checkpoint import StateField, decode_state, encode_state, state_text
+
 
 class RNG:
     """A random-number generator (PCG64) whose state can be saved and restored.
@@ -19,16 +21,24 @@ class RNG:
     ----------
     seed : int, optional
         Non-negative seed; None draws one from the operating system.
+    state : str, optional
+        A state from :meth:`get_state` to start from (exclusive with ``seed``, as in DALI).
+
+    Raises
+    ------
+    ValueError
+        A bad seed, both ``seed`` and ``state``, or a state that is not an RNG's.
     """
 
-    def __init__(self, seed: int | None = None):
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                                 or seed < 0):
-            raise ValueError(f"RNG: seed must be a non-negative integer, got {seed!r}")
-        self._seed = seed
+    def __init__(self, seed: int | None = None, state=None):
+        if seed is not None and state is not None:
+            raise ValueError("Cannot specify both `seed` and `state`")
+        self._seed = _check_seed(seed)
         self._gen = np.random.Generator(np.random.PCG64(seed))
         self._lock = threading.Lock()
         self._spec = None   # compile mode's early draws from this generator (ndd._speculation)
+        if state is not None:
+            self.set_state(state)
 
     @contextlib.contextmanager
     def _alone(self):
@@ -52,7 +62,28 @@ class RNG:
 
     @property
     def seed(self):
+        """The seed this generator was started from (None: from the operating system).
+
+        Assigning reseeds the generator in place (DALI's ``rng.seed = value``): every holder of
+        this object then draws the new sequence.
+        """
         return self._seed
+
+    @seed.setter
+    def seed(self, value):
+        value = _check_seed(value)
+        with self._alone():
+            self._gen = np.random.Generator(np.random.PCG64(value))
+            self._seed = value
+
+    @property
+    def state(self) -> str:
+        """:meth:`get_state`; assigning is :meth:`set_state` (DALI's ``state`` property)."""
+        return self.get_state()
+
+    @state.setter
+    def state(self, value):
+        self.set_state(value)
 
     def clone(self) -> "RNG":
         """An independent generator in the same state (draws the same numbers)."""
@@ -64,10 +95,18 @@ class RNG:
         other._spec = None
         return other
 
-    def get_state(self) -> dict:
-        """A JSON-serialisable snapshot of the state."""
+    def get_state(self) -> str:
+        """The generator's state as one string (see ``ndd.checkpoint``), e.g.
+        ``'ndd.random.RNG/2;bit_generator=PCG64;state=...;crc=...'``.
+
+        Returns
+        -------
+        str
+            Plain ASCII: it survives ``str()``, JSON, pickle and ``torch.save`` unchanged and
+            :meth:`set_state` (or ``RNG(state=...)``) takes it back.
+        """
         with self._alone():
-            return self._state_dict()
+            return _encode(self._state_dict())
 
     def _raw_state(self) -> dict:
         with self._lock:
@@ -85,23 +124,24 @@ class RNG:
             self._set_state_dict(state)
 
     def _set_state_dict(self, state: dict) -> None:
-        self._gen.bit_generator.state = {
-            "bit_generator": state["bit_generator"], "state": dict(state["state"]),
-            "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
+        self._gen.bit_generator.state = _bit_generator_state(state)
 
-    def set_state(self, state: dict) -> None:
-        """Restore a state from :meth:`get_state`.
+    def set_state(self, state) -> None:
+        """Continue from a state of :meth:`get_state` (also as bytes, or the dict that earlier
+        ndd versions returned).
 
         Raises
         ------
+        TypeError
+            ``state`` is not a str, bytes or dict.
         ValueError
-            When ``state`` is not an ndd RNG state.
+            Not an ndd RNG state: another object's, DALI's, or a truncated/altered string.
         """
-        if not isinstance(state, dict) or state.get("type") != "ndd.random.RNG":
-            raise ValueError(f"RNG.set_state: not an ndd.random.RNG state: {state!r:.80}")
+        text = state_text(state, "RNG.set_state")
+        values = _check_values(_decode(text) if text is not None else _from_legacy(state))
         with self._alone():
-            self._set_state_dict(state)
-            self._seed = state.get("seed")
+            self._set_state_dict(values)
+            self._seed = values["seed"]
 
     def draw(self, n: int) -> tuple[int, ...]:
         """n seeds for per-sample generators (advances the state)."""
@@ -126,6 +166,86 @@ class RNG:
         return f"ndd.random.RNG(seed={self._seed})"
 
 
+# ------------------------------------------------------------------ the state string
+_KIND = "ndd.random.RNG"
+_FIELDS = (StateField("bit_generator", "word"), StateField("state", "int"),
+           StateField("inc", "int"), StateField("has_uint32", "int"),
+           StateField("uinteger", "int"), StateField("seed", "int", optional=True))
+
+
+def _check_seed(seed):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise ValueError(f"RNG: seed must be a non-negative integer, got {seed!r}")
+    return None if seed is None else int(seed)
+
+
+def _check_values(v: dict) -> dict:
+    """``v`` (a decoded state) when it is a state PCG64 can be in, else ValueError."""
+    inner = v["state"]
+    bad = None
+    if v["bit_generator"] != "PCG64":
+        bad = f"bit_generator {v['bit_generator']!r} is not PCG64"
+    elif not (0 <= inner["state"] < 2 ** 128 and 0 <= inner["inc"] < 2 ** 128):
+        bad = "state or inc is not a 128-bit unsigned integer"
+    elif inner["inc"] % 2 == 0:
+        bad = "inc is even (PCG64's increment is odd)"
+    elif v["has_uint32"] not in (0, 1) or not 0 <= v["uinteger"] < 2 ** 32:
+        bad = "has_uint32 is not 0 or 1, or uinteger is not a 32-bit unsigned integer"
+    elif v["seed"] is not None and v["seed"] < 0:
+        bad = "seed is negative"
+    if bad:
+        raise ValueError(f"RNG.set_state: corrupt {_KIND} state: {bad}")
+    return v
+
+
+def _bit_generator_state(values: dict) -> dict:
+    """numpy's ``bit_generator.state`` dict of the flat ``values``."""
+    return {"bit_generator": "PCG64", "state": dict(values["state"]),
+            "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
+
+
+def _encode(d: dict) -> str:
+    flat = {"bit_generator": d["bit_generator"], "state": d["state"]["state"],
+            "inc": d["state"]["inc"], "has_uint32": d["has_uint32"],
+            "uinteger": d["uinteger"], "seed": d["seed"]}
+    return encode_state(_KIND, _FIELDS, flat)
+
+
+def _decode(text: str) -> dict:
+    v = decode_state(text, _KIND, _FIELDS, "RNG.set_state")
+    return {"type": _KIND, "bit_generator": v["bit_generator"],
+            "state": {"state": v["state"], "inc": v["inc"]},
+            "has_uint32": v["has_uint32"], "uinteger": v["uinteger"], "seed": v["seed"]}
+
+
+def _from_legacy(state: dict) -> dict:
+    """The dict ``get_state`` returned in earlier ndd versions (state format 1), checked."""
+    if state.get("type") != _KIND:
+        raise ValueError(f"RNG.set_state: expected an {_KIND} state (the string returned by "
+                         f"get_state(), or an earlier version's dict with type={_KIND!r}), "
+                         f"got {state!r:.120}")
+    try:
+        inner = state["state"]
+        out = {"type": _KIND, "bit_generator": state["bit_generator"],
+               "state": {"state": int(inner["state"]), "inc": int(inner["inc"])},
+               "has_uint32": int(state["has_uint32"]), "uinteger": int(state["uinteger"]),
+               "seed": state.get("seed")}
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"RNG.set_state: corrupt {_KIND} state dict (missing or bad {e})") \
+            from None
+    if out["seed"] is not None and (isinstance(out["seed"], bool) or
+                                    not isinstance(out["seed"], int)):
+        raise ValueError(f"RNG.set_state: corrupt {_KIND} state dict (seed "
+                         f"{out['seed']!r} is not an integer)")
+    return _check_values(out)
+
+
+def _legacy_string(state: dict) -> str:
+    """An earlier version's state dict as the current string (checkpoint files of format 1)."""
+    return _encode(_from_legacy(state))
+
+
 _local = threading.local()
 
 
@@ -138,8 +258,9 @@ def get_default_rng() -> RNG:
 
 
 def set_seed(seed: int) -> None:
-    """Reseed this thread's default generator."""
-    _local.rng = RNG(seed)
+    """Reseed this thread's default generator in place (as DALI): handles obtained before
+    from :func:`get_default_rng` draw the new sequence too, the same as ``RNG(seed)``'s."""
+    get_default_rng().seed = seed
 
 
 def resolve_rng(rng) -> RNG:

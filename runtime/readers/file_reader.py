@@ -8,6 +8,7 @@ in which epoch); differences from DALI 2.4 are listed in ``docs/semantics.md``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import weakref
@@ -18,7 +19,7 @@ from runtime.readers.file_index import DEFAULT_FILE_FILTERS, build_file_index
 from runtime.readers.prefetch import Prefetcher
 from runtime.readers.sharding import ShardSpec, epoch_order, split_batches
 
-__all__ = ["FileReaderCore", "EpochIterator", "STATE_FORMAT"]
+__all__ = ["FileReaderCore", "EpochIterator", "STATE_FORMAT", "dataset_fingerprint"]
 
 #: Tag of the ``get_state`` dictionaries (checked by ``set_state``).
 STATE_FORMAT = "ndd.readers.File/1"
@@ -205,6 +206,27 @@ class EpochIterator:
         """Number of items (batches or samples) this iterator yields in total."""
         n = len(self._run.order)
         return n if self._batch_size is None else -(-n // self._batch_size)
+
+
+def dataset_fingerprint(paths, labels):
+    """16 hex digits naming a dataset: its paths below their deepest common folder, in order,
+    and their labels (a copy of the dataset moved to another folder keeps it).
+
+    Parameters
+    ----------
+    paths : sequence of str
+    labels : numpy.ndarray
+        int32, one per path.
+
+    Returns
+    -------
+    str
+    """
+    cut = os.path.commonprefix(list(paths)).rfind(os.sep) + 1
+    h = hashlib.blake2b(digest_size=8)
+    h.update("\0".join(p[cut:] for p in paths).encode("utf-8", "surrogateescape"))
+    h.update(np.ascontiguousarray(labels, dtype="<i4").tobytes())
+    return h.hexdigest()
 
 
 class FileReaderCore:
@@ -506,15 +528,18 @@ class FileReaderCore:
         -------
         dict
             ``format``, ``epoch`` (0-based epoch in progress or next), ``position`` (samples
-            of that epoch already delivered), ``seed``, ``shuffle_after_epoch_seed``,
-            ``mode``, ``batch_size`` and the dataset/sharding settings that ``set_state``
-            checks.
+            of that epoch the consumer got: in compile mode without the batches read ahead),
+            ``seed``, ``shuffle_after_epoch_seed``, ``mode``, ``batch_size``, the
+            dataset/sharding settings that ``set_state`` checks and ``dataset`` (see
+            :func:`dataset_fingerprint`).
         """
         with self._lock:
             self._dataset()
-            run = self._run
-            if run is not None and not run.finished:
-                epoch, position = run.epoch, run.position
+            run = self._run if self._run is not None and not self._run.finished else \
+                self._read_ahead_run()
+            if run is not None:
+                it = run.iterator() if run.iterator is not None else None
+                epoch, position = run.epoch, it.consumed() if it is not None else run.position
             else:
                 epoch, position = self._epoch, self._start_position
             spec = self._spec
@@ -523,7 +548,16 @@ class FileReaderCore:
                      "shuffle_after_epoch_seed": int(spec.shuffle_after_epoch_seed),
                      "mode": self._mode, "batch_size": self._batch_size}
             state.update({k: getattr(spec, k) for k in _CHECKED_STATE_KEYS})
+            state["dataset"] = self._fingerprint()
             return state
+
+    def _fingerprint(self):
+        """``dataset_fingerprint`` of this reader's dataset (computed once)."""
+        fp = getattr(self, "_dataset_fp", None)
+        if fp is None:
+            index = self._dataset()
+            fp = self._dataset_fp = dataset_fingerprint(index.paths, index.labels)
+        return fp
 
     def set_state(self, state):
         """Restore a ``get_state`` snapshot; the next epoch continues right after it.
@@ -549,6 +583,12 @@ class FileReaderCore:
             if wrong:
                 raise ValueError(f"{self._label()}: the state belongs to a different "
                                  "dataset or sharding setup (" + "; ".join(wrong) + ")")
+            if state.get("dataset") is not None and state["dataset"] != self._fingerprint():
+                raise ValueError(
+                    f"{self._label()}: the state belongs to a different dataset: its file list "
+                    f"(paths below their common folder, order and labels) has fingerprint "
+                    f"{state['dataset']!r}, this reader's {self._index.source} has "
+                    f"{self._fingerprint()!r}")
             epoch = _check_int(state.get("epoch"), "state['epoch']", minimum=0)
             position = _check_int(state.get("position"), "state['position']", minimum=0)
             mode, batch_size = state.get("mode"), state.get("batch_size")
