@@ -71,6 +71,15 @@ def test_broadcast_and_conversion():
     assert _same(out.reshape(-1), np.array([fn(float(v), 0.5) for v in range(1, 7)], np.float32))
 
 
+def test_zero_dimensional_and_strided_inputs_keep_their_shape():
+    assert libm.unary("exp", np.array(0.0, np.float32), np.float32).shape == ()
+    out = libm.binary("atan2", np.array(1.0), np.array(1.0), np.float32)
+    assert out.shape == () and out.dtype == np.float32
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)[:, ::2]        # not contiguous
+    np.testing.assert_array_equal(libm.unary("exp", x, np.float32),
+                                  libm.unary("exp", x.copy(), np.float32))
+
+
 def test_float16_is_float32_rounded_once():
     x = np.random.default_rng(1).normal(0, 4, 2000).astype(np.float16)
     out = libm.unary("exp", x, np.float16)
