@@ -153,3 +153,89 @@ def test_shape_like_input():
     like = ndd.tensor(np.zeros((3, 4), np.uint8))
     t = ndd.random.uniform(like, rng=ndd.random.RNG(0))
     assert t.shape == (3, 4)
+
+
+# -- state strings and seeding (DALI's rules; see also tests/ndd/test_checkpoint.py) ---------
+def test_get_state_is_a_plain_string_that_round_trips():
+    r = ndd.random.RNG(17)
+    ndd.random.normal(batch_size=2, rng=r)
+    s = r.get_state()
+    assert type(s) is str and s.startswith("ndd.random.RNG/2;") and s == r.state
+    expect = [r() for _ in range(4)]
+    for back in (s, s.encode("ascii"), json.loads(json.dumps(s))):
+        g = ndd.random.RNG(0)
+        g.set_state(back)
+        assert [g() for _ in range(4)] == expect and g.seed == 17
+    g = ndd.random.RNG(0)
+    g.state = s
+    assert [g() for _ in range(4)] == expect
+    assert [ndd.random.RNG(state=s)() for _ in range(1)] == expect[:1]
+
+
+def test_earlier_dict_state_still_accepted():
+    r = ndd.random.RNG(3)
+    r()
+    legacy = r._state_dict()        # what get_state() returned in earlier ndd versions
+    assert legacy["type"] == "ndd.random.RNG"
+    expect = [r() for _ in range(3)]
+    g = ndd.random.RNG()
+    g.set_state(json.loads(json.dumps(legacy)))
+    assert [g() for _ in range(3)] == expect
+    with pytest.raises(ValueError, match="corrupt"):
+        g.set_state({**legacy, "state": {"state": 1}})
+
+
+def test_seed_assignment_reseeds_in_place():
+    r = ndd.random.RNG(1)
+    r()
+    r.seed = 42
+    assert r.seed == 42
+    assert [r() for _ in range(3)] == [g() for g in [ndd.random.RNG(42)] for _ in range(3)]
+    with pytest.raises(ValueError, match="seed"):
+        r.seed = -3
+
+
+def test_handle_obtained_before_set_seed_follows_it():
+    """DALI: set_seed reseeds the thread's default generator object, so a handle taken from
+    get_default_rng() before set_seed draws the new sequence; clones taken before do not."""
+    handle = ndd.random.get_default_rng()
+    clone = handle.clone()
+    old = clone.clone()
+    ndd.random.set_seed(123)
+    assert handle is ndd.random.get_default_rng()
+    ref = ndd.random.RNG(123)
+    assert [handle() for _ in range(5)] == [ref() for _ in range(5)]
+    assert [clone() for _ in range(3)] == [old() for _ in range(3)]
+    ndd.random.set_seed(9)
+    by_default = _vals(ndd.random.uniform(batch_size=4, shape=[2]))
+    ndd.random.set_seed(9)
+    by_handle = _vals(ndd.random.uniform(batch_size=4, shape=[2], rng=handle))
+    np.testing.assert_array_equal(by_default, by_handle)
+    np.testing.assert_array_equal(
+        by_default, _vals(ndd.random.uniform(batch_size=4, shape=[2], rng=ndd.random.RNG(9))))
+    ndd.random.set_seed(4)
+    saved = ndd.random.get_default_rng().get_state()
+    expect = _vals(ndd.random.uniform(batch_size=3))
+    ndd.random.set_seed(5)
+    handle.set_state(saved)     # restoring the default through the old handle
+    np.testing.assert_array_equal(_vals(ndd.random.uniform(batch_size=3)), expect)
+
+
+def test_set_seed_inside_a_compiled_loop_equals_eager(image_folder):
+    """The default generator is reseeded in place: a compiled loop's seeds drawn ahead from
+    it are given back, and the rest of the epoch draws what eager execution draws."""
+    def run(compile):
+        ndd.random.set_seed(1)
+        reader = ndd.readers.File(file_root=str(image_folder), random_shuffle=True, seed=2)
+        out = []
+        for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=2, compile=compile)):
+            if k == 1:
+                ndd.random.set_seed(77)
+            out.append(_vals(ndd.random.uniform(batch_size=jpegs.batch_size)))
+        return out, ndd.random.get_default_rng().get_state()
+
+    eager, compiled = run(False), run(True)
+    assert len(eager[0]) == 3
+    for a, b in zip(eager[0], compiled[0]):
+        np.testing.assert_array_equal(a, b)
+    assert eager[1] == compiled[1]

@@ -108,6 +108,25 @@ def test_state_round_trip(image_folder):
         r2.set_state(state)
 
 
+def test_state_is_a_string_and_the_earlier_dict_still_works(image_folder):
+    r1 = ndd.readers.File(file_root=str(image_folder), random_shuffle=True, seed=1)
+    it = r1.next_epoch(batch_size=2)
+    next(it)
+    state = r1.get_state()
+    assert type(state) is str and state.startswith("ndd.readers.File/2;epoch=0;position=2;")
+    rest = [np.asarray(e).tobytes() for enc, _ in it for e in enc.tensors[:]]
+    legacy = {"type": "ndd.readers.File", "core": r1._core.get_state()}   # earlier get_state()
+    legacy["core"].update(epoch=0, position=2)
+    del legacy["core"]["dataset"]      # earlier versions had no dataset fingerprint
+    for given in (state, state.encode("ascii"), json.loads(json.dumps(legacy))):
+        r2 = ndd.readers.File(file_root=str(image_folder), random_shuffle=True, seed=1)
+        r2.set_state(given)
+        assert [np.asarray(e).tobytes() for enc, _ in r2.next_epoch(batch_size=2)
+                for e in enc.tensors[:]] == rest
+    with pytest.raises(TypeError, match="state must be a str"):
+        ndd.readers.File(file_root=str(image_folder)).set_state(3)
+
+
 def test_sample_dataset_labels(sample_dataset):
     reader = ndd.readers.File(file_root=str(sample_dataset))
     classes = sorted(p.name for p in sample_dataset.iterdir()

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from runtime.readers.file_index import DEFAULT_FILE_FILTERS, parse_file_list
-from runtime.readers.file_reader import FileReaderCore
+from runtime.readers.file_reader import FileReaderCore, dataset_fingerprint
 from runtime.readers.sharding import ShardSpec, epoch_order, shard_range, split_batches
 
 
@@ -345,6 +345,40 @@ def test_state_sample_mode_and_rules(ten):
     r4.set_state(state)
     with pytest.raises(RuntimeError, match="sample mode"):
         r4.next_epoch(batch_size=2)
+
+
+def test_state_names_the_dataset(ten, tmp_path):
+    """``dataset`` is a fingerprint of the paths below their common folder, their order and
+    labels: a moved copy matches, other names, order or labels do not; a state of the earlier
+    format (no ``dataset``) is still accepted."""
+    r = FileReaderCore(files=ten)
+    it = r.next_epoch(batch_size=4)
+    next(it)
+    state = r.get_state()
+    rest = ["".join(_names(e)) for e, _ in it]
+    fp = state["dataset"]
+    assert len(fp) == 16 and int(fp, 16) >= 0
+    assert dataset_fingerprint(ten, np.arange(10, dtype=np.int32)) == fp
+    moved = [p.replace(os.sep + "ten" + os.sep, os.sep + "elsewhere" + os.sep) for p in ten]
+    for src, dst in zip(ten, moved):
+        _write(dst, open(src).read())
+    relative = [os.path.relpath(p) for p in moved]
+    for files in (moved, relative):
+        r2 = FileReaderCore(files=files)
+        r2.set_state(state)
+        assert _epoch_batches(r2, 4) == rest
+    for files, labels in ((ten[::-1], None), (ten, [0] * 10)):
+        with pytest.raises(ValueError, match="different dataset: its file list"):
+            FileReaderCore(files=files, labels=labels).set_state(state)
+    other = [os.path.join(os.path.dirname(p), "x" + os.path.basename(p)) for p in ten]
+    for p in other:
+        _write(p)
+    with pytest.raises(ValueError, match=f"different dataset.*{fp}"):
+        FileReaderCore(files=other).set_state(state)
+    earlier = {k: v for k, v in state.items() if k != "dataset"}
+    r3 = FileReaderCore(files=other)
+    r3.set_state(earlier)        # written before the fingerprint existed: not checked
+    assert len(_epoch_batches(r3, 4)) == 2
 
 
 # -- prefetch and read errors -----------------------------------------------------------------
