@@ -114,6 +114,11 @@ def test_compiled_batches_are_freed_without_the_garbage_collector(sample_dataset
             n += 1
     finally:
         gc.enable()
-    assert n >= 10
-    # Each batch's buffer came back: at most a few batches (queue + current) were in flight.
-    assert small_pool.misses <= 5, (small_pool.hits, small_pool.misses)
+    assert n == 15
+    # Each batch's buffer came back. A leak allocates one per batch (15 misses); without one,
+    # at most these are alive at once: the traced batch, DEFAULT_QUEUE_DEPTH (2) queued, one
+    # the prefetch thread holds while it waits for room in the queue, one running on the
+    # second runner thread (OVERLAP = 2), the body's batch and the one it just dropped (freed
+    # when the body's next statement runs): 7. The exact count depends on thread timing
+    # (5 or 6 seen on 2 cores, 6 under load), so the bound is the structural one.
+    assert small_pool.misses <= 7 < n, (small_pool.hits, small_pool.misses)
