@@ -510,7 +510,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             return
         rep.traced = len(template.entries)
         # the generators of this epoch: rng=None calls draw from the loop thread's default
-        # generator as it is now (set_seed between epochs installs a new one)
+        # generator as it is now (a set_seed between epochs has reseeded it)
         rngs = {m: (get_default_rng() if e.rng_default else e.rng)
                 for m, e in enumerate(template.entries) if e.rng is not None}
         unique = list({id(g): g for g in rngs.values()}.values())
