@@ -115,7 +115,8 @@ def test_deferred_equals_eager():
         f = s.astype(np.float32)
         g = (f * 0.5 + 3) / 2
         ref = np.sqrt(g[:, ::-1]) - g[..., 0:1]
-        np.testing.assert_allclose(np.asarray(eager.tensors[i]), ref, rtol=1e-6)
+        # exact: the same float32 operations (* + / -, correctly rounded sqrt) in numpy
+        np.testing.assert_array_equal(np.asarray(eager.tensors[i]), ref)
         np.testing.assert_array_equal(np.asarray(deferred.tensors[i]),
                                       np.asarray(eager.tensors[i]))
         np.testing.assert_array_equal(np.asarray(sync.tensors[i]), np.asarray(eager.tensors[i]))
