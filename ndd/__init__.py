@@ -20,6 +20,7 @@ from ndd._ops import make_function as _make, make_reshape as _make_reshape
 from ndd._tensor import Tensor
 from ndd.external_source import ExternalSource
 from runtime.threadpool import get_num_threads, set_num_threads
+from runtime.codecs.limits import get_max_image_pixels, set_max_image_pixels
 from compiler.types import DType
 
 __version__ = "0.1.0"
@@ -58,4 +59,5 @@ __all__ = [
     "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math", "random", "readers", "types",
     "resize", "crop", "crop_mirror_normalize", "flip", "random_resized_crop", "cast", "copy",
     "transpose", "reshape", "peek_image_shape", "imread", "explain",
+    "set_max_image_pixels", "get_max_image_pixels",
 ]

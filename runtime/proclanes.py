@@ -261,9 +261,12 @@ class ProcessLanes:
 
     def _send(self, w, target, payload):
         from runtime.buffers import dropped_since
+        from runtime.codecs.limits import process_settings
         try:
             sync, cursor = dropped_since(w.drop_cursor)
-            w.conn.send((target, payload, sync))
+            # the caller's process-wide settings (the image size limit) travel with every
+            # call, so a worker decodes under the limit in force when the batch was sent
+            w.conn.send((target, payload, sync, process_settings()))
             w.drop_cursor = cursor
         except (EOFError, OSError) as exc:
             raise self._died(target, exc) from exc
@@ -478,6 +481,7 @@ def _serve(fd: int) -> None:
         from runtime.threadpool import configure_torch
         configure_torch()
         import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
+        from runtime.codecs.limits import apply_process_settings
         from runtime.kernels.cpu.jit import warm_up
         warm_up()                       # compiled kernels loaded before "ready"
         hello = "ready"
@@ -497,8 +501,9 @@ def _serve(fd: int) -> None:
             return
         if msg is None:
             return
-        target, args, sync = msg
+        target, args, sync, settings = msg
         try:
+            apply_process_settings(settings)
             if sync is not None:
                 from runtime.buffers import sync_mappings
                 sync_mappings(sync)

@@ -20,7 +20,10 @@ from .color import OUTPUT_DTYPES, convert_depth, rgb_to_gray, rgb_to_ycbcr
 from .errors import DecodeError, sample_prefix
 from .exif import orientation_swaps_axes, oriented_copy, read_orientation, stored_box
 from .formats import diagnose_failure, first_bytes_hex, sniff_format
-from .pillow_backend import decode_pillow, file_channels, open_header
+from .limits import check_image_size
+from .pillow_backend import decode_pillow, file_channels, open_header, pillow_reason
+from .structure import (gif_declared_size, jpeg_structure_problem, png_chunk_problem,
+                        webp_container_problem)
 
 __all__ = ["decode", "peek_shape", "image_info", "parse_image", "ParsedImage", "ImageInfo",
            "OUTPUT_TYPES", "DecodeError"]
@@ -111,6 +114,10 @@ class ParsedImage:
     accept it in place of the encoded bytes so that a header read once (e.g. to place a crop
     window) is not parsed again by the decode.  Its header facts (:meth:`info`) are computed
     once.  Not meant to be shared between threads.
+
+    Parsing checks the declared size against :func:`runtime.codecs.limits.
+    get_max_image_pixels` (raising :class:`DecodeError` above it), so no pixel buffer is ever
+    allocated for an image over the limit.
     """
 
     __slots__ = ("buf", "stream", "pil", "fmt", "_info")
@@ -118,21 +125,33 @@ class ParsedImage:
     def __init__(self, buf, sample):
         self.buf = buf
         self._info = None
-        self.stream = nvb.parse(buf) if nvb.available() else None
+        stream = nvb.parse(buf) if nvb.available() else None
+        self.stream = stream if stream is not None and nvb.usable(stream) else None
         self.pil = None
         if self.stream is not None:
-            self.fmt = self.stream.codec_name
+            s = self.stream
+            self.fmt = s.codec_name
+            # a TIFF decoder allocates one whole tile (or strip) besides the image
+            tile = (s.tile_width, s.tile_height) if self.fmt == "tiff" else None
+            check_image_size(s.width, s.height, sample, self.fmt, tile)
             return
+        fmt = sniff_format(buf)
+        if fmt == "gif":
+            # Pillow applies its own limit before it tells the size (and then only in
+            # pixels): the size is read here first, for our limit and message
+            size = gif_declared_size(buf)
+            if size is not None:
+                check_image_size(*size, sample, fmt)
         try:
             self.pil = open_header(buf)
-        except Exception:
-            fmt = sniff_format(buf)
+        except Exception as exc:
             if fmt is None:
                 raise DecodeError(f"{sample_prefix(sample)}not a recognised image format "
                                   f"(first bytes: {first_bytes_hex(buf)})") from None
-            raise DecodeError(sample_prefix(sample) + diagnose_failure(buf, fmt, "header")) \
-                from None
+            raise DecodeError(f"{sample_prefix(sample)}{diagnose_failure(buf, fmt, 'header')}: "
+                              f"{pillow_reason(exc)}") from None
         self.fmt = (self.pil.format or "unknown").lower()
+        check_image_size(*self.pil.size, sample, self.fmt)
 
     def info(self):
         """The :class:`ImageInfo` of the stream (read once, then reused)."""
@@ -150,7 +169,10 @@ class ParsedImage:
             w, h = self.pil.size
             c = file_channels(self.pil)
             depth = 16 if self.pil.mode.startswith("I;16") else 8
-            orientation = int(self.pil.getexif().get(0x0112, 1))
+            try:
+                orientation = int(self.pil.getexif().get(0x0112, 1))
+            except Exception:  # noqa: BLE001 - an unreadable EXIF block: as stored
+                orientation = 1
             orientation = orientation if 1 <= orientation <= 8 else 1
         if orientation_swaps_axes(orientation):
             h, w = w, h
@@ -253,10 +275,10 @@ def _padded_box(box, hw):
     return (py0, px0, py1, px1), (slice(y0 - py0, y1 - py0), slice(x0 - px0, x1 - px0))
 
 
-def _decode_pillow(src, output_type, roi, adjust_orientation):
+def _decode_pillow(src, output_type, roi, adjust_orientation, sample):
     mode = {"RGB": "RGB", "BGR": "RGB", "GRAY": "GRAY", "YCbCr": "RGB",
             "ANY_DATA": "UNCHANGED"}[output_type]
-    arr = decode_pillow(src.buf, mode, adjust_orientation)
+    arr = decode_pillow(src.buf, mode, adjust_orientation, check=_size_check(src, sample))
     if output_type == "GRAY" and arr.shape[2] == 3:
         arr = rgb_to_gray(arr)
     elif output_type == "BGR":
@@ -322,16 +344,76 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
     use_nv = src.stream is not None and not (output_type == "ANY_DATA"
                                              and src.stream.num_channels == 2)
     if use_nv:
+        if src.fmt == "png":
+            # OpenCV's libpng allocates what a chunk's length field says (2 GB for 1 KB)
+            problem = png_chunk_problem(buf)
+            if problem is not None:
+                raise DecodeError(sample_prefix(sample) + problem)
         arr = _decode_nvimgcodec(src, output_type, roi, adjust_orientation)
+        if arr is not None:
+            _second_opinion(src, sample)
     if arr is None:
         try:
-            arr = _decode_pillow(src, output_type, roi, adjust_orientation)
+            arr = _decode_pillow(src, output_type, roi, adjust_orientation, sample)
+        except DecodeError:
+            raise
         except Exception as exc:
             reason = diagnose_failure(buf, src.fmt, "data")
-            raise DecodeError(f"{sample_prefix(sample)}{reason}: {exc}") from None
+            raise DecodeError(f"{sample_prefix(sample)}{reason}: {pillow_reason(exc)}") \
+                from None
     if output_type == "YCbCr":
         arr = rgb_to_ycbcr(arr)
     return np.ascontiguousarray(convert_depth(arr, dtype))
+
+
+def _size_check(src, sample):
+    """The size check Pillow runs on its own header before decoding (Pillow may read a
+    damaged header differently from nvImageCodec, e.g. a negative BMP width)."""
+    def check(img):
+        check_image_size(*img.size, sample, src.fmt)
+    return check
+
+
+def _doubt(src):
+    """Why nvImageCodec's pixels for ``src`` need Pillow's second opinion, or None.
+
+    nvImageCodec hands a stream its first plug-in rejects to OpenCV, which returns what it
+    could read of a damaged JPEG and ignores WebP containers that do not add up; its TIFF
+    plug-in ignores strips it fails to decompress (zeros), and its BMP route ignores header
+    fields it does not support.  JPEG and WebP are doubted only when their structure is
+    unsound (a cheap walk, see :mod:`runtime.codecs.structure`; the result says what is
+    unsound), TIFF and BMP always (``""``).
+    """
+    fmt = src.fmt
+    if fmt == "jpeg":
+        return jpeg_structure_problem(src.buf)
+    if fmt == "webp":
+        return webp_container_problem(src.buf)
+    if fmt in ("tiff", "bmp"):
+        return ""               # always asked; nothing to say beyond Pillow's reason
+    return None
+
+
+def _second_opinion(src, sample):
+    """Raise when ``src`` is doubtful (:func:`_doubt`) and Pillow cannot decode it either.
+
+    Pillow (libjpeg-turbo, libwebp, libtiff, its BMP reader) is asked only for its verdict;
+    the pixels returned stay nvImageCodec's, so valid files decode as before.
+    """
+    doubt = _doubt(src)
+    if doubt is None:
+        return
+    try:
+        img = open_header(src.buf)
+        check_image_size(*img.size, sample, src.fmt)
+        img.load()
+    except DecodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Pillow's verdict, as a message
+        reason = diagnose_failure(src.buf, src.fmt, "data")
+        detail = f" ({doubt})" if doubt else ""
+        raise DecodeError(f"{sample_prefix(sample)}{reason}{detail}: "
+                          f"{pillow_reason(exc)}") from None
 
 
 def _raw_size(src):

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["available", "parse", "decode_stream"]
+__all__ = ["available", "parse", "usable", "decode_stream"]
 
 _local = threading.local()
 _import_lock = threading.Lock()
@@ -77,6 +77,20 @@ def parse(buf):
     except RuntimeError:
         return None
     return stream
+
+
+def usable(stream):
+    """True when a parsed stream describes an image nvImageCodec can decode.
+
+    nvImageCodec parses some damaged headers into streams of size 0, no channels or no
+    sample type (e.g. a BMP of 15 bits per pixel, a JPEG of precision 255); those are left to
+    Pillow, which names the problem.
+    """
+    try:
+        np.dtype(stream.dtype)
+        return stream.width > 0 and stream.height > 0 and stream.num_channels > 0
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 _CMYK_SPECS = None

@@ -6,10 +6,11 @@ applied like ``PIL.ImageOps.exif_transpose`` (which is what nvImageCodec and DAL
 """
 
 import io
+import re
 
 import numpy as np
 
-__all__ = ["open_header", "decode_pillow", "file_channels"]
+__all__ = ["open_header", "decode_pillow", "file_channels", "pillow_reason"]
 
 
 def open_header(buf):
@@ -51,7 +52,37 @@ def file_channels(img):
     return 1
 
 
-def decode_pillow(buf, mode, adjust_orientation=True):
+def pillow_reason(exc):
+    """Pillow's exception as a reason a user can read (for a :class:`DecodeError`).
+
+    Parameters
+    ----------
+    exc : BaseException
+        What Pillow raised while opening or decoding a stream.
+
+    Returns
+    -------
+    str
+        Pillow's message, with its bare status codes and object addresses explained, e.g.
+        ``"the decoder stopped on damaged or unsupported data (Pillow: decoder error -2)"``.
+    """
+    from PIL import Image, UnidentifiedImageError
+    msg = str(exc)
+    if isinstance(exc, UnidentifiedImageError):
+        return "Pillow cannot identify it as an image it can read (unsupported or damaged)"
+    if isinstance(exc, Image.DecompressionBombError):
+        return (f"Pillow refuses it as too large ({msg}); Pillow's own limit applies to the "
+                f"formats it decodes for ndd: raise PIL.Image.MAX_IMAGE_PIXELS (Pillow refuses "
+                f"twice that) besides ndd.set_max_image_pixels")
+    code = re.fullmatch(r"decoder error (-?\d+)", msg)
+    if code is not None:
+        return f"the decoder stopped on damaged or unsupported data (Pillow: {msg})"
+    if not msg:
+        return f"Pillow raised {type(exc).__name__}"
+    return msg
+
+
+def decode_pillow(buf, mode, adjust_orientation=True, check=None):
     """Decode a whole stream with Pillow.
 
     Parameters
@@ -64,6 +95,9 @@ def decode_pillow(buf, mode, adjust_orientation=True):
         file's channels (gray 1, gray+alpha 2, colour and palette 3, RGBA 4).
     adjust_orientation : bool
         Apply the EXIF orientation (``ImageOps.exif_transpose`` semantics).
+    check : callable, optional
+        Called with the opened image before its pixels are decoded (the size limit); what
+        it raises propagates.
 
     Returns
     -------
@@ -73,10 +107,12 @@ def decode_pillow(buf, mode, adjust_orientation=True):
     Raises
     ------
     Exception
-        Whatever Pillow raises for corrupt or truncated data.
+        Whatever Pillow raises for corrupt or truncated data, or ``check`` raises.
     """
     from PIL import ImageOps
     img = open_header(buf)
+    if check is not None:
+        check(img)
     img.load()
     if adjust_orientation:
         img = ImageOps.exif_transpose(img)

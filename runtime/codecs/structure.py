@@ -1,0 +1,277 @@
+"""Cheap walks over a stream's container structure (no pixel decoding).
+
+nvImageCodec hands a stream that its first plug-in rejects to a more lenient one (OpenCV),
+which returns the part of a damaged JPEG it could read and ignores a WebP container that does
+not add up; its TIFF plug-in returns zeros for strips it could not decompress; and OpenCV's
+libpng allocates whatever a PNG chunk's length field declares (2 GB for a 1 KB file).  These
+walks find the streams where that can happen, so that :mod:`runtime.codecs.image` refuses them
+or asks Pillow (libjpeg-turbo, libwebp, libtiff) for a second opinion.  Every function reads
+only headers and length fields and is bounded by the stream's size.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+__all__ = ["png_chunk_problem", "jpeg_structure_problem", "webp_container_problem",
+           "gif_declared_size"]
+
+# A PNG with more chunks than this is not walked to its end (the decoders still check it).
+_MAX_PNG_CHUNKS = 100_000
+# PNG chunk lengths are at most 2**31 - 1 (PNG specification, section 5.3).
+_PNG_MAX_CHUNK = 2 ** 31 - 1
+
+
+def png_chunk_problem(buf):
+    """Describe a PNG chunk whose declared length runs past the end of the stream.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the PNG file.
+
+    Returns
+    -------
+    str or None
+        e.g. ``"truncated or corrupt PNG: the PLTE chunk at byte 33 declares 2147483647
+        bytes, but the stream ends 812 bytes later"``; None when every chunk up to IEND (or
+        the end of the stream) fits.
+    """
+    data = memoryview(buf)
+    n = buf.size
+    pos = 8
+    for _ in range(_MAX_PNG_CHUNKS):
+        if pos + 8 > n:
+            return None
+        length, kind = struct.unpack_from(">I4s", data, pos)
+        name = kind.decode("latin-1")
+        if not name.isalpha():
+            return (f"corrupt PNG: bytes {pos + 4}..{pos + 8} should name a chunk, found "
+                    f"{bytes(kind)!r}")
+        if kind == b"IEND":
+            return None                 # no decoder reads IEND's (empty) data
+        if length > _PNG_MAX_CHUNK or pos + 12 + length > n:
+            return (f"truncated or corrupt PNG: the {name} chunk at byte {pos} declares "
+                    f"{length} bytes, but the stream ends {max(0, n - pos - 12)} bytes later")
+        pos += 12 + length
+    return None
+
+
+# JPEG markers that may follow the first scan (ITU T.81, B.2.4 / B.6): tables, restart
+# interval, comments, application data, further scans and the end of the image.
+_DHT, _DQT, _SOS, _DRI, _EOI, _SOI, _DAC, _COM = 0xC4, 0xDB, 0xDA, 0xDD, 0xD9, 0xD8, 0xCC, 0xFE
+_PROGRESSIVE_SOF = (0xC2, 0xC6, 0xCA, 0xCE)
+_SOF = (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF)
+
+
+def _marker_positions(buf):
+    """Positions of 0xFF bytes that start a marker (not stuffing 0xFF00, fill 0xFFFF or a
+    restart marker 0xFFD0..0xFFD7)."""
+    ff = np.flatnonzero(buf[:-1] == 0xFF)
+    nxt = buf[ff + 1]
+    keep = (nxt != 0) & (nxt != 0xFF) & ((nxt < 0xD0) | (nxt > 0xD7))
+    return ff[keep]
+
+
+def _dht_problem(seg):
+    """What is wrong with a DHT segment's tables (``seg``: its bytes after the length)."""
+    i = 0
+    while i < len(seg):
+        if i + 17 > len(seg):
+            return "a Huffman table (DHT) shorter than its 16 code counts"
+        tc, th = seg[i] >> 4, seg[i] & 15
+        if tc > 1 or th > 3:
+            return f"a Huffman table (DHT) with class {tc} / id {th}"
+        counts = seg[i + 1:i + 17]
+        total = sum(counts)
+        if total > 256 or i + 17 + total > len(seg):
+            return f"a Huffman table (DHT) declaring {total} codes in a too short segment"
+        code = 0
+        for bits, count in enumerate(counts, 1):     # canonical codes must fit their lengths
+            code += count                            # (the all-ones code is reserved)
+            if code >= (1 << bits):
+                return f"a Huffman table (DHT) with more {bits}-bit codes than fit"
+            code <<= 1
+        if tc == 0 and any(v > 15 for v in seg[i + 17:i + 17 + total]):
+            return "a DC Huffman table (DHT) with a symbol above 15"
+        i += 17 + total
+    return None
+
+
+def _dqt_problem(seg):
+    i = 0
+    while i < len(seg):
+        pq, tq = seg[i] >> 4, seg[i] & 15
+        size = 64 * (2 if pq else 1)
+        if pq > 1 or tq > 3 or i + 1 + size > len(seg):
+            return f"a quantisation table (DQT) with precision {pq} / id {tq} that does not fit"
+        i += 1 + size
+    return None
+
+
+def _sos_problem(seg, components, progressive):
+    if not seg:
+        return "an empty scan header (SOS)"
+    ns = seg[0]
+    if not 1 <= ns <= 4 or len(seg) != 4 + 2 * ns:
+        return f"a scan header (SOS) for {ns} components of {len(seg) + 2} bytes"
+    for k in range(ns):
+        cid, tables = seg[1 + 2 * k], seg[2 + 2 * k]
+        if components is not None and cid not in components:
+            return f"a scan header (SOS) naming component {cid}, which the frame does not have"
+        if tables >> 4 > 3 or tables & 15 > 3:
+            return f"a scan header (SOS) selecting Huffman tables {tables:#04x}"
+    ss, se, ah, al = seg[1 + 2 * ns], seg[2 + 2 * ns], seg[3 + 2 * ns] >> 4, seg[3 + 2 * ns] & 15
+    if progressive:
+        bad = (ss > se or se > 63 or (ss == 0 and se != 0) or (ss > 0 and ns != 1)
+               or al > 13 or (ah != 0 and al != ah - 1))
+    else:
+        bad = ss != 0 or se != 63 or ah != 0 or al != 0
+    if bad:
+        kind = "progressive" if progressive else "sequential"
+        return f"a {kind} scan header (SOS) with Ss={ss}, Se={se}, Ah={ah}, Al={al}"
+    return None
+
+
+def jpeg_structure_problem(buf):
+    """Describe what is wrong with a JPEG's marker structure after its first scan begins.
+
+    Between and inside the scans only tables, restart intervals, comments, application
+    segments, further scan headers and the end-of-image marker may appear (ITU T.81 B.2.4).
+    libjpeg-turbo stops at anything else; nvImageCodec then decodes the stream with OpenCV,
+    which returns the part it could read.  The segments before the first scan are checked by
+    every decoder alike and not here.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the JPEG file (starting with the SOI marker).
+
+    Returns
+    -------
+    str or None
+        e.g. ``"unexpected marker 0xFF81 at byte 1442, inside the image data"``; None when the
+        structure is sound up to the end-of-image marker (bytes after it are ignored, as every
+        decoder ignores them).
+    """
+    n = int(buf.size)
+    if n < 4:
+        return "no image data"
+    raw = buf.tobytes()                 # indexing bytes is ~10x faster than numpy scalars
+    pos, scans, components, progressive = 2, 0, None, False
+    for p in _marker_positions(buf).tolist():
+        if p < pos:
+            continue                    # inside a segment's payload (e.g. an EXIF thumbnail)
+        m = raw[p + 1]
+        where = f"at byte {p}"
+        if m == _EOI:
+            return None if scans else f"an end-of-image marker {where}, before any image data"
+        if m == _SOI:
+            return f"a second start-of-image marker {where}"
+        if p + 4 > n:
+            return f"marker 0xFF{m:02X} {where} cut off by the end of the stream (truncated)"
+        length = (raw[p + 2] << 8) | raw[p + 3]
+        if length < 2 or p + 2 + length > n:
+            return (f"marker 0xFF{m:02X} {where} declares a {length}-byte segment, past the end "
+                    f"of the stream (truncated or corrupt)")
+        pos = p + 2 + length
+        if scans == 0 and m not in _SOF and m != _SOS:
+            continue                    # the frame header: read alike by every decoder
+        seg = raw[p + 4:pos]
+        problem = None
+        if scans == 0 and m in _SOF:
+            progressive = m in _PROGRESSIVE_SOF
+            if len(seg) >= 6:
+                components = {seg[6 + 3 * k] for k in range(min(seg[5], (len(seg) - 6) // 3))}
+        elif m == _SOS:
+            problem = _sos_problem(seg, components, progressive)
+            scans += 1
+        elif m == _DHT:
+            problem = _dht_problem(seg)
+        elif m == _DQT:
+            problem = _dqt_problem(seg)
+        elif m == _DRI:
+            problem = None if length == 4 else f"a restart interval (DRI) of {length} bytes"
+        elif not (0xE0 <= m <= 0xEF or m in (_COM, _DAC)):
+            problem = f"unexpected marker 0xFF{m:02X}, inside the image data"
+        if problem is not None:
+            return f"{problem} {where}"
+    return "no end-of-image marker (truncated)"
+
+
+def webp_container_problem(buf):
+    """Describe a WebP (RIFF) container whose sizes do not add up.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the WebP file.
+
+    Returns
+    -------
+    str or None
+        e.g. ``"the RIFF header declares 1204 bytes, the stream has 1300"``; None when the
+        RIFF size matches the stream and its chunks fill it exactly.
+    """
+    n = int(buf.size)
+    if n < 20:
+        return f"a {n}-byte stream, too short for a WebP header"
+    data = memoryview(buf)
+    riff = struct.unpack_from("<I", data, 4)[0]
+    if riff + 8 != n and not (riff & 1 and riff + 9 == n):
+        return f"the RIFF header declares {riff + 8} bytes, the stream has {n}"
+    first = bytes(data[12:16])
+    if first not in (b"VP8 ", b"VP8L", b"VP8X"):
+        return f"the first chunk is {first!r}, not VP8, VP8L or VP8X"
+    pos = 12
+    for _ in range(_MAX_PNG_CHUNKS):
+        if pos + 8 > n:
+            break
+        kind, size = struct.unpack_from("<4sI", data, pos)
+        name = kind.decode("latin-1").strip()
+        if size == 0 and kind in (b"VP8 ", b"VP8L", b"ALPH"):
+            return f"an empty {name} chunk at byte {pos}"
+        pos += 8 + size + (size & 1)
+        if pos > n + (size & 1):
+            return f"the {name} chunk at byte {pos - 8 - size} declares {size} bytes, past the end"
+    if pos < n:
+        return f"{n - pos} bytes after the last chunk"
+    return None
+
+
+def gif_declared_size(buf):
+    """The size a GIF decoder allocates for the first frame: the logical screen, grown to hold
+    the first image if that extends past it (what Pillow does).
+
+    Parameters
+    ----------
+    buf : numpy.ndarray
+        1-D uint8 array holding the GIF file.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(width, height)`` in pixels, or None when the header cannot be read.
+    """
+    n = int(buf.size)
+    if n < 13:
+        return None
+    data = memoryview(buf)
+    width, height, flags = struct.unpack_from("<HHB", data, 6)
+    pos = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    while pos < n:
+        block = data[pos]
+        if block == 0x21:                       # extension: label, then sub-blocks
+            pos += 2
+            while pos < n and data[pos]:
+                pos += 1 + data[pos]
+            pos += 1
+        elif block == 0x2C:                     # the first image descriptor
+            if pos + 9 > n:
+                break
+            x0, y0, w, h = struct.unpack_from("<HHHH", data, pos + 1)
+            return max(width, x0 + w), max(height, y0 + h)
+        else:
+            break
+    return width, height
