@@ -36,7 +36,7 @@ _NDD = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MACHINERY = tuple(_NDD + f for f in (
     "_ops.py", "_invoke.py", "_operators.py", "_slicing.py", "math.py", "compile.py",
     "_callsite.py", "external_source.py", "readers.py", "_evaluate.py", "_batch.py",
-    "_tensor.py", "_construct.py", os.path.join("random", "__init__.py"), "decoders.py",
+    "_tensor.py", "_construct.py", "random.py", "decoders.py",
     "_imread.py"))
 _SKIP = _ROOTS[1:] + _MACHINERY          # compiler/, runtime/ and the machinery files
 

@@ -190,7 +190,7 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     # ---- randomness: drawn now, so every mode consumes the RNG the same way
     rng_obj = None
     if schema.is_random:
-        from ndd.random._rng import resolve_rng
+        from ndd._rng import resolve_rng
         rng_obj = resolve_rng(rng)
         args["_seeds"] = rng_obj.draw(n)
     elif rng is not None:

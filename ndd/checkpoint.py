@@ -5,19 +5,8 @@ registered objects. Restoring: build fresh objects, ``load`` then ``register`` (
 applied at registration). Source: DALI dynamic-mode checkpointing guide; the API, its rules and
 its messages are those of DALI 2.4's ``nvidia.dali.experimental.dynamic.checkpoint``.
 
-State strings
--------------
-``Reader.get_state()`` and ``RNG.get_state()`` return one ASCII ``str`` (DALI too hands out a
-serialized string: ``str(state)``), so a state survives ``str()``, JSON, pickle and
-``torch.save``/``torch.load`` (also with ``weights_only=True``) as it is. Layout::
-
-    <kind>/<version>;<key>=<value>;...;crc=<crc32 of everything before ';crc=', 8 hex>
-
-``kind`` is ``ndd.readers.File`` or ``ndd.random.RNG``, ``version`` is :data:`STATE_VERSION`;
-values are decimal integers, ``0``/``1`` for flags, ``-`` for None, or words of
-``[A-Za-z0-9_.]``. Every key of the version must be present, in order, and nothing else; the
-checksum catches a truncated or altered string. ``docs/semantics.md`` ("State and
-checkpoints") lists the keys of each kind.
+The states themselves are the ASCII strings of ``ndd._state_strings`` (their layout and keys
+are described there and in ``docs/semantics.md``, "State and checkpoints").
 """
 from __future__ import annotations
 
@@ -26,8 +15,10 @@ import json
 import os
 import re
 import string
-import zlib
 from typing import Any, NamedTuple, Optional
+
+from ndd._eval_mode import EvalContext
+from ndd._state_strings import STATE_VERSION, legacy_state_string
 
 __all__ = ["Checkpoint", "current", "FORMAT_VERSION", "STATE_VERSION"]
 
@@ -37,173 +28,13 @@ __all__ = ["Checkpoint", "current", "FORMAT_VERSION", "STATE_VERSION"]
 #: are still read.
 FORMAT_VERSION = 2
 
-#: Version of the state strings (version 1 was the dicts of earlier ndd versions, which
-#: ``set_state`` still accepts).
-STATE_VERSION = 2
 
-_WORD = re.compile(r"[A-Za-z0-9_.]+\Z")
-_INT = re.compile(r"-?[0-9]+\Z")
-
-
-# ------------------------------------------------------------------------------ state strings
-class StateField(NamedTuple):
-    """One key of a state string: its name and its kind of value.
-
-    ``kind`` is ``"int"``, ``"bool"``, ``"word"``; ``optional`` allows ``-`` (None).
-    """
-
-    name: str
-    kind: str
-    optional: bool = False
-
-
-def encode_state(kind: str, fields: tuple, values: dict) -> str:
-    """The state string of ``values`` (a dict holding every key of ``fields``).
-
-    Parameters
-    ----------
-    kind : str
-        ``ndd.readers.File`` or ``ndd.random.RNG``.
-    fields : tuple of StateField
-        The keys of this kind, in order.
-    values : dict
-        ``name -> int | bool | str | None``.
-
-    Returns
-    -------
-    str
-        ``kind/STATE_VERSION;key=value;...;crc=xxxxxxxx``.
-    """
-    parts = [f"{kind}/{STATE_VERSION}"]
-    for f in fields:
-        v = values[f.name]
-        if v is None:
-            if not f.optional:
-                raise ValueError(f"internal error: state field {f.name!r} of {kind} is None")
-            text = "-"
-        elif f.kind == "bool":
-            text = "1" if v else "0"
-        elif f.kind == "int":
-            text = str(int(v))
-        else:
-            text = str(v)
-            if not _WORD.match(text):
-                raise ValueError(f"internal error: state field {f.name!r} of {kind} holds "
-                                 f"{text!r}")
-        parts.append(f"{f.name}={text}")
-    body = ";".join(parts)
-    return f"{body};crc={zlib.crc32(body.encode('ascii')):08x}"
-
-
-def state_text(value, who: str) -> str | None:
-    """``value`` as a state string, or None for a dict (an earlier version's state).
-
-    Raises
-    ------
-    TypeError
-        For anything else than a str, bytes or a dict.
-    ValueError
-        For bytes that are not ASCII.
-    """
-    if isinstance(value, dict):
-        return None
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(value).decode("ascii")
-        except UnicodeDecodeError:
-            raise ValueError(f"{who}: the state bytes are not ASCII; expected the string "
-                             f"returned by get_state()") from None
-    if isinstance(value, str):
-        return value
-    raise TypeError(f"{who}: state must be a str (as returned by get_state()), bytes, or the "
-                    f"dict of an earlier ndd version, got {type(value).__name__}")
-
-
-def decode_state(text: str, kind: str, fields: tuple, who: str) -> dict:
-    """The values of a state string made by :func:`encode_state` for ``kind``.
-
-    Raises
-    ------
-    ValueError
-        Naming what was expected: the string is of another kind (another ndd object, or a
-        DALI state), another version, truncated or altered (checksum), or holds a bad value.
-    """
-    text = text.strip()
-    head = text.split(";", 1)[0]
-    want = f"{kind}/{STATE_VERSION}"
-    if head != want:
-        raise ValueError(f"{who}: expected an {kind} state (a string starting with "
-                         f"{want + ';'!r}, as returned by get_state()), got "
-                         f"{_describe(text, head, kind)}")
-    body, sep, crc = text.rpartition(";crc=")
-    if not sep or not re.fullmatch(r"[0-9a-f]{8}", crc) or \
-            int(crc, 16) != zlib.crc32(body.encode("ascii", "replace")):
-        raise ValueError(f"{who}: corrupt {kind} state (checksum mismatch: the string was "
-                         f"truncated or altered): {text[:80]!r}")
-    items = body.split(";")[1:]
-    names = [item.partition("=")[0] for item in items]
-    if names != [f.name for f in fields]:
-        raise ValueError(f"{who}: corrupt {kind} state: keys {names} are not the expected "
-                         f"{[f.name for f in fields]}")
-    out = {}
-    for f, item in zip(fields, items):
-        raw = item.partition("=")[2]
-        out[f.name] = _parse_value(raw, f, kind, who)
-    return out
-
-
-def _parse_value(raw, f, kind, who):
-    if raw == "-" and f.optional:
-        return None
-    if f.kind == "bool" and raw in ("0", "1"):
-        return raw == "1"
-    if f.kind == "int" and _INT.match(raw):
-        return int(raw)
-    if f.kind == "word" and _WORD.match(raw):
-        return raw
-    raise ValueError(f"{who}: corrupt {kind} state: {f.name}={raw!r} is not "
-                     f"{'a flag (0 or 1)' if f.kind == 'bool' else 'an ' + f.kind}"
-                     f"{' or -' if f.optional else ''}")
-
-
-def _describe(text, head, kind):
-    """What a state string that is not ``kind``'s looks like (for the error message)."""
-    if not text:
-        return "an empty string"
-    if text.startswith("Philox_"):
-        return (f"a DALI RNG state {text[:60]!r} (the states of DALI and ndd are not "
-                f"interchangeable)")
-    other = head.rpartition("/")
-    if other[1] and other[0] == kind:
-        return (f"a version {other[2]!r} state (this ndd reads version {STATE_VERSION} "
-                f"strings and the dicts of version 1)")
-    if other[1] and other[0].startswith("ndd."):
-        return f"an {other[0]} state"
-    if len(text) >= 8 and len(text) % 4 == 0 and re.fullmatch(r"[A-Za-z0-9+/]+=*", text):
-        return (f"{text[:60]!r}, which looks like a DALI reader state (the states of DALI and "
-                f"ndd are not interchangeable)")
-    return repr(text[:60])
-
-
-# ------------------------------------------------------------------------------ Checkpoint
 class _StateEntry(NamedTuple):
     """A name's state (``get_state()``'s string, or an earlier version's dict) and the type
     name (``type(op).__qualname__``) it belongs to; None: not known, not checked."""
 
     state: Any
     type_name: Optional[str] = None
-
-
-def _legacy_to_string(state):
-    """A version-1 state dict (ndd's earlier ``get_state()`` and checkpoint files) as the
-    current string; anything else unchanged."""
-    if isinstance(state, dict) and state.get("type") == "ndd.random.RNG":
-        from ndd.random._rng import _legacy_string
-        return _legacy_string(state)
-    if isinstance(state, dict) and state.get("type") == "ndd.readers.File":
-        from ndd.readers import _legacy_string
-        return _legacy_string(state)
-    return state
 
 
 class Checkpoint:
@@ -480,7 +311,7 @@ class Checkpoint:
             self.collect()
         states = {}
         for key, entry in self._states.items():
-            state = _legacy_to_string(entry.state)
+            state = legacy_state_string(entry.state)
             states[key] = {"state": str(state), "type": entry.type_name}
         return json.dumps({"version": FORMAT_VERSION, "states": states})
 
@@ -541,7 +372,7 @@ class Checkpoint:
                     not isinstance(v.get("kind"), str):
                 raise ValueError(f"Invalid checkpoint entry for {k!r}: expected "
                                  f"{{'kind': str, 'state': dict}} (format 1).")
-            out[str(k)] = _StateEntry(_legacy_to_string(v["state"]), v["kind"])
+            out[str(k)] = _StateEntry(legacy_state_string(v["state"]), v["kind"])
         return out
 
     # ------------------------------------------------------------------ files
@@ -631,7 +462,6 @@ def _matching_files(pattern: str):
 def current() -> Checkpoint:
     """The Checkpoint bound to this thread's current ``EvalContext`` (one per context; call
     ``clear()`` to reuse it for an unrelated run)."""
-    from ndd._eval_mode import EvalContext
     ctx = EvalContext.current()
     if ctx._checkpoint is None:
         ctx._checkpoint = Checkpoint()

@@ -28,7 +28,7 @@ from ndd._callsite import callsite_key, loop_frame
 from ndd._capture_state import pop_capture, push_capture, scalar_constants
 from ndd._eval_mode import EvalMode
 from ndd._speculation import Speculation, SpeculationBroken
-from ndd.random._rng import get_default_rng
+from ndd._rng import get_default_rng
 from runtime import executor
 
 DEFAULT_QUEUE_DEPTH = 2

@@ -8,10 +8,11 @@ from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
 from ndd._epoch_rules import start_epoch as _start_epoch
 from ndd._tensor import Tensor as _Tensor
-from ndd.checkpoint import (StateField as _StateField, decode_state as _decode_state,
-                            encode_state as _encode_state, state_text as _state_text)
+from ndd._state_strings import (decode_reader_state as _decode_reader_state,
+                                encode_reader_state as _encode_reader_state,
+                                reader_state_from_legacy as _reader_state_from_legacy,
+                                state_text as _state_text)
 from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
-from runtime.readers.file_reader import STATE_FORMAT as _CORE_FORMAT
 from runtime.storage import SampleList as _SampleList
 
 # Accepted for compatibility with DALI's readers.File and ignored.
@@ -147,7 +148,7 @@ class File:
         -------
         str
         """
-        return _encode(self._core.get_state())
+        return _encode_reader_state(self._core.get_state())
 
     def set_state(self, state) -> None:
         """Continue from a state of :meth:`get_state`; only before the first ``next_epoch``.
@@ -176,54 +177,14 @@ class File:
                                "begun; restore the state into a freshly built reader before "
                                "its first next_epoch")
         text = _state_text(state, "readers.File.set_state")
-        self._core.set_state(_decode(text) if text is not None else _from_legacy(state))
+        self._core.set_state(_decode_reader_state(text) if text is not None
+                             else _reader_state_from_legacy(state))
 
     def close(self) -> None:
         self._core.close()
 
     def __repr__(self) -> str:
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
-
-
-# ------------------------------------------------------------------ the state string
-_KIND = "ndd.readers.File"
-_FIELDS = tuple(_StateField(*f) for f in (
-    ("epoch", "int"), ("position", "int"), ("mode", "word", True), ("batch_size", "int", True),
-    ("num_samples", "int"), ("num_shards", "int"), ("shard_id", "int"),
-    ("stick_to_shard", "bool"), ("pad_last_batch", "bool"), ("random_shuffle", "bool"),
-    ("seed", "int"), ("shuffle_after_epoch", "bool"), ("shuffle_after_epoch_seed", "int"),
-    ("dataset", "word", True)))
-
-
-def _encode(core_state: dict) -> str:
-    return _encode_state(_KIND, _FIELDS, core_state)
-
-
-def _decode(text: str) -> dict:
-    """The core's state dict of a state string (the core checks it against the reader)."""
-    values = _decode_state(text, _KIND, _FIELDS, "readers.File.set_state")
-    return {"format": _CORE_FORMAT, **values}
-
-
-def _from_legacy(state: dict) -> dict:
-    """The core's state dict of an earlier version's ``get_state()`` dict (state format 1:
-    ``{"type": "ndd.readers.File", "core": {...}}``)."""
-    core = state.get("core") if state.get("type") == _KIND else None
-    if not isinstance(core, dict) or core.get("format") != _CORE_FORMAT:
-        raise ValueError(f"readers.File.set_state: expected an {_KIND} state (the string "
-                         f"returned by get_state(), or an earlier version's dict with "
-                         f"type={_KIND!r}), got {state!r:.120}")
-    return core
-
-
-def _legacy_string(state: dict) -> str:
-    """An earlier version's state dict as the current string (checkpoint files of format 1)."""
-    core = _from_legacy(state)
-    try:
-        return _encode({**core, "dataset": core.get("dataset")})
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"corrupt {_KIND} state dict (format 1): missing or bad {e}") \
-            from None
 
 
 def _encoded_batch(encoded: list, files: list) -> "_Batch":

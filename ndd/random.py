@@ -8,7 +8,7 @@ import inspect as _inspect
 
 from ndd._invoke import invoke as _invoke
 from ndd._ops import make_function as _make_function
-from ndd.random._rng import RNG, get_default_rng, set_seed
+from ndd._rng import RNG, get_default_rng, set_seed
 
 uniform = _make_function("random.uniform", module="ndd.random")
 normal = _make_function("random.normal", module="ndd.random")

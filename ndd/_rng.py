@@ -11,7 +11,8 @@ import threading
 
 import numpy as np
 
-from ndd.checkpoint import StateField, decode_state, encode_state, state_text
+from ndd._state_strings import (check_rng_values, decode_rng_state, encode_rng_state,
+                                rng_state_from_legacy, state_text)
 
 
 class RNG:
@@ -106,7 +107,7 @@ class RNG:
             :meth:`set_state` (or ``RNG(state=...)``) takes it back.
         """
         with self._alone():
-            return _encode(self._state_dict())
+            return encode_rng_state(self._state_dict())
 
     def _raw_state(self) -> dict:
         with self._lock:
@@ -138,7 +139,8 @@ class RNG:
             Not an ndd RNG state: another object's, DALI's, or a truncated/altered string.
         """
         text = state_text(state, "RNG.set_state")
-        values = _check_values(_decode(text) if text is not None else _from_legacy(state))
+        values = check_rng_values(decode_rng_state(text) if text is not None
+                                  else rng_state_from_legacy(state))
         with self._alone():
             self._set_state_dict(values)
             self._seed = values["seed"]
@@ -166,13 +168,6 @@ class RNG:
         return f"ndd.random.RNG(seed={self._seed})"
 
 
-# ------------------------------------------------------------------ the state string
-_KIND = "ndd.random.RNG"
-_FIELDS = (StateField("bit_generator", "word"), StateField("state", "int"),
-           StateField("inc", "int"), StateField("has_uint32", "int"),
-           StateField("uinteger", "int"), StateField("seed", "int", optional=True))
-
-
 def _check_seed(seed):
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
                              or seed < 0):
@@ -180,70 +175,10 @@ def _check_seed(seed):
     return None if seed is None else int(seed)
 
 
-def _check_values(v: dict) -> dict:
-    """``v`` (a decoded state) when it is a state PCG64 can be in, else ValueError."""
-    inner = v["state"]
-    bad = None
-    if v["bit_generator"] != "PCG64":
-        bad = f"bit_generator {v['bit_generator']!r} is not PCG64"
-    elif not (0 <= inner["state"] < 2 ** 128 and 0 <= inner["inc"] < 2 ** 128):
-        bad = "state or inc is not a 128-bit unsigned integer"
-    elif inner["inc"] % 2 == 0:
-        bad = "inc is even (PCG64's increment is odd)"
-    elif v["has_uint32"] not in (0, 1) or not 0 <= v["uinteger"] < 2 ** 32:
-        bad = "has_uint32 is not 0 or 1, or uinteger is not a 32-bit unsigned integer"
-    elif v["seed"] is not None and v["seed"] < 0:
-        bad = "seed is negative"
-    if bad:
-        raise ValueError(f"RNG.set_state: corrupt {_KIND} state: {bad}")
-    return v
-
-
 def _bit_generator_state(values: dict) -> dict:
     """numpy's ``bit_generator.state`` dict of the flat ``values``."""
     return {"bit_generator": "PCG64", "state": dict(values["state"]),
             "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
-
-
-def _encode(d: dict) -> str:
-    flat = {"bit_generator": d["bit_generator"], "state": d["state"]["state"],
-            "inc": d["state"]["inc"], "has_uint32": d["has_uint32"],
-            "uinteger": d["uinteger"], "seed": d["seed"]}
-    return encode_state(_KIND, _FIELDS, flat)
-
-
-def _decode(text: str) -> dict:
-    v = decode_state(text, _KIND, _FIELDS, "RNG.set_state")
-    return {"type": _KIND, "bit_generator": v["bit_generator"],
-            "state": {"state": v["state"], "inc": v["inc"]},
-            "has_uint32": v["has_uint32"], "uinteger": v["uinteger"], "seed": v["seed"]}
-
-
-def _from_legacy(state: dict) -> dict:
-    """The dict ``get_state`` returned in earlier ndd versions (state format 1), checked."""
-    if state.get("type") != _KIND:
-        raise ValueError(f"RNG.set_state: expected an {_KIND} state (the string returned by "
-                         f"get_state(), or an earlier version's dict with type={_KIND!r}), "
-                         f"got {state!r:.120}")
-    try:
-        inner = state["state"]
-        out = {"type": _KIND, "bit_generator": state["bit_generator"],
-               "state": {"state": int(inner["state"]), "inc": int(inner["inc"])},
-               "has_uint32": int(state["has_uint32"]), "uinteger": int(state["uinteger"]),
-               "seed": state.get("seed")}
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"RNG.set_state: corrupt {_KIND} state dict (missing or bad {e})") \
-            from None
-    if out["seed"] is not None and (isinstance(out["seed"], bool) or
-                                    not isinstance(out["seed"], int)):
-        raise ValueError(f"RNG.set_state: corrupt {_KIND} state dict (seed "
-                         f"{out['seed']!r} is not an integer)")
-    return _check_values(out)
-
-
-def _legacy_string(state: dict) -> str:
-    """An earlier version's state dict as the current string (checkpoint files of format 1)."""
-    return _encode(_from_legacy(state))
 
 
 _local = threading.local()
@@ -271,6 +206,3 @@ def resolve_rng(rng) -> RNG:
         raise TypeError(f"rng must be an ndd.random.RNG, got {type(rng).__name__}")
     return rng
 
-
-def draw_seeds(rng, n: int) -> tuple[int, ...]:
-    return resolve_rng(rng).draw(n)
