@@ -9,27 +9,28 @@ on numpy / torch / nvImageCodec with a graph compiler underneath.
 """
 from __future__ import annotations
 
-from compiler.types import Device
+from compiler.types import Device, DType, parse_device as _parse_device
+from ndd import _handle_operators  # noqa: F401 - attaches operators and indexing to the handles
 from ndd import capture, checkpoint, compile, decoders, math, random, readers, types
 from ndd._batch import Batch
 from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8, int16,
                          int32, int64, uint8, uint16, uint32, uint64)
 from ndd._eval_mode import EvalContext, EvalMode
-from ndd._ops import make_function as _make, make_reshape as _make_reshape
+from ndd._explain import explain
+from ndd._imread import imread
+from ndd._op_functions import make_function as _make, make_reshape as _make_reshape
 from ndd._tensor import Tensor
 from ndd.external_source import ExternalSource
-from runtime.threadpool import get_num_threads, set_num_threads
 from runtime.codecs.limits import get_max_image_pixels, set_max_image_pixels
-from compiler.types import DType
+from runtime.threadpool import get_num_threads, set_num_threads
 
 __version__ = "0.1.0"
 
 
 def device(spec="cpu") -> Device:
     """``ndd.device("cpu" | "gpu" | "gpu:N")`` -> ``ndd.Device``."""
-    from compiler.types import parse_device
-    return parse_device(spec)
+    return _parse_device(spec)
 
 
 resize = _make("resize")
@@ -42,14 +43,6 @@ copy = _make("copy")
 transpose = _make("transpose")
 reshape = _make_reshape()
 peek_image_shape = _make("peek_image_shape")
-from ndd._imread import imread  # noqa: E402 - after the ops it uses
-
-
-def explain(handle=None) -> str:
-    """Text of the graph (as recorded and as compiled) behind a value, or of the last plan."""
-    from ndd._explain import explain as _explain
-    return _explain(handle)
-
 
 __all__ = [
     "Batch", "Tensor", "ExternalSource", "DType", "Device", "EvalMode", "EvalContext",

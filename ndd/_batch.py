@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.ir import Value
+from compiler.ir import Value, ValueMeta
+from ndd._device_move import to_cpu, to_gpu
 from ndd._evaluate import materialize
-from ndd._operators import OperatorMixin
+from ndd._handle import Handle
 from ndd._tensor import Tensor
 
 
-class Batch(OperatorMixin):
+class Batch(Handle):
     """A batch of samples with a common dtype, number of dimensions, layout and device.
 
     Create with :func:`ndd.batch` (copy) or :func:`ndd.as_batch` (wrap); ops return Batches when
     given Batches. There is no ``batch[i]``: use ``batch.tensors[i]`` to pick samples and
-    ``batch.slice[...]`` to index inside every sample (DALI semantics).
+    ``batch.slice[...]`` to index inside every sample (DALI semantics). Operators and
+    ``batch.slice[...]`` are attached by :mod:`ndd._handle_operators`.
     """
 
     __slots__ = ("_value", "__weakref__")
@@ -58,15 +60,15 @@ class Batch(OperatorMixin):
         return self
 
     @property
-    def tensors(self) -> "_TensorsView":
+    def tensors(self) -> "TensorsView":
         """Sample selection: ``batch.tensors[i]`` -> Tensor, ``[a:b]`` / ``[list]`` -> Batch."""
-        return _TensorsView(self)
+        return TensorsView(self)
 
     @property
-    def slice(self) -> "_SliceView":
+    def slice(self) -> "SliceView":
         """Per-sample indexing: ``batch.slice[0]``, ``batch.slice[:, 1:3]``, or with per-sample
         indices given as Batches (``batch.slice[start_batch:stop_batch]``)."""
-        return _SliceView(self)
+        return SliceView(self)
 
     def __getitem__(self, index):
         raise TypeError(
@@ -80,11 +82,9 @@ class Batch(OperatorMixin):
     def cpu(self) -> "Batch":
         if self.device.kind == "cpu":
             return self
-        from ndd._device_move import to_cpu
         return to_cpu(self)
 
     def gpu(self, device_id: int | None = None) -> "Batch":
-        from ndd._device_move import to_gpu
         return to_gpu(self, device_id)
 
     def torch(self, copy: bool | None = None, pad: bool = False):
@@ -170,7 +170,15 @@ def _common_base(samples):
     return view
 
 
-class _TensorsView:
+def leaf_batch(samples: list, meta: ValueMeta) -> Batch:
+    """A computed Batch of ``samples`` with ``meta`` (its batch size set to theirs)."""
+    return Batch(Value(meta.with_(batch_size=len(samples)), data=samples))
+
+
+class TensorsView:
+    """``batch.tensors``: selects samples (``[i]`` -> Tensor, ``[a:b]`` / ``[list]`` ->
+    Batch)."""
+
     __slots__ = ("_batch",)
 
     def __init__(self, batch: Batch):
@@ -195,8 +203,7 @@ class _TensorsView:
             raise TypeError(f"batch.tensors[...] takes an int, a slice or a list of ints, "
                             f"got {type(index).__name__}")
         samples = b._samples()
-        from ndd._construct import _leaf_batch
-        return _leaf_batch([samples[i] for i in idx], b._value.meta)
+        return leaf_batch([samples[i] for i in idx], b._value.meta)
 
     def __len__(self):
         return self._batch.batch_size
@@ -205,12 +212,11 @@ class _TensorsView:
         return iter(self._batch)
 
 
-class _SliceView:
+class SliceView:
+    """``batch.slice``: per-sample indexing; its ``[...]`` is attached by
+    :mod:`ndd._handle_operators`."""
+
     __slots__ = ("_batch",)
 
     def __init__(self, batch: Batch):
         self._batch = batch
-
-    def __getitem__(self, index):
-        from ndd._slicing import subscript
-        return subscript(self._batch, index)

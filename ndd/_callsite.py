@@ -34,7 +34,7 @@ def callsite(depth: int = 2) -> str:
 # pipelines written inside the ndd package (e.g. ``ndd bench``'s).
 _NDD = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MACHINERY = tuple(_NDD + f for f in (
-    "_ops.py", "_invoke.py", "_operators.py", "_slicing.py", "math.py", "compile.py",
+    "_op_functions.py", "_invoke.py", "_handle_operators.py", "_slicing.py", "math.py", "compile.py",
     "_callsite.py", "external_source.py", "readers.py", "_evaluate.py", "_batch.py",
     "_tensor.py", "_construct.py", "random.py", "decoders.py",
     "_imread.py"))

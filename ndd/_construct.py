@@ -1,4 +1,5 @@
-"""``ndd.tensor`` / ``as_tensor`` / ``batch`` / ``as_batch``: handles from user data."""
+"""``ndd.tensor`` / ``as_tensor`` / ``batch`` / ``as_batch``: handles from user data; batches
+of encoded files (readers, ``ndd.imread``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +7,14 @@ import numpy as np
 from compiler.ir import Value, ValueMeta
 from compiler.types import CPU, parse_device
 from ndd._batch import Batch, stack_samples
-from ndd._dtypes import dtype as to_dtype, from_numpy, to_numpy
+from ndd._dtypes import from_numpy, to_numpy
 from ndd._tensor import Tensor
+from runtime.device import require_gpu
+from runtime.kernels.cpu.cast import cast
+from runtime.storage import SampleList
+
+#: The metadata of one encoded file: its bytes as a 1-D uint8 array.
+ENCODED = ValueMeta(dtype="uint8", ndim=1, layout="")
 
 
 def _check_layout(layout, ndim, what):
@@ -59,16 +66,16 @@ def _to_numpy(data, copy: bool, what: str):
     return arr, layout
 
 
-
-
 def _leaf(samples: list, dtype_name: str, ndim: int, layout: str, device=CPU) -> Value:
     meta = ValueMeta(dtype=dtype_name, ndim=ndim, layout=layout, device=device,
                      batch_size=len(samples))
     return Value(meta, data=samples)
 
 
-def _leaf_batch(samples: list, meta: ValueMeta) -> Batch:
-    return Batch(Value(meta.with_(batch_size=len(samples)), data=samples))
+def encoded_batch(encoded: list, files: list) -> Batch:
+    """A Batch of encoded files (1-D uint8 samples) that knows each sample's file name (for
+    decoders' error messages)."""
+    return Batch(Value(ENCODED.with_(batch_size=len(encoded)), data=SampleList(encoded, files)))
 
 
 def _apply_dtype(arr, dtype, what):
@@ -76,7 +83,6 @@ def _apply_dtype(arr, dtype, what):
         return arr
     target = to_numpy(dtype)
     if arr.dtype != target:
-        from runtime.kernels.cpu.cast import cast
         arr = cast(arr, target.name if target != np.bool_ else "bool")
     return arr
 
@@ -86,7 +92,6 @@ def _device(device, what):
         return CPU
     dev = parse_device(device)
     if dev.kind == "gpu":
-        from runtime.device import require_gpu
         require_gpu(what)
     return dev
 

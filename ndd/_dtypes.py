@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.types import DTYPES, DType, lookup
+from ndd.types import DALIDataType, DALIImageType, DALIInterpType
 
 uint8 = DTYPES["uint8"]
 uint16 = DTYPES["uint16"]
@@ -35,10 +36,9 @@ def dtype(spec) -> DType:
     """
     if isinstance(spec, DType):
         return spec
-    from ndd.types import DALIDataType, _from_dali
     if isinstance(spec, DALIDataType):
         return DTYPES[spec.dtype_name]
-    ours = _from_dali(spec)                         # DALI's own enum (types.FLOAT)
+    ours = from_dali(spec)                         # DALI's own enum (types.FLOAT)
     if isinstance(ours, DALIDataType):
         return DTYPES[ours.dtype_name]
     if isinstance(spec, str):
@@ -63,6 +63,23 @@ def dtype(spec) -> DType:
     if npd == np.bool_:
         return DTYPES["bool"]
     return lookup(npd.name)
+
+
+def from_dali(value):
+    """ndd's member for a member of DALI's own enums (``nvidia.dali.types.FLOAT`` ->
+    ``ndd.types.DALIDataType.FLOAT``), recognised by the type's name without importing DALI;
+    None for anything else.  ValueError for a DALI member ndd does not have."""
+    cls = type(value)
+    if cls.__module__ != "nvidia.dali.backend_impl.types":
+        return None
+    ours = {"DALIDataType": DALIDataType, "DALIImageType": DALIImageType,
+            "DALIInterpType": DALIInterpType}.get(cls.__name__)
+    if ours is None:
+        return None
+    try:
+        return ours[value.name]
+    except KeyError:
+        raise ValueError(f"nvidia.dali.types.{value.name} is not supported by ndd") from None
 
 
 def to_numpy(dt) -> np.dtype:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import enum
 import threading
 
+from runtime.async_worker import get_worker
+from runtime.threadpool import get_num_threads, set_num_threads
+
 _local = threading.local()
 
 
@@ -78,7 +81,6 @@ class EvalContext:
             s = _local.contexts = []
         s.append(self)
         if self.num_threads is not None:
-            from runtime.threadpool import get_num_threads, set_num_threads
             self._saved_threads = get_num_threads()
             set_num_threads(self.num_threads)
         return self
@@ -86,7 +88,6 @@ class EvalContext:
     def __exit__(self, *exc):
         _local.contexts.pop()
         if self.num_threads is not None:
-            from runtime.threadpool import set_num_threads
             set_num_threads(self._saved_threads)
         return False
 
@@ -102,5 +103,4 @@ class EvalContext:
 
     def evaluate_all(self) -> None:
         """Wait for all eager work dispatched so far."""
-        from runtime.async_worker import get_worker
         get_worker().drain()

@@ -5,6 +5,12 @@ import os
 
 import numpy as np
 
+from ndd._batch import Batch
+from ndd._construct import encoded_batch
+from ndd._tensor import Tensor
+from ndd.decoders import image
+from runtime.readers.file_reader import _read_file
+
 
 def imread(filepaths, /, *, device="cpu", **kwargs):
     """Read and decode an image file, or a list of them.
@@ -34,11 +40,6 @@ def imread(filepaths, /, *, device="cpu", **kwargs):
 
     Source: DALI ``experimental.dynamic.imread``.
     """
-    from ndd._batch import Batch
-    from ndd._tensor import Tensor
-    from ndd.decoders import image
-    from ndd.readers import _encoded_batch
-    from runtime.readers.file_reader import _read_file
     single = isinstance(filepaths, (str, os.PathLike, Tensor))
     if isinstance(filepaths, Tensor):
         paths = [_path_of(np.asarray(filepaths))]
@@ -52,7 +53,7 @@ def imread(filepaths, /, *, device="cpu", **kwargs):
     else:
         raise TypeError(f"imread: filepaths must be a path, a non-empty list of paths, or a "
                         f"Tensor/Batch of encoded paths; got {type(filepaths).__name__}")
-    files = _encoded_batch([_read_file(p) for p in paths], paths)
+    files = encoded_batch([_read_file(p) for p in paths], paths)
     out = image(files, device=device, **kwargs)
     return out.tensors[0] if single else out
 

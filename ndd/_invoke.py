@@ -6,24 +6,29 @@ This is the single path every ``ndd.<op>`` function, operator and method goes th
 from __future__ import annotations
 
 import enum
+import warnings
+
 import numpy as np
 
 from compiler import schema as S
 from compiler.ir import Node, Value
-from compiler.types import CPU, parse_device
+from compiler.types import CPU, DType, parse_device
 from ndd._batch import Batch
 from ndd._callsite import callsite as _callsite
+from ndd._capture_state import current_capture
+from ndd._construct import as_tensor
+from ndd._dtypes import dtype as to_dtype, from_dali, from_numpy
 from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
+from ndd._rng import resolve_rng
 from ndd._tensor import Tensor
-
-from ndd._capture_state import current_capture
+from ndd.types import DALIDataType, DALIImageType, DALIInterpType
+from runtime.async_worker import get_worker
+from runtime.device import require_gpu
 
 
 def canonical(value):
     """Enums, DTypes and numpy/torch dtypes -> canonical plain values for argument conversion."""
-    from compiler.types import DType
-    from ndd.types import DALIDataType, DALIImageType, DALIInterpType, _from_dali
     if isinstance(value, DType):
         return value.name
     if isinstance(value, DALIDataType):
@@ -33,12 +38,10 @@ def canonical(value):
     if isinstance(value, enum.Enum):
         return value.name
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
-        from ndd._dtypes import from_numpy
         return from_numpy(value)
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
-        from ndd._dtypes import dtype
-        return dtype(value).name
-    ours = _from_dali(value)    # DALI-style code passes nvidia.dali.types.FLOAT, GRAY, ...
+        return to_dtype(value).name
+    ours = from_dali(value)    # DALI-style code passes nvidia.dali.types.FLOAT, GRAY, ...
     return value if ours is None else canonical(ours)
 
 
@@ -48,7 +51,6 @@ def _input_value(x, op: str, pos: int):
         return x._value
     if isinstance(x, Tensor):
         return tensor_as_batch(x)
-    from ndd._construct import as_tensor
     try:
         t = as_tensor(x)
     except TypeError:
@@ -81,7 +83,6 @@ _DEPRECATED = {
 
 
 def _deprecated_arguments(op: str, kwargs: dict) -> dict:
-    import warnings
     table = _DEPRECATED[op]
     if not any(k in kwargs for k in table):
         return kwargs
@@ -177,7 +178,6 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         dev = CPU
     if dev.kind not in schema.devices:
         if dev.kind == "gpu":
-            from runtime.device import require_gpu
             require_gpu(op)
         raise ValueError(f"{op}: not available on device '{dev}'; available: "
                          f"{', '.join(schema.devices)}")
@@ -190,7 +190,6 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     # ---- randomness: drawn now, so every mode consumes the RNG the same way
     rng_obj = None
     if schema.is_random:
-        from ndd._rng import resolve_rng
         rng_obj = resolve_rng(rng)
         args["_seeds"] = rng_obj.draw(n)
     elif rng is not None:
@@ -210,8 +209,8 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
     if rng_obj is not None:
-        node.meta["rng"] = rng_obj
-        node.meta["rng_default"] = rng is None     # the thread's default generator
+        node.rng = rng_obj
+        node.rng_default = rng is None     # the thread's default generator
     if cap is not None:
         cap.record(node)
     _dispatch(node)
@@ -225,10 +224,9 @@ def _dispatch(node: Node) -> None:
         for v in node.all_inputs():
             wait_pending(v)
         return
-    if node.meta.get("done"):
+    if node.done:
         return
     if mode in (EvalMode.sync_cpu, EvalMode.sync_full):
         run_now(node)
         return
-    from runtime.async_worker import get_worker
-    node.meta["future"] = get_worker().submit(run_now, node)
+    node.future = get_worker().submit(run_now, node)

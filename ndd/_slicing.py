@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 
 from ndd._batch import Batch
+from ndd._invoke import invoke
 from ndd._tensor import Tensor
 
 
@@ -54,5 +55,4 @@ def subscript(handle, index):
     used = sum(1 for s in spec if s[0] in ("idx", "slice"))
     if used > nd:
         raise IndexError(f"{what}: too many indices ({used}) for samples with {nd} dimensions")
-    from ndd._invoke import invoke
     return invoke("subscript", (handle,), {"spec": tuple(spec), **targs})

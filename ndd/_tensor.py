@@ -6,16 +6,18 @@ import math
 import numpy as np
 
 from compiler.ir import Value
+from ndd._device_move import to_cpu, to_gpu
 from ndd._evaluate import materialize
-from ndd._operators import OperatorMixin
+from ndd._handle import Handle
 
 
-class Tensor(OperatorMixin):
+class Tensor(Handle):
     """A single sample (one array with a layout) on a device.
 
     Create with :func:`ndd.tensor` (copy) or :func:`ndd.as_tensor` (wrap, no copy when possible),
     or obtain from ``batch.tensors[i]``. Data is computed on first consumption (``np.asarray``,
-    ``.torch()``, ``.shape``...).
+    ``.torch()``, ``.shape``...). Indexing (``t[1:3, 0]``) and operators are attached by
+    :mod:`ndd._handle_operators`.
     """
 
     __slots__ = ("_value", "_index", "__weakref__")
@@ -74,7 +76,6 @@ class Tensor(OperatorMixin):
         """This tensor in host memory (itself when already on the CPU)."""
         if self.device.kind == "cpu":
             return self
-        from ndd._device_move import to_cpu
         return to_cpu(self)
 
     def gpu(self, device_id: int | None = None) -> "Tensor":
@@ -85,7 +86,6 @@ class Tensor(OperatorMixin):
         RuntimeError
             When no CUDA device is available.
         """
-        from ndd._device_move import to_gpu
         return to_gpu(self, device_id)
 
     def __array__(self, dtype=None, copy=None):
@@ -149,10 +149,6 @@ class Tensor(OperatorMixin):
         n = len(self)
         for i in range(n):
             yield self[i]
-
-    def __getitem__(self, index):
-        from ndd._slicing import subscript
-        return subscript(self, index)
 
     def __repr__(self) -> str:
         try:

@@ -2,7 +2,7 @@
 
 Use ``device="gpu"`` (not ``"mixed"``) for GPU decoding in dynamic mode.
 """
-from ndd._ops import make_function as _make_function
+from ndd._op_functions import make_function as _make_function
 
 image = _make_function("decoders.image", module="ndd.decoders")
 image_crop = _make_function("decoders.image_crop", module="ndd.decoders")

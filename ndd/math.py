@@ -5,7 +5,7 @@ Angles are in radians. Source: DALI ``dali.math``.
 """
 from __future__ import annotations
 
-from ndd._operators import elementwise
+from ndd._handle_operators import elementwise
 
 _UNARY = ("abs", "fabs", "floor", "ceil", "sqrt", "rsqrt", "cbrt", "exp", "log", "log2", "log10",
           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",

@@ -7,7 +7,7 @@ without it they return a Tensor. Source: DALI ``random.*``.
 import inspect as _inspect
 
 from ndd._invoke import invoke as _invoke
-from ndd._ops import make_function as _make_function
+from ndd._op_functions import make_function as _make_function
 from ndd._rng import RNG, get_default_rng, set_seed
 
 uniform = _make_function("random.uniform", module="ndd.random")

@@ -6,6 +6,7 @@ Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source:
 
 from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
+from ndd._construct import ENCODED as _ENC, encoded_batch as _encoded_batch
 from ndd._epoch_rules import start_epoch as _start_epoch
 from ndd._tensor import Tensor as _Tensor
 from ndd._state_strings import (decode_reader_state as _decode_reader_state,
@@ -18,7 +19,6 @@ from runtime.storage import SampleList as _SampleList
 # Accepted for compatibility with DALI's readers.File and ignored.
 _IGNORED = ("skip_cached_images", "tensor_init_bytes", "bytes_per_sample_hint", "preserve")
 
-_ENC = _ValueMeta(dtype="uint8", ndim=1, layout="")
 _LAB = _ValueMeta(dtype="int32", ndim=1, layout="")
 
 
@@ -185,12 +185,6 @@ class File:
 
     def __repr__(self) -> str:
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
-
-
-def _encoded_batch(encoded: list, files: list) -> "_Batch":
-    """A Batch of encoded files (1-D uint8 samples) that knows each sample's file name (for
-    decoders' error messages)."""
-    return _Batch(_Value(_ENC.with_(batch_size=len(encoded)), data=_SampleList(encoded, files)))
 
 
 class _EpochIterator:

@@ -72,23 +72,6 @@ class DALIRNGType(enum.IntEnum):
     DEFAULT = 0
 
 
-def _from_dali(value):
-    """ndd's member for a member of DALI's own enums (``nvidia.dali.types.FLOAT`` ->
-    ``DALIDataType.FLOAT``), recognised by the type's name without importing DALI; None for
-    anything else.  ValueError for a DALI member ndd does not have."""
-    cls = type(value)
-    if cls.__module__ != "nvidia.dali.backend_impl.types":
-        return None
-    ours = {"DALIDataType": DALIDataType, "DALIImageType": DALIImageType,
-            "DALIInterpType": DALIInterpType}.get(cls.__name__)
-    if ours is None:
-        return None
-    try:
-        return ours[value.name]
-    except KeyError:
-        raise ValueError(f"nvidia.dali.types.{value.name} is not supported by ndd") from None
-
-
 globals().update({m.name: m for m in DALIDataType})
 globals().update({m.name: m for m in DALIImageType})
 globals().update({m.name: m for m in DALIInterpType})
