@@ -1,7 +1,8 @@
 """IR checker: structural invariants every pass must keep (run after each pass in tests)."""
 from __future__ import annotations
 
-from compiler.ir import Graph
+from compiler.ir import META_KEYS, Graph, Node
+from compiler.schema import REGISTRY
 
 
 class IRError(AssertionError):
@@ -11,30 +12,68 @@ class IRError(AssertionError):
 def check_graph(graph: Graph, after: str = "") -> None:
     """Raise :class:`IRError` unless the graph is well formed.
 
-    Checks: nodes are in topological order; every input is produced earlier in the graph or is a
-    leaf (materialized or produced outside the graph); each output value points back at its node;
-    node ids are unique; every op has a schema; outputs of the graph are produced or leaves.
+    Checks: node ids are unique and the graph's membership index matches its node list; every
+    op has a schema; nodes are in topological order; no input has a stale producer link (a
+    value that is not computed must be produced by a node of the graph, or be a leaf without a
+    producer); each output value points back at its node; users agree with inputs (every node
+    is a user of what it reads, every user of a value of the graph reads it); ``meta`` holds
+    only the pass keys of :data:`compiler.ir.META_KEYS`; fused stages are well formed; outputs
+    of the graph are produced or leaves.
     """
-    from compiler.schema import REGISTRY
     where = f" after pass '{after}'" if after else ""
-    produced: dict[int, int] = {}
-    ids = set()
-    position = {n.id: i for i, n in enumerate(graph.nodes)}
+    if not graph.membership_is_current():
+        raise IRError(f"the graph's node list was edited in place (membership index stale){where}")
+    position: dict[int, int] = {}
     for i, n in enumerate(graph.nodes):
-        if n.id in ids:
+        if n.id in position:
             raise IRError(f"node #{n.id} appears twice{where}")
-        ids.add(n.id)
+        position[n.id] = i
+    for i, n in enumerate(graph.nodes):
         if n.op not in REGISTRY:
             raise IRError(f"node #{n.id} has unknown op {n.op!r}{where}")
         for v in n.all_inputs():
             p = v.producer
-            if p is not None and p.id in position and position[p.id] >= i and v.data is None:
-                raise IRError(f"node #{n.id} ({n.op}) reads %{v.id} before it is produced{where}")
-        for k, v in enumerate(n.outputs):
+            if v.data is None and p is not None:
+                if p not in graph:
+                    raise IRError(f"node #{n.id} ({n.op}) reads %{v.id}, produced by #{p.id} "
+                                  f"({p.op}) outside the graph and not computed (stale "
+                                  f"producer link){where}")
+                if position[p.id] >= i:
+                    raise IRError(f"node #{n.id} ({n.op}) reads %{v.id} before it is "
+                                  f"produced{where}")
+            if not any(u is n for u in v.users):
+                raise IRError(f"node #{n.id} ({n.op}) reads %{v.id} but is not among its "
+                              f"users{where}")
+        for v in n.outputs:
             if v.producer is not n and v.data is None:
                 raise IRError(f"output %{v.id} of #{n.id} does not point back at it{where}")
-            produced[v.id] = n.id
+            for u in graph.users(v):
+                if not any(w is v for w in u.all_inputs()):
+                    raise IRError(f"#{u.id} ({u.op}) is listed as a user of %{v.id} but does "
+                                  f"not read it{where}")
+        _check_meta(n, where)
+        _check_stages(n, where)
     for v in graph.outputs:
-        if v.id not in produced and v.data is None and v.producer is not None \
-                and v.producer.id not in position:
+        if v.data is None and v.producer is not None and v.producer not in graph:
             raise IRError(f"graph output %{v.id} is neither produced nor a leaf{where}")
+
+
+def _check_meta(n: Node, where: str) -> None:
+    unknown = sorted(set(n.meta) - set(META_KEYS))
+    if unknown:
+        raise IRError(f"node #{n.id} ({n.op}) has meta keys {unknown} that are not pass "
+                      f"metadata (compiler.ir.META_KEYS; run state has its own slots){where}")
+    sites = n.meta.get("fused_sites")
+    if sites is not None and len(sites) != len(n.meta.get("fused_from") or ()):
+        raise IRError(f"node #{n.id} ({n.op}): fused_sites and fused_from differ in "
+                      f"length{where}")
+
+
+def _check_stages(n: Node, where: str) -> None:
+    if n.op != "fused.image":
+        return
+    stages = n.args.get("stages")
+    if not stages or list(n.meta.get("fused_from") or ()) == [] \
+            or len(stages) != len(n.meta["fused_from"]):
+        raise IRError(f"fused node #{n.id}: stages {stages} do not match fused_from "
+                      f"{n.meta.get('fused_from')}{where}")

@@ -10,7 +10,7 @@ def explain_graph(plan) -> str:
     parts = ["== recorded ==", plan.recorded or "(not kept)", "",
              f"== compiled ({len(plan.steps)} steps on {plan.num_lanes} lane(s)) ==",
              format_graph(plan.graph)]
-    notes = plan.graph.notes
+    notes = plan.notes
     if notes:
         parts += ["", "== passes =="]
         parts += [f"[{name}] {msg}" for name, msg in notes]

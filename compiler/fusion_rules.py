@@ -1,9 +1,10 @@
-"""The one table of fusion rules used by the ``fuse`` pass.
+"""The one table of fusion rules used by the ``fuse`` pass (``compiler/passes/fuse.py``).
 
-Each :class:`Rule` matches a producer -> consumer edge (``producer`` op names, ``consumer`` op
-names), has a legality check returning ``None`` (legal) or a refusal reason, and a rewrite that
-builds the fused node. Fused nodes reuse the consumer's output values (user handles keep working)
-and record ``meta["fused_from"]``. Every fused op must be bit-exact with the unfused chain.
+Each :class:`Rule` matches a producer -> consumer edge by op pattern (:class:`Ops`: op names, or
+a schema trait such as ``elementwise``), has a legality check returning ``None`` (legal) or a
+refusal reason, and a rewrite that builds the fused node. Fused nodes reuse the consumer's
+output values (user handles keep working) and record ``meta["fused_from"]`` /
+``meta["fused_sites"]``. Every fused op must be bit-exact with the unfused chain.
 """
 from __future__ import annotations
 
@@ -11,48 +12,68 @@ from dataclasses import dataclass
 from typing import Callable
 
 from compiler.ir import Node, Value
+from compiler.schema import REGISTRY
 
 _CROP = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
 _SEEDS = "_seeds"
 
 
 @dataclass(frozen=True)
+class Ops:
+    """An op pattern: the ops named in ``names``, or (with ``trait``) every op whose schema has
+    that trait and none of the traits in ``without``."""
+
+    names: tuple[str, ...] = ()
+    trait: str | None = None
+    without: frozenset = frozenset()
+
+    def matches(self, op: str) -> bool:
+        if op in self.names:
+            return True
+        if self.trait is None:
+            return False
+        schema = REGISTRY.get(op)
+        return (schema is not None and self.trait in schema.traits
+                and not schema.traits & self.without)
+
+
+@dataclass(frozen=True)
 class Rule:
-    """One fusion: ``producer`` -> ``consumer`` (op names) rewritten by ``rewrite``.
+    """One fusion: an edge ``producer`` -> ``consumer`` (op patterns) rewritten by ``rewrite``.
 
     ``check(producer, consumer) -> str | None`` gives the rule-specific refusal reason;
-    the generic conditions (see :func:`edge_refusal`) are checked by the pass first.
+    the generic conditions (see :func:`compiler.passes.fuse.edge_refusal`) are checked by the
+    pass first. ``any_input``: the consumer may read the intermediate as any of its regular
+    inputs (elementwise operands), not only as its first.
     """
 
     name: str
-    producer: tuple[str, ...]
-    consumer: tuple[str, ...]
+    producer: Ops
+    consumer: Ops
     check: Callable[[Node, Node], str | None]
     rewrite: Callable[[Node, Node], Node]
+    any_input: bool = False
+
+    def matches(self, producer: Node, consumer: Node) -> bool:
+        return self.producer.matches(producer.op) and self.consumer.matches(consumer.op)
 
 
 # ------------------------------------------------------------------ helpers
-def _all_args(node: Node) -> dict:
-    out = dict(node.args)
-    out.update(node.tensor_args)
-    return out
-
-
 def _get(node: Node, name: str, default=None):
     if name in node.tensor_args:
         return node.tensor_args[name]
     return node.args.get(name, default)
 
 
-def stages_of(node: Node) -> tuple[str, ...]:
+_STAGE = {"decoders.image": "decode", "random_resized_crop": "rrc", "resize": "resize",
+          "flip": "flip", "crop_mirror_normalize": "cmn"}
+
+
+def _stage_names(node: Node) -> tuple[str, ...]:
     """Stage names of a ``fused.image`` node, or the single stage an image op stands for."""
     if node.op == "fused.image":
         return tuple(node.args["stages"])
     return (_STAGE[node.op],)
-
-
-_STAGE = {"decoders.image": "decode", "random_resized_crop": "rrc", "resize": "resize",
-          "flip": "flip", "crop_mirror_normalize": "cmn"}
 
 
 def _stage_args(node: Node) -> tuple[dict, dict]:
@@ -69,16 +90,14 @@ def fused_image_node(producer: Node, consumer: Node) -> Node:
     pa, pt = _stage_args(producer)
     ca, ct = _stage_args(consumer)
     args = {**pa, **ca}
-    args["stages"] = stages_of(producer) + stages_of(consumer)
+    args["stages"] = _stage_names(producer) + _stage_names(consumer)
     return _replace(producer, consumer, "fused.image", producer.inputs, args, {**pt, **ct})
 
 
 def _replace(producer: Node, consumer: Node, op: str, inputs, args, tensor_args) -> Node:
     node = Node(op, inputs, args, tensor_args, [], device=consumer.device,
                 callsite=consumer.callsite)
-    node.outputs = list(consumer.outputs)
-    for v in node.outputs:
-        v.producer = node
+    node.adopt_outputs(consumer)
     node.meta["fused_from"] = (list(producer.meta.get("fused_from") or [producer.op])
                                + list(consumer.meta.get("fused_from") or [consumer.op]))
     # (op, user call site) of every original node, so errors can name the user's own call
@@ -109,7 +128,7 @@ def _cmn_ok(c: Node) -> str | None:
 
 
 def _tail_ok(p: Node) -> str | None:
-    st = stages_of(p)
+    st = _stage_names(p)
     if st[-1] not in ("rrc", "resize", "flip"):
         return f"the fused chain ends with {st[-1]!r}; cmn can follow only rrc, resize or flip"
     if "flip" in st[:-1] or (st[-1] == "flip" and len(st) > 1):
@@ -214,22 +233,25 @@ def _never(p, c):   # pragma: no cover - the check always refuses
     raise AssertionError("rule is never applied")
 
 
-_IMG_TAIL = ("random_resized_crop", "resize", "flip", "fused.image")
+_IMAGE_TAIL = Ops(("random_resized_crop", "resize", "fused.image"))
+_ELEMENTWISE = Ops(trait="elementwise")
 
 RULES: tuple[Rule, ...] = (
-    Rule("decode->crop", ("decoders.image",), ("crop",), _check_decode_crop,
+    Rule("decode->crop", Ops(("decoders.image",)), Ops(("crop",)), _check_decode_crop,
          _rewrite_decode_crop),
-    Rule("decode->random_resized_crop", ("decoders.image",), ("random_resized_crop",),
+    Rule("decode->random_resized_crop", Ops(("decoders.image",)), Ops(("random_resized_crop",)),
          _check_decode_rrc, fused_image_node),
-    Rule("decode->resize", ("decoders.image",), ("resize",), _check_decode_rrc,
+    Rule("decode->resize", Ops(("decoders.image",)), Ops(("resize",)), _check_decode_rrc,
          fused_image_node),
-    Rule("decode->crop_mirror_normalize", ("decoders.image",), ("crop_mirror_normalize",),
-         _check_decode_cmn, fused_image_node),
-    Rule("flip->crop_mirror_normalize", ("flip",), ("crop_mirror_normalize",),
+    Rule("decode->crop_mirror_normalize", Ops(("decoders.image",)),
+         Ops(("crop_mirror_normalize",)), _check_decode_cmn, fused_image_node),
+    Rule("flip->crop_mirror_normalize", Ops(("flip",)), Ops(("crop_mirror_normalize",)),
          _check_flip_cmn, fused_image_node),
-    Rule("resize->crop_mirror_normalize", ("random_resized_crop", "resize", "fused.image"),
-         ("crop_mirror_normalize",), _check_to_cmn, fused_image_node),
-    Rule("crop->resize", ("crop", "decoders.image_crop"), ("resize",), _check_crop_resize, _never),
-    Rule("elementwise", ("arithmetic", "cast", "elementwise_fused"), ("arithmetic", "cast"),
-         _check_elementwise, _rewrite_elementwise),
+    Rule("resize->crop_mirror_normalize", _IMAGE_TAIL, Ops(("crop_mirror_normalize",)),
+         _check_to_cmn, fused_image_node),
+    Rule("crop->resize", Ops(("crop", "decoders.image_crop")), Ops(("resize",)),
+         _check_crop_resize, _never),
+    # arithmetic, cast and an already fused chain, into an arithmetic or a cast
+    Rule("elementwise", _ELEMENTWISE, Ops(trait="elementwise", without=frozenset({"fused"})),
+         _check_elementwise, _rewrite_elementwise, any_input=True),
 )

@@ -9,18 +9,22 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Callable
+from typing import Callable, NamedTuple
 
-from compiler.ir import Graph
+from compiler.checker import check_graph
+from compiler.ir import Graph, clone_graph
 from compiler.passes.cse import cse
 from compiler.passes.dce import dce
 from compiler.passes.fuse import fuse, replay
 from compiler.passes.place import place
+from compiler.passes.result import FusionDecision, PassResult
 from compiler.passes.schedule import schedule
 from compiler.plan import Plan
+from compiler.printer import format_graph
+from compiler.signature import graph_signature
 
-# name -> Graph -> Graph; in the order they run.  ``schedule`` turns the graph into a plan.
-PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
+# name -> Graph -> PassResult; in the order they run.  ``schedule`` turns the graph into a plan.
+PASSES: list[tuple[str, Callable[[Graph], PassResult]]] = [
     ("dce", dce),
     ("cse", cse),
     ("fuse", fuse),
@@ -29,9 +33,19 @@ PASSES: list[tuple[str, Callable[[Graph], Graph]]] = [
 
 _options = {"disable": set(), "max_lanes": 2, "check": False}
 
-# Plan cache: graph signature -> (fusion decisions, notes of the first compile). Bounded LRU.
+
+class CacheEntry(NamedTuple):
+    """What a later compile of an equal graph reuses: the fusion decisions, the notes and the
+    recorded text of the first compile."""
+
+    decisions: tuple[FusionDecision, ...]
+    notes: tuple[tuple[str, str], ...]
+    recorded: str
+
+
+# Plan cache: (graph signature, disabled passes, lanes) -> CacheEntry. Bounded LRU.
 PLAN_CACHE_SIZE = 64
-_cache: "OrderedDict[tuple, tuple]" = OrderedDict()
+_cache: "OrderedDict[tuple, CacheEntry]" = OrderedDict()
 _cache_lock = threading.Lock()
 cache_stats = {"hits": 0, "misses": 0}
 
@@ -47,7 +61,10 @@ OBSERVERS: list[Callable] = []
 
 
 def set_options(*, disable=None, max_lanes=None, check=None) -> None:
-    """Configure the pipeline globally (``ndd.compiler_options`` forwards here)."""
+    """Configure the pipeline globally (``ndd.compiler_options`` forwards here).
+
+    ``check=True`` runs the IR checker (:func:`compiler.checker.check_graph`) after every pass
+    (the test suite turns it on)."""
     if disable is not None:
         _options["disable"] = set(disable)
     if max_lanes is not None:
@@ -68,9 +85,6 @@ def compile_graph(graph: Graph, disable=None, max_lanes=None, dry_run: bool = Fa
 
     ``dry_run=True`` works on a copy (for ``explain``): the pending nodes are left untouched.
     """
-    from compiler.ir import clone_graph
-    from compiler.printer import format_graph
-    from compiler.signature import graph_signature
     if dry_run:
         graph = clone_graph(graph)
     snapshot = clone_graph(graph) if OBSERVERS and not dry_run else None
@@ -87,29 +101,38 @@ def compile_graph(graph: Graph, disable=None, max_lanes=None, dry_run: bool = Fa
                 cache_stats["hits"] += 1
             else:
                 cache_stats["misses"] += 1
-    recorded = cached[2] if cached is not None else format_graph(graph, show_lane=False)
+    recorded = cached.recorded if cached is not None else format_graph(graph, show_lane=False)
+    notes: list[tuple[str, str]] = []
+    aliases = []
+    decisions: tuple[FusionDecision, ...] = ()
     for name, fn in PASSES:
         if name in off:
-            graph.notes.append((name, "disabled"))
+            notes.append((name, "disabled"))
             continue
         if name == "fuse" and cached is not None:
-            graph = replay(graph, cached[0])
+            result = replay(graph, cached.decisions)
         else:
-            graph = fn(graph)
+            result = fn(graph)
+        graph = result.graph
+        notes += result.notes
+        aliases += result.aliases
+        decisions += result.decisions
         if _options["check"]:
-            from compiler.checker import check_graph
             check_graph(graph, after=name)
     if cached is not None:
-        graph.notes = list(cached[1]) + [("cache", "plan reused from the plan cache (same "
-                                                   "graph signature); notes are from the "
-                                                   "first compile")]
+        notes = list(cached.notes) + [("cache", "plan reused from the plan cache (same graph "
+                                                "signature); notes are from the first compile")]
     elif key is not None:
         with _cache_lock:
-            _cache[key] = (list(getattr(graph, "decisions", [])), list(graph.notes), recorded)
+            _cache[key] = CacheEntry(decisions, tuple(notes), recorded)
             while len(_cache) > PLAN_CACHE_SIZE:
                 _cache.popitem(last=False)
     plan = schedule(graph, max_lanes=lanes)
     plan.recorded = recorded
+    plan.notes = notes
+    plan.aliases = tuple(aliases)
+    if _options["check"]:
+        check_graph(plan.graph, after="schedule")
     for observer in (list(OBSERVERS) if snapshot is not None else ()):
         observer(plan, snapshot)
     return plan

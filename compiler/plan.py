@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.ir import Graph, Node
+from compiler.passes.result import Alias
 
 
 @dataclass
@@ -17,12 +18,27 @@ class Step:
 
 @dataclass
 class Plan:
-    """Steps in a valid sequential order; ``graph`` is the optimized graph they came from."""
+    """Steps in a valid sequential order and what running them needs besides.
+
+    Attributes
+    ----------
+    steps : list[Step]
+    graph : Graph
+        The optimized graph the steps came from.
+    recorded : str
+        Text of the graph before optimization (for ``explain``).
+    notes : list[tuple[str, str]]
+        ``(pass, message)`` lines of the passes (for ``explain`` and ``ndd graph``).
+    aliases : tuple[Alias, ...]
+        Values CSE merged away: after the run, each ``removed`` value gets ``kept``'s data
+        (a user may still hold it).
+    """
 
     steps: list[Step]
     graph: Graph
-    recorded: str = ""      # text of the graph before optimization (for explain)
-    signature: tuple | None = None
+    recorded: str = ""
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    aliases: tuple[Alias, ...] = ()
 
     def lanes(self) -> dict[int, list[Step]]:
         out: dict[int, list[Step]] = {}

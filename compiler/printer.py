@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from compiler.ir import Graph, Node, Value
 
-_SHORT = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "int8": "i8",
-          "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32",
-          "float64": "f64", "bool": "bool", "bfloat16": "bf16", None: "?"}
+#: Short element-type names of the text form (``u8``, ``f32``...).
+DTYPE_SHORT = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+               "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16",
+               "float32": "f32", "float64": "f64", "bool": "bool", "bfloat16": "bf16",
+               None: "?"}
 
 
 def format_value(v: Value) -> str:
     m = v.meta
     dev = "" if m.device.kind == "cpu" else f"@{m.device}"
-    return f"%{v.id}:{_SHORT.get(m.dtype, m.dtype)}[{m.layout or ''}]{dev}"
+    return f"%{v.id}:{DTYPE_SHORT.get(m.dtype, m.dtype)}[{m.layout or ''}]{dev}"
 
 
 def _fmt_arg(v) -> str:
@@ -31,9 +33,10 @@ def _fmt_arg(v) -> str:
     return str(v)
 
 
-def _fmt_args(args: dict) -> str:
+def format_args(node: Node) -> str:
     """``k=v`` pairs; a fused node's ``stage.arg`` entries are grouped as ``stage{...}`` in the
     order of its ``stages``."""
+    args = node.args
     plain, staged = [], {}
     for k, v in sorted(args.items()):
         if v is None or k.startswith("_") or k == "stages":
@@ -50,7 +53,7 @@ def _fmt_args(args: dict) -> str:
 
 def format_node(node: Node, show_lane: bool = True) -> str:
     outs = " ".join(format_value(v) for v in node.outputs)
-    args = _fmt_args(node.args)
+    args = format_args(node)
     if "_seeds" in node.args:
         args = (args + ", " if args else "") + "rng=<drawn>"
     ins = [f"%{v.id}" for v in node.inputs]

@@ -59,8 +59,10 @@ class OpSchema:
     """The declaration of one operator.
 
     ``infer(input_metas, args) -> list[ValueMeta]`` computes output metadata (dtype, ndim,
-    layout) without data. ``traits`` may contain ``random``, ``stateful``, ``elementwise``,
-    ``geometric``, ``source``, ``has_side_effects``, ``decoder``.
+    layout) without data. ``traits`` may contain (each read by the compiler): ``random``,
+    ``stateful``, ``source``, ``has_side_effects`` (never merged by CSE; ``has_side_effects``
+    nodes are never removed by DCE), ``elementwise`` (per-element ops the elementwise fusion
+    rule chains), ``fused`` (created by the fuse pass).
     """
 
     name: str

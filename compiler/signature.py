@@ -7,7 +7,7 @@ recorded by the same loop body on batches of the same size have the same signatu
 """
 from __future__ import annotations
 
-from compiler.ir import Graph, _freeze
+from compiler.ir import Graph, freeze
 
 
 def graph_signature(graph: Graph) -> tuple:
@@ -24,7 +24,7 @@ def graph_signature(graph: Graph) -> tuple:
         return ("leaf", k, m.dtype, m.ndim, m.layout, str(m.device), m.batch_size)
 
     for i, n in enumerate(graph.nodes):
-        args = _freeze({k: v for k, v in n.args.items() if k != "_seeds"})
+        args = freeze({k: v for k, v in n.args.items() if k != "_seeds"})
         outs = tuple((v.meta.dtype, v.meta.ndim, v.meta.layout, v.meta.batch_size)
                      for v in n.outputs)
         items.append((n.op, str(n.device), args, tuple(ref(v) for v in n.inputs),

@@ -45,7 +45,7 @@ def wrap_error(node: Node, exc: BaseException) -> BaseException:
 
 def run_node(node: Node) -> None:
     """Execute one node whose inputs are all materialized; sets ``data`` on its outputs."""
-    kernel = node.meta.get("kernel") or lookup(node.op, node.device.kind)
+    kernel = lookup(node.op, node.device.kind)
     inputs = []
     for v in node.inputs:
         if v.data is None:
@@ -72,7 +72,7 @@ def run_node(node: Node) -> None:
         v.data = d
     if rec is not None:
         rec.span(node, t0, time.perf_counter())
-    node.meta["done"] = True
+    node.done = True
 
 
 def release_inputs(node: Node) -> None:
@@ -126,3 +126,20 @@ class LaneRunner:
 def execute(plan) -> None:
     """Run a compiled plan (``compiler.plan.Plan``)."""
     LaneRunner.run(plan)
+
+
+def run_plan(plan) -> None:
+    """Run a compiled plan and settle its values (deferred evaluation and compile mode both
+    end a plan here).
+
+    After the steps ran, each value CSE merged away gets the data of the value it was merged
+    into (a user's handle may still hold it), and every computed value forgets its producer,
+    so no Node <-> Value cycle keeps a batch (and its recycled output buffer) alive until the
+    garbage collector runs. A step's error propagates and nothing is settled.
+    """
+    execute(plan)
+    for mine, theirs in plan.aliases:
+        if mine.data is None and theirs.data is not None:
+            mine.data = theirs.data
+    for step in plan.steps:
+        release_inputs(step.node)

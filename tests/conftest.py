@@ -14,6 +14,14 @@ import pytest
 os.environ.setdefault("NDD_PROCESS_LANES", "0")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _ir_checked():
+    """The IR checker (compiler/checker.py) runs after every compiler pass in every test."""
+    from compiler.pipeline import set_options
+    set_options(check=True)
+    yield
+
+
 def encode_jpeg(arr: np.ndarray, quality: int = 92) -> bytes:
     """JPEG bytes of an HWC uint8 RGB array (Pillow)."""
     from PIL import Image

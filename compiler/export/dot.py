@@ -14,7 +14,7 @@ import zlib
 from typing import Iterable
 
 from compiler.ir import Graph, Node, Value
-from compiler.printer import _SHORT
+from compiler.printer import DTYPE_SHORT
 
 # Fixed colours for the op kinds of the catalogue; other kinds hash into PALETTE.
 KIND_COLOURS = {
@@ -49,9 +49,10 @@ def _q(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _value_text(v: Value, shapes: dict[int, str]) -> str:
+def value_text(v: Value, shapes: dict[int, str]) -> str:
+    """``%id dtype[layout]`` and the shape text of ``v`` when ``shapes`` knows it."""
     m = v.meta
-    text = f"%{v.id} {_SHORT.get(m.dtype, m.dtype)}[{m.layout or ''}]"
+    text = f"%{v.id} {DTYPE_SHORT.get(m.dtype, m.dtype)}[{m.layout or ''}]"
     shape = shapes.get(v.id)
     if shape:
         text += f" {shape}"
@@ -62,7 +63,7 @@ def node_label(node: Node, shapes: dict[int, str] | None = None, op: str | None 
     """The multi-line label of a node box (see the module docstring)."""
     shapes = shapes or {}
     lines = [op or node.op]
-    lines += [_value_text(v, shapes) for v in node.outputs]
+    lines += [value_text(v, shapes) for v in node.outputs]
     where = str(node.device)
     if "lane" in node.meta:
         where += f"  lane {node.meta['lane']}"
@@ -112,7 +113,7 @@ def to_dot(graph: Graph, *, name: str = "ndd", dead: Iterable[Node] = (),
         entry_of[n.id] = f"n{n.id}_0" if n.meta.get("fused_from") else f"n{n.id}"
 
     for v in graph.leaves():
-        lines.append(f"  v{v.id} " + _attrs(label=_value_text(v, shapes), shape="ellipse",
+        lines.append(f"  v{v.id} " + _attrs(label=value_text(v, shapes), shape="ellipse",
                                             style="filled", fillcolor="#f8f9fa",
                                             color="#868e96"))
         exit_of[v.id] = f"v{v.id}"

@@ -50,12 +50,14 @@ def _node(n: Node) -> dict:
     }
 
 
-def to_json(graph: Graph) -> dict:
+def to_json(graph: Graph, notes=()) -> dict:
     """The graph as a JSON-serialisable dict (see the module docstring for the schema).
 
     Parameters
     ----------
     graph : compiler.ir.Graph
+    notes : iterable of (str, str)
+        The pass notes to include (a compiled plan's ``plan.notes``).
 
     Returns
     -------
@@ -67,9 +69,9 @@ def to_json(graph: Graph) -> dict:
             "leaves": [_value(v) for v in graph.leaves()],
             "nodes": [_node(n) for n in graph.nodes],
             "outputs": [v.id for v in graph.outputs],
-            "notes": [[name, msg] for name, msg in graph.notes]}
+            "notes": [[name, msg] for name, msg in notes]}
 
 
-def to_json_text(graph: Graph, indent: int | None = 1) -> str:
+def to_json_text(graph: Graph, indent: int | None = 1, notes=()) -> str:
     """:func:`to_json` serialised with ``json.dumps`` (keys in insertion order)."""
-    return _json.dumps(to_json(graph), indent=indent)
+    return _json.dumps(to_json(graph, notes), indent=indent)

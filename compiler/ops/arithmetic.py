@@ -6,12 +6,12 @@ promotion follows DALI (``compiler.promotion``).
 """
 from __future__ import annotations
 
+from compiler import promotion
 from compiler.ir import ValueMeta
 from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 
 def _infer(metas, args):
-    from compiler import promotion
     dts, sc = [], []
     for item in args["operands"]:
         if item[0] == "t":

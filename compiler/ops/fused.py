@@ -18,7 +18,7 @@ register(OpSchema(
     "fused.image", ("input",), (
         ArgSpec("stages", "any", None,
                 doc="Stage names in order: 'decode', 'rrc', 'resize', 'flip', 'cmn'."),
-    ), _internal("fused.image"), traits=frozenset({"geometric", "fused"}),
+    ), _internal("fused.image"), traits=frozenset({"fused"}),
     doc="Image chain in one kernel: optional decode of only the needed region (ROI), optional "
         "resize or random_resized_crop (window drawn from the same per-sample seeds), optional "
         "crop_mirror_normalize written into one preallocated (N, ...) batch array. Stage "

@@ -4,8 +4,6 @@ from __future__ import annotations
 from compiler.ir import ValueMeta
 from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
-_GEOM = frozenset({"geometric"})
-
 
 def _spatial(layout: str | None) -> str:
     return "".join(c for c in (layout or "") if c in "DHW")
@@ -71,7 +69,7 @@ _RESIZE_ARGS = (
 )
 
 register(OpSchema(
-    "resize", ("input",), _RESIZE_ARGS, _same_or_sequence, traits=_GEOM,
+    "resize", ("input",), _RESIZE_ARGS, _same_or_sequence,
     doc="Resizes images (HWC/CHW/HW; uint8, int16, uint16 or float32). Output sizes round half "
         "up. Source: DALI ``resize``."))
 
@@ -94,7 +92,7 @@ _CROP_ARGS = CROP_WINDOW_ARGS + (
 register(OpSchema(
     "crop", ("input",), _CROP_ARGS + (
         ArgSpec("dtype", "dtype", None, doc="Output type (default: input type)."),),
-    _same_or_sequence, traits=_GEOM, doc="Crops images (or every frame of a sequence). Source: "
+    _same_or_sequence, doc="Crops images (or every frame of a sequence). Source: "
                                           "DALI ``crop``."))
 
 
@@ -119,7 +117,7 @@ register(OpSchema(
         ArgSpec("output_layout", "layout", "CHW", doc="Output layout."),
         ArgSpec("dtype", "dtype", "float32", doc="Output type."),
         ArgSpec("pad_output", "bool", False, doc="Pad the channels to 4."),
-    ), _cmn_infer, traits=_GEOM | {"normalize"},
+    ), _cmn_infer,
     doc="Crops, mirrors and normalizes images in one pass: ``out = (in - mean) / std * scale + "
         "shift``; float32 CHW by default. Source: DALI ``crop_mirror_normalize``."))
 
@@ -128,7 +126,7 @@ register(OpSchema(
         ArgSpec("horizontal", "int", 1, tensor=True, doc="Flip horizontally (1) or not (0)."),
         ArgSpec("vertical", "int", 0, tensor=True, doc="Flip vertically."),
         ArgSpec("depthwise", "int", 0, tensor=True, doc="Flip along depth (volumes)."),
-    ), _same_or_sequence, traits=_GEOM,
+    ), _same_or_sequence,
     doc="Flips images (or every frame of a sequence). Source: DALI ``flip``."))
 
 register(OpSchema(
@@ -145,7 +143,7 @@ register(OpSchema(
         ArgSpec("antialias", "bool", True, doc="Antialiasing when downscaling."),
         ArgSpec("dtype", "dtype", None, doc="Output type (default: input type)."),
         ArgSpec("_seeds", "any", None),
-    ), _same, traits=_GEOM | {"random"},
+    ), _same, traits=frozenset({"random"}),
     doc="Crops a random window (area fraction in ``random_area``, aspect ratio in "
         "``random_aspect_ratio``) and resizes it to ``size``. Source: DALI "
         "``random_resized_crop``."))

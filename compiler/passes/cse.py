@@ -1,26 +1,25 @@
 """Common-subexpression elimination: merge identical pure nodes."""
 from __future__ import annotations
 
-from compiler.ir import Graph, Value
+from compiler.ir import Graph
+from compiler.passes.result import Alias, PassResult
+from compiler.schema import REGISTRY
 
 
-def cse(graph: Graph) -> Graph:
+def cse(graph: Graph) -> PassResult:
     """Merge nodes with the same op, device, constant arguments and inputs.
 
     Random, stateful, source and side-effecting ops are never merged (their schema traits say
     so). The merged node's outputs are redirected: every later reader of a removed node's output
-    reads the kept node's output instead. A removed output the user still holds gets the kept
-    node's result when the plan runs (recorded in ``graph.aliases``).
+    (and the graph's outputs) reads the kept node's output instead
+    (:meth:`Graph.replace_all_uses_with`). A removed output the user still holds gets the kept
+    node's result when the plan runs (:attr:`PassResult.aliases`).
     """
-    from compiler.schema import REGISTRY
     seen: dict[tuple, object] = {}
-    replace: dict[int, Value] = {}
     kept = []
-    aliases = getattr(graph, "aliases", {})
+    aliases: list[Alias] = []
+    notes = []
     for node in graph.nodes:
-        if replace:
-            node.inputs = tuple(replace.get(v.id, v) for v in node.inputs)
-            node.tensor_args = {k: replace.get(v.id, v) for k, v in node.tensor_args.items()}
         schema = REGISTRY.get(node.op)
         if schema is None or not schema.is_pure or node.meta.get("no_cse"):
             kept.append(node)
@@ -32,12 +31,10 @@ def cse(graph: Graph) -> Graph:
             kept.append(node)
             continue
         for mine, theirs in zip(node.outputs, other.outputs):
-            replace[mine.id] = theirs
-            aliases[mine.id] = (mine, theirs)
+            graph.replace_all_uses_with(mine, theirs)
+            aliases.append(Alias(mine, theirs))
         other.meta.setdefault("merged", []).append(f"#{node.id} {node.callsite}")
-        graph.notes.append(("cse", f"merged {node.op} #{node.id} ({node.callsite}) "
-                                   f"into #{other.id} ({other.callsite})"))
-    graph.outputs = [replace.get(v.id, v) if v.id in replace else v for v in graph.outputs]
+        notes.append(("cse", f"merged {node.op} #{node.id} ({node.callsite}) "
+                             f"into #{other.id} ({other.callsite})"))
     graph.nodes = kept
-    graph.aliases = aliases
-    return graph
+    return PassResult(graph, bool(aliases), notes, aliases=tuple(aliases))

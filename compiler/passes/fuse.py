@@ -1,110 +1,95 @@
-"""Fusion: rewrite producer -> consumer chains listed in ``compiler.fusion_rules.RULES``.
+"""Fusion: the one rewrite driver over the table ``compiler.fusion_rules.RULES``.
 
 Generic legality (every rule): the intermediate value is not a graph output, is read by no node
-but the consumer (as its first input), both nodes run on
-the CPU, and the producer has a single output. Then the rule's own check runs. Applied fusions
-and refusals are recorded in ``graph.notes`` (``("fuse", "applied <rule>: ...")`` /
-``("fuse", "refused <rule> at file:line: <reason>")``). Runs to a fixed point, so chains of
-more than two nodes fuse step by step.
+of the graph but the consumer (as its first input, or any regular input for a rule with
+``any_input``), both nodes run on the CPU, and the producer has a single output. Then the
+rule's own check runs. Applied fusions and refusals are returned as notes
+(``("fuse", "applied <rule>: ...")`` / ``("fuse", "refused <rule> at file:line: <reason>")``)
+and the applied rewrites as :class:`compiler.passes.result.FusionDecision` s. Runs to a fixed
+point, so chains of more than two nodes fuse step by step.
 """
 from __future__ import annotations
 
 from compiler.fusion_rules import RULES, Rule
 from compiler.ir import Graph, Node
+from compiler.passes.result import FusionDecision, PassResult
+
+_BY_NAME = {r.name: r for r in RULES}
 
 
-def edge_refusal(graph: Graph, producer: Node, consumer: Node, readers: list[Node]) -> str | None:
-    """The generic reason ``producer -> consumer`` cannot fuse, or None."""
+def edge_refusal(graph: Graph, producer: Node, consumer: Node, rule: Rule) -> str | None:
+    """The generic reason ``producer -> consumer`` cannot fuse under ``rule``, or None."""
     if len(producer.outputs) != 1:
         return f"{producer.op} has {len(producer.outputs)} outputs"
     v = producer.outputs[0]
     if any(o is v for o in graph.outputs):
         return f"the intermediate %{v.id} is requested as an output"
     # A value merely held by a live user handle does not block fusion: its producer chain is
-    # left intact, so if the user asks for it later it is recomputed on demand (ARCHITECTURE:
-    # liveness by weak references).
-    others = {n.id for n in readers if n is not consumer}
+    # left intact, so if the user asks for it later it is recomputed on demand (liveness is
+    # known from weak references to the handles).
+    others = {n.id for n in graph.users(v) if n is not consumer}
     if others:
         return f"the intermediate %{v.id} is also read by {len(others)} other node(s)"
     if producer.device.kind != "cpu" or consumer.device.kind != "cpu":
         return "only CPU chains are fused"
-    if consumer.op != "arithmetic" and (not consumer.inputs or consumer.inputs[0] is not v
-                                        or any(t is v for t in consumer.tensor_args.values())):
+    if not rule.any_input and (not consumer.inputs or consumer.inputs[0] is not v
+                               or any(t is v for t in consumer.tensor_args.values())):
         return f"the intermediate %{v.id} is not only the consumer's first input"
     if producer.meta.get("no_fuse") or consumer.meta.get("no_fuse"):
         return "fusion disabled for this node"
     return None
 
 
-def _rules_for(producer: Node, consumer: Node) -> list[Rule]:
-    return [r for r in RULES if producer.op in r.producer and consumer.op in r.consumer]
-
-
-def replay(graph: Graph, decisions: list[tuple[str, int, int]]) -> Graph:
-    """Re-apply fusion decisions recorded by :func:`fuse` on a graph with the same signature
-    (the plan cache): ``(rule name, producer position, consumer position)`` in the node list
-    as it was when each rewrite was applied."""
-    by_name = {r.name: r for r in RULES}
-    for name, pp, cp in decisions:
-        producer, consumer = graph.nodes[pp], graph.nodes[cp]
-        fused = by_name[name].rewrite(producer, consumer)
-        _splice(graph, producer, consumer, fused)
-    graph.decisions = list(decisions)
-    return graph
-
-
-def fuse(graph: Graph) -> Graph:
-    """Apply the fusion rules until none applies; returns the same (rewritten) graph.
-
-    The applied rewrites are recorded in ``graph.decisions`` for :func:`replay`.
-    """
-    decisions: list[tuple[str, int, int]] = []
-    graph.decisions = decisions
-    refused: set[tuple] = set()
-    changed = True
-    while changed:
-        changed = False
-        producer_of = {v.id: n for n in graph.nodes for v in n.outputs}
-        readers = graph.consumers()
-        for consumer in graph.nodes:
-            for inp in consumer.inputs:
-                producer = producer_of.get(inp.id)
-                if producer is None or inp.data is not None:
-                    continue
-                for rule in _rules_for(producer, consumer):
-                    reason = edge_refusal(graph, producer, consumer, readers.get(inp.id, []))
-                    if reason is None:
-                        reason = rule.check(producer, consumer)
-                    if reason is not None:
-                        key = (rule.name, producer.id, consumer.id)
-                        if key not in refused:
-                            refused.add(key)
-                            graph.notes.append(("fuse", f"refused {rule.name} at "
-                                                        f"{consumer.callsite}: {reason}"))
-                        continue
-                    decisions.append((rule.name, graph.nodes.index(producer),
-                                      graph.nodes.index(consumer)))
-                    fused = rule.rewrite(producer, consumer)
-                    _splice(graph, producer, consumer, fused)
-                    graph.notes.append(("fuse", f"applied {rule.name}: #{producer.id} "
-                                                f"{producer.op} + #{consumer.id} {consumer.op} "
-                                                f"-> #{fused.id} {fused.op} "
-                                                f"({' + '.join(fused.meta['fused_from'])})"))
-                    changed = True
-                    break
-                if changed:
-                    break
-            if changed:
-                break
-    return graph
-
-
 def _splice(graph: Graph, producer: Node, consumer: Node, fused: Node) -> None:
     """Put ``fused`` where ``consumer`` was and drop ``producer`` (topological order kept:
     the fused node reads only the producer's and the consumer's other inputs)."""
-    nodes = []
-    for n in graph.nodes:
-        if n is producer:
-            continue
-        nodes.append(fused if n is consumer else n)
-    graph.nodes = nodes
+    graph.nodes = [fused if n is consumer else n for n in graph.nodes if n is not producer]
+
+
+def _next_fusion(graph: Graph, refused: set, notes: list) -> tuple[Rule, Node, Node] | None:
+    """The first legal (rule, producer, consumer) in graph order; refusals are noted once."""
+    for consumer in graph.nodes:
+        for inp in consumer.inputs:
+            producer = graph.producer_of(inp)
+            if producer is None or inp.data is not None:
+                continue
+            for rule in RULES:
+                if not rule.matches(producer, consumer):
+                    continue
+                reason = (edge_refusal(graph, producer, consumer, rule)
+                          or rule.check(producer, consumer))
+                if reason is None:
+                    return rule, producer, consumer
+                key = (rule.name, producer.id, consumer.id)
+                if key not in refused:
+                    refused.add(key)
+                    notes.append(("fuse", f"refused {rule.name} at {consumer.callsite}: "
+                                          f"{reason}"))
+    return None
+
+
+def fuse(graph: Graph) -> PassResult:
+    """Apply the fusion rules until none applies; the graph is rewritten in place."""
+    decisions: list[FusionDecision] = []
+    notes: list[tuple[str, str]] = []
+    refused: set[tuple] = set()
+    while (found := _next_fusion(graph, refused, notes)) is not None:
+        rule, producer, consumer = found
+        decisions.append(FusionDecision(rule.name, graph.nodes.index(producer),
+                                        graph.nodes.index(consumer)))
+        fused = rule.rewrite(producer, consumer)
+        _splice(graph, producer, consumer, fused)
+        notes.append(("fuse", f"applied {rule.name}: #{producer.id} {producer.op} + "
+                              f"#{consumer.id} {consumer.op} -> #{fused.id} {fused.op} "
+                              f"({' + '.join(fused.meta['fused_from'])})"))
+    return PassResult(graph, bool(decisions), notes, decisions=tuple(decisions))
+
+
+def replay(graph: Graph, decisions: tuple[FusionDecision, ...]) -> PassResult:
+    """Re-apply the decisions of :func:`fuse` on a graph with the same signature (the plan
+    cache): each rewrite at the node positions recorded when it was first applied."""
+    for rule_name, pp, cp in decisions:
+        producer, consumer = graph.nodes[pp], graph.nodes[cp]
+        fused = _BY_NAME[rule_name].rewrite(producer, consumer)
+        _splice(graph, producer, consumer, fused)
+    return PassResult(graph, bool(decisions), [], decisions=tuple(decisions))

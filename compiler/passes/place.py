@@ -7,29 +7,37 @@ scheduler can put copies on lanes of their own. On a CPU-only graph the pass cha
 """
 from __future__ import annotations
 
-from compiler.ir import Graph, Node
+from compiler.ir import Graph, Node, Value
+from compiler.passes.result import PassResult
 
 
-def place(graph: Graph) -> Graph:
-    copies: dict[tuple[int, str], object] = {}
+def place(graph: Graph) -> PassResult:
+    copies: dict[tuple[int, str], Value] = {}
     nodes: list[Node] = []
+    notes = []
+
+    def moved(v: Value, node: Node) -> Value:
+        if v.meta.device == node.device:
+            return v
+        key = (v.id, str(node.device))
+        out = copies.get(key)
+        if out is None:
+            t = Node("transfer", [v], {"device": str(node.device)}, None,
+                     [v.meta.with_(device=node.device)], device=node.device,
+                     callsite=node.callsite)
+            nodes.append(t)
+            out = copies[key] = t.outputs[0]
+            notes.append(("place", f"copy %{v.id} {v.meta.device} -> "
+                                   f"{node.device} for {node.op} ({node.callsite})"))
+        return out
+
     for node in graph.nodes:
-        def moved(v):
-            if v.meta.device == node.device:
-                return v
-            key = (v.id, str(node.device))
-            out = copies.get(key)
-            if out is None:
-                t = Node("transfer", [v], {"device": str(node.device)}, None,
-                         [v.meta.with_(device=node.device)], device=node.device,
-                         callsite=node.callsite)
-                nodes.append(t)
-                out = copies[key] = t.outputs[0]
-                graph.notes.append(("place", f"copy %{v.id} {v.meta.device} -> "
-                                             f"{node.device} for {node.op} ({node.callsite})"))
-            return out
-        node.inputs = tuple(moved(v) for v in node.inputs)
-        node.tensor_args = {k: moved(v) for k, v in node.tensor_args.items()}
+        ins = tuple(moved(v, node) for v in node.inputs)
+        targs = {k: moved(v, node) for k, v in node.tensor_args.items()}
+        if any(a is not b for a, b in zip(ins, node.inputs)):
+            node.inputs = ins
+        if any(targs[k] is not v for k, v in node.tensor_args.items()):
+            node.tensor_args = targs
         nodes.append(node)
     graph.nodes = nodes
-    return graph
+    return PassResult(graph, bool(copies), notes)

@@ -3,6 +3,7 @@
 On the CPU a lane is a worker thread; on a GPU a CUDA stream. A node continues the lane of its
 first input's producer when it is that producer's first consumer; otherwise it opens a new lane
 (up to ``max_lanes``, then lanes are reused round-robin). Edges between lanes become waits.
+The lane is recorded in ``node.meta["lane"]``.
 """
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ from compiler.plan import Plan, Step
 
 def schedule(graph: Graph, max_lanes: int = 2) -> Plan:
     lane_of: dict[int, int] = {}          # node id -> lane
-    producer_of = {v.id: n for n in graph.nodes for v in n.outputs}
     continued: set[int] = set()           # producers whose lane has been continued
     next_lane = 0
     steps = []
     for node in graph.nodes:
-        preds = [producer_of[v.id] for v in node.all_inputs() if v.id in producer_of]
+        preds = [p for v in node.all_inputs() if (p := graph.producer_of(v)) is not None]
         lane = None
         for p in preds:
             if p.id not in continued:

@@ -7,7 +7,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ndd
-from compiler.pipeline import set_options
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
@@ -22,16 +21,12 @@ def photos(tmp_path_factory):
 
 
 def _both(fn, inputs):
-    outs = []
-    set_options(check=True)
-    try:
-        for mode in (ndd.EvalMode.sync_cpu, ndd.EvalMode.deferred):
-            ndd.random.set_seed(11)
-            with mode:
-                out = fn(ndd.as_batch(inputs))
-                outs.append([np.asarray(out.tensors[i]) for i in range(out.batch_size)])
-    finally:
-        set_options(check=False)
+    outs = []      # the IR checker runs after every pass (tests/conftest.py turns it on)
+    for mode in (ndd.EvalMode.sync_cpu, ndd.EvalMode.deferred):
+        ndd.random.set_seed(11)
+        with mode:
+            out = fn(ndd.as_batch(inputs))
+            outs.append([np.asarray(out.tensors[i]) for i in range(out.batch_size)])
     return outs
 
 
