@@ -166,7 +166,7 @@ def run_script(script: str, args: list[str], iterations: int | None = None,
 # ---------------------------------------------------------------------------- artifacts
 def dead_nodes(record: PlanRecord) -> list:
     """Nodes of the recorded graph that dead-code elimination removed."""
-    ids = {int(m.group(1)) for name, msg in record.plan.graph.notes if name == "dce"
+    ids = {int(m.group(1)) for name, msg in record.plan.notes if name == "dce"
            for m in [re.search(r"#(\d+)", msg)] if m}
     if record.recorded_graph is None:
         return []
@@ -254,7 +254,7 @@ def json_text(session: Session, view: str = "both") -> str:
     docs = []
     for rec in session.plans.values():
         graph, _ = view_graph(rec, view)
-        doc = to_json(graph)
+        doc = to_json(graph, rec.plan.notes if graph is rec.plan.graph else ())
         doc["compiled_times"] = rec.count
         docs.append(doc)
     return json.dumps({"plans": docs}, indent=1) + "\n"

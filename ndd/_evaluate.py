@@ -20,7 +20,7 @@ def run_now(node: Node) -> None:
     try:
         executor.run_node(node)
     except BaseException as exc:
-        node.meta["error"] = exc
+        node.error = exc
         raise
     executor.release_inputs(node)
 
@@ -42,10 +42,10 @@ def materialize(value: Value):
         if value.data is not None:
             return value.data
         raise RuntimeError(f"internal error: value %{value.id} has neither data nor producer")
-    err = node.meta.get("error")
+    err = node.error
     if err is not None:
         raise err
-    fut = node.meta.get("future")
+    fut = node.future
     if fut is not None:
         fut.result()
         if value.data is None:   # computed by a plan that fused it away
@@ -58,9 +58,9 @@ def materialize(value: Value):
 def wait_pending(value: Value) -> None:
     """If ``value`` is being computed by the eager worker, wait for it (errors surface later)."""
     node = value.producer
-    if node is not None and value.data is None and "future" in node.meta:
+    if node is not None and value.data is None and node.future is not None:
         try:
-            node.meta["future"].result()
+            node.future.result()
         except BaseException:  # noqa: BLE001 - raised again when consumed
             pass
 
@@ -81,10 +81,10 @@ def evaluate(values: list[Value]) -> None:
             executor.execute(plan)
         except BaseException as exc:
             for step in plan.steps:
-                if not step.node.meta.get("done"):
-                    step.node.meta["error"] = exc
+                if not step.node.done:
+                    step.node.error = exc
             raise
-        for mine, theirs in getattr(plan.graph, "aliases", {}).values():
+        for mine, theirs in plan.aliases:
             if mine.data is None and theirs.data is not None:
                 mine.data = theirs.data
         for step in plan.steps:

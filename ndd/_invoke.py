@@ -209,8 +209,8 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
     if rng_obj is not None:
-        node.meta["rng"] = rng_obj
-        node.meta["rng_default"] = rng is None     # the thread's default generator
+        node.rng = rng_obj
+        node.rng_default = rng is None     # the thread's default generator
     if cap is not None:
         cap.record(node)
     _dispatch(node)
@@ -224,9 +224,9 @@ def _dispatch(node: Node) -> None:
         for v in node.all_inputs():
             wait_pending(v)
         return
-    if node.meta.get("done"):
+    if node.done:
         return
     if mode in (EvalMode.sync_cpu, EvalMode.sync_full):
         run_now(node)
         return
-    node.meta["future"] = get_worker().submit(run_now, node)
+    node.future = get_worker().submit(run_now, node)

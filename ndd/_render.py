@@ -146,8 +146,8 @@ def _layout_items(graph, dead, shapes):
 
 
 def _value_label(v, shapes) -> str:
-    from compiler.export.dot import _value_text
-    return _value_text(v, shapes)
+    from compiler.export.dot import value_text
+    return value_text(v, shapes)
 
 
 def _place(items, edges):

@@ -141,9 +141,9 @@ class _Tracer:
         args = {k: v for k, v in node.args.items() if k != "_seeds"}
         n = node.outputs[0].meta.batch_size if node.outputs else 0
         self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
-                                       node.callsite, node.meta.get("rng"),
+                                       node.callsite, node.rng,
                                        [v.meta for v in node.outputs],
-                                       bool(node.meta.get("rng_default")), n,
+                                       bool(node.rng_default), n,
                                        n == self.reader_n))
         for j, v in enumerate(node.outputs):
             self.prov[v.id] = ("call", m, j)
@@ -202,7 +202,7 @@ class _Instance:
         template.last_plan = plan
         self.plan = plan        # for explain (the batch's own plan)
         executor.execute(plan)
-        for mine, theirs in getattr(plan.graph, "aliases", {}).values():
+        for mine, theirs in plan.aliases:
             if mine.data is None and theirs.data is not None:
                 mine.data = theirs.data
         # Computed values forget their producers: no Node <-> Value cycle keeps a batch (and
@@ -217,21 +217,21 @@ class _Instance:
         compiler's passes rewired the first ones) with the same arguments and seeds, and run
         one by one as eager execution does (each op over the whole batch, unfused), so the
         errors are eager's (op, sample, type, message).  Each error waits in its node
-        (``meta["error"]``; a failed input's error for the calls depending on it) until the
+        (``node.error``; a failed input's error for the calls depending on it) until the
         body consumes the value; the other values are computed."""
         self.nodes, self.outputs = [], []
         for e, (args, metas) in zip(self.template.entries, self.calls):
             node = self._add_node(e, args, metas)
-            err = next((v.producer.meta["error"] for v in node.all_inputs()
+            err = next((v.producer.error for v in node.all_inputs()
                         if v.data is None and v.producer is not None
-                        and v.producer.meta.get("error") is not None), None)
+                        and v.producer.error is not None), None)
             if err is None:
                 try:
                     executor.run_node(node)
                 except Exception as exc:  # noqa: BLE001 - raised when consumed
                     err = exc
             if err is not None:
-                node.meta["error"] = err
+                node.error = err
             else:
                 executor.release_inputs(node)
 
@@ -313,7 +313,7 @@ class _Replayer:
         outs = self.inst.outputs[m]
         if EvalMode.current() in (EvalMode.sync_cpu, EvalMode.sync_full):
             for v in outs:      # synchronous modes raise at the call, as eagerly
-                err = v.producer.meta.get("error") if v.producer is not None else None
+                err = v.producer.error if v.producer is not None else None
                 if err is not None:
                     raise err
         return outs
