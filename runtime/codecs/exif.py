@@ -88,11 +88,11 @@ def _tiff_orientation(data, absent=1):
     when the block has no orientation tag (or cannot be read)."""
     if len(data) < 8:
         return absent
-    if data[:2] == b"II":
+    if data[:4] == b"II*\x00":
         end = "<"
-    elif data[:2] == b"MM":
+    elif data[:4] == b"MM\x00*":
         end = ">"
-    else:
+    else:               # not a TIFF header (nvImageCodec and Pillow do not read it either)
         return absent
     (ifd,) = struct.unpack_from(end + "I", data, 4)
     if ifd + 2 > len(data):
@@ -102,8 +102,10 @@ def _tiff_orientation(data, absent=1):
         pos = ifd + 2 + 12 * i
         if pos + 12 > len(data):
             break
-        tag, typ = struct.unpack_from(end + "HH", data, pos)
+        tag, typ, n = struct.unpack_from(end + "HHI", data, pos)
         if tag == _ORIENTATION_TAG:
+            if n != 1:      # a damaged entry (Pillow skips it too)
+                return 1
             if typ == 3:  # SHORT
                 (value,) = struct.unpack_from(end + "H", data, pos + 8)
             elif typ == 4:  # LONG, written by a few tools

@@ -117,15 +117,19 @@ class ParsedImage:
 
     Parsing checks the declared size against :func:`runtime.codecs.limits.
     get_max_image_pixels` (raising :class:`DecodeError` above it), so no pixel buffer is ever
-    allocated for an image over the limit.
+    allocated for an image over the limit.  A PNG or WebP whose chunks do not add up is not
+    given to nvImageCodec, whose parsers allocate what a chunk's length field says (4 GB for
+    a WebP EXIF chunk, 2 GB for a PNG chunk, in 1 KB files); Pillow reads it, or names the
+    problem (``problem``: what the walk found).
     """
 
-    __slots__ = ("buf", "stream", "pil", "fmt", "_info")
+    __slots__ = ("buf", "stream", "pil", "fmt", "problem", "_info")
 
     def __init__(self, buf, sample):
         self.buf = buf
         self._info = None
-        stream = nvb.parse(buf) if nvb.available() else None
+        self.problem = _container_problem(buf)
+        stream = nvb.parse(buf) if self.problem is None and nvb.available() else None
         self.stream = stream if stream is not None and nvb.usable(stream) else None
         self.pil = None
         if self.stream is not None:
@@ -148,8 +152,8 @@ class ParsedImage:
             if fmt is None:
                 raise DecodeError(f"{sample_prefix(sample)}not a recognised image format "
                                   f"(first bytes: {first_bytes_hex(buf)})") from None
-            raise DecodeError(f"{sample_prefix(sample)}{diagnose_failure(buf, fmt, 'header')}: "
-                              f"{pillow_reason(exc)}") from None
+            raise DecodeError(f"{sample_prefix(sample)}{diagnose_failure(buf, fmt, 'header')}"
+                              f"{_detail(self.problem)}: {pillow_reason(exc)}") from None
         self.fmt = (self.pil.format or "unknown").lower()
         check_image_size(*self.pil.size, sample, self.fmt)
 
@@ -180,6 +184,21 @@ class ParsedImage:
 
 
 _Source = ParsedImage
+
+
+def _container_problem(buf):
+    """What is wrong with the chunks of a PNG or WebP stream (None: sound, or another
+    format); see :mod:`runtime.codecs.structure`."""
+    head = buf[:16].tobytes()
+    if head[:8] == b"\x89PNG\r\n\x1a\n":
+        return png_chunk_problem(buf)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return webp_container_problem(buf)
+    return None
+
+
+def _detail(problem):
+    return f" ({problem})" if problem else ""
 
 
 def _source(data, sample) -> ParsedImage:
@@ -236,7 +255,10 @@ def _decode_nvimgcodec(src, output_type, roi, adjust_orientation):
             "ANY_DATA": "UNCHANGED"}[output_type]
     if cmyk and mode in ("GRAY", "UNCHANGED"):
         mode = "RGB"  # libjpeg-turbo gives no raw CMYK; gray is computed from RGB below
-    if adjust_orientation and not cmyk and src.fmt == "jpeg":
+    if adjust_orientation and not cmyk:
+        # The orientation is the one ndd reads (exif.read_orientation, also behind
+        # peek_shape), never nvImageCodec's own reading, which accepts damaged EXIF tags
+        # (a SHORT orientation with a count of 257) that Pillow skips.
         orientation = src.info().orientation
         if orientation != 1:
             # nvImageCodec hands an EXIF-rotated JPEG to its OpenCV plug-in, which decodes
@@ -254,7 +276,7 @@ def _decode_nvimgcodec(src, output_type, roi, adjust_orientation):
             if inner is not None:
                 arr = arr[inner]
             return oriented_copy(arr, orientation)
-    arr = nvb.decode_stream(s, mode, roi, native, adjust_orientation)
+    arr = nvb.decode_stream(s, mode, roi, native, adjust_orientation and cmyk)
     if arr is not None and cmyk and output_type == "GRAY":
         arr = rgb_to_gray(arr)
     return arr
@@ -344,21 +366,34 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
     use_nv = src.stream is not None and not (output_type == "ANY_DATA"
                                              and src.stream.num_channels == 2)
     if use_nv:
-        if src.fmt == "png":
-            # OpenCV's libpng allocates what a chunk's length field says (2 GB for 1 KB)
-            problem = png_chunk_problem(buf)
-            if problem is not None:
-                raise DecodeError(sample_prefix(sample) + problem)
-        arr = _decode_nvimgcodec(src, output_type, roi, adjust_orientation)
-        if arr is not None:
-            _second_opinion(src, sample)
+        doubt = _doubt(src)
+        if doubt and roi is not None:
+            # a damaged stream's region is cut from its whole decode: libjpeg-turbo fills in
+            # missing coefficients differently when it decodes a region
+            arr = _decode_nvimgcodec(src, output_type, None, adjust_orientation)
+            if arr is not None:
+                arr = arr[roi[0]:roi[2], roi[1]:roi[3]]
+        else:
+            arr = _decode_nvimgcodec(src, output_type, roi, adjust_orientation)
+        if arr is not None and doubt is not None:
+            _second_opinion(src, sample, doubt)
+        if arr is not None and adjust_orientation and roi is None:
+            info = src.info()
+            if arr.shape[:2] != (info.height, info.width):
+                # nvImageCodec applies the orientation of non-JPEG files itself: a damaged
+                # EXIF block it reads differently would make decode and peek_shape disagree
+                raise DecodeError(f"{sample_prefix(sample)}corrupt EXIF block in the "
+                                  f"{src.fmt.upper()} file: its orientation cannot be read "
+                                  f"reliably (decoded {arr.shape[1]}x{arr.shape[0]}, header "
+                                  f"{info.width}x{info.height} after orientation "
+                                  f"{info.orientation})")
     if arr is None:
         try:
             arr = _decode_pillow(src, output_type, roi, adjust_orientation, sample)
         except DecodeError:
             raise
         except Exception as exc:
-            reason = diagnose_failure(buf, src.fmt, "data")
+            reason = diagnose_failure(buf, src.fmt, "data") + _detail(src.problem)
             raise DecodeError(f"{sample_prefix(sample)}{reason}: {pillow_reason(exc)}") \
                 from None
     if output_type == "YCbCr":
@@ -378,31 +413,28 @@ def _doubt(src):
     """Why nvImageCodec's pixels for ``src`` need Pillow's second opinion, or None.
 
     nvImageCodec hands a stream its first plug-in rejects to OpenCV, which returns what it
-    could read of a damaged JPEG and ignores WebP containers that do not add up; its TIFF
-    plug-in ignores strips it fails to decompress (zeros), and its BMP route ignores header
-    fields it does not support.  JPEG and WebP are doubted only when their structure is
-    unsound (a cheap walk, see :mod:`runtime.codecs.structure`; the result says what is
-    unsound), TIFF and BMP always (``""``).
+    could read of a damaged JPEG or of the frame of an extended (VP8X) WebP; its TIFF plug-in
+    ignores strips it fails to decompress (zeros), and its BMP route ignores header fields
+    it does not support.  A JPEG is doubted only when its structure is unsound (a cheap walk,
+    see :mod:`runtime.codecs.structure`; the result says what is unsound), TIFF, BMP and
+    extended WebP always (``""``).  (PNG and WebP streams with unsound chunks never reach
+    nvImageCodec, see :class:`ParsedImage`.)
     """
     fmt = src.fmt
     if fmt == "jpeg":
         return jpeg_structure_problem(src.buf)
-    if fmt == "webp":
-        return webp_container_problem(src.buf)
-    if fmt in ("tiff", "bmp"):
+    if fmt in ("tiff", "bmp") or (fmt == "webp" and src.buf[12:16].tobytes() == b"VP8X"):
         return ""               # always asked; nothing to say beyond Pillow's reason
     return None
 
 
-def _second_opinion(src, sample):
-    """Raise when ``src`` is doubtful (:func:`_doubt`) and Pillow cannot decode it either.
+def _second_opinion(src, sample, doubt):
+    """Raise when Pillow cannot decode the doubtful stream ``src`` either (``doubt``: what
+    :func:`_doubt` found).
 
     Pillow (libjpeg-turbo, libwebp, libtiff, its BMP reader) is asked only for its verdict;
     the pixels returned stay nvImageCodec's, so valid files decode as before.
     """
-    doubt = _doubt(src)
-    if doubt is None:
-        return
     try:
         img = open_header(src.buf)
         check_image_size(*img.size, sample, src.fmt)
@@ -411,8 +443,7 @@ def _second_opinion(src, sample):
         raise
     except Exception as exc:  # noqa: BLE001 - Pillow's verdict, as a message
         reason = diagnose_failure(src.buf, src.fmt, "data")
-        detail = f" ({doubt})" if doubt else ""
-        raise DecodeError(f"{sample_prefix(sample)}{reason}{detail}: "
+        raise DecodeError(f"{sample_prefix(sample)}{reason}{_detail(doubt)}: "
                           f"{pillow_reason(exc)}") from None
 
 

@@ -11,6 +11,7 @@ only headers and length fields and is bounded by the stream's size.
 from __future__ import annotations
 
 import struct
+import zlib
 
 import numpy as np
 
@@ -24,7 +25,13 @@ _PNG_MAX_CHUNK = 2 ** 31 - 1
 
 
 def png_chunk_problem(buf):
-    """Describe a PNG chunk whose declared length runs past the end of the stream.
+    """Describe a PNG chunk that runs past the end of the stream or fails its CRC.
+
+    nvImageCodec's PNG parser and OpenCV's libpng allocate what a chunk's length field says
+    (2 GB for a 1 KB file), and libpng drops an ancillary chunk whose CRC fails (an eXIf
+    chunk with the orientation, a tRNS chunk with the transparency) where Pillow refuses the
+    file; so every chunk's length is checked, and every chunk's CRC except IDAT's (the bulk
+    of the file, which libpng checks itself).
 
     Parameters
     ----------
@@ -36,7 +43,7 @@ def png_chunk_problem(buf):
     str or None
         e.g. ``"truncated or corrupt PNG: the PLTE chunk at byte 33 declares 2147483647
         bytes, but the stream ends 812 bytes later"``; None when every chunk up to IEND (or
-        the end of the stream) fits.
+        the end of the stream) fits and has its CRC.
     """
     data = memoryview(buf)
     n = buf.size
@@ -54,6 +61,10 @@ def png_chunk_problem(buf):
         if length > _PNG_MAX_CHUNK or pos + 12 + length > n:
             return (f"truncated or corrupt PNG: the {name} chunk at byte {pos} declares "
                     f"{length} bytes, but the stream ends {max(0, n - pos - 12)} bytes later")
+        if kind != b"IDAT":
+            crc = struct.unpack_from(">I", data, pos + 8 + length)[0]
+            if zlib.crc32(data[pos + 4:pos + 8 + length]) != crc:
+                return f"corrupt PNG: the {name} chunk at byte {pos} fails its CRC check"
         pos += 12 + length
     return None
 
@@ -110,19 +121,28 @@ def _dqt_problem(seg):
     return None
 
 
-def _sos_problem(seg, components, progressive):
+def _sos_problem(seg, components, progressive, coded):
+    """What is wrong with a scan header (``seg``: its bytes after the length); records in
+    ``coded`` what the scan completes: ``{component: set of coefficients coded to their last
+    bit}``."""
     if not seg:
         return "an empty scan header (SOS)"
     ns = seg[0]
     if not 1 <= ns <= 4 or len(seg) != 4 + 2 * ns:
         return f"a scan header (SOS) for {ns} components of {len(seg) + 2} bytes"
-    for k in range(ns):
-        cid, tables = seg[1 + 2 * k], seg[2 + 2 * k]
+    ids = [seg[1 + 2 * k] for k in range(ns)]
+    for k, cid in enumerate(ids):
+        tables = seg[2 + 2 * k]
         if components is not None and cid not in components:
             return f"a scan header (SOS) naming component {cid}, which the frame does not have"
         if tables >> 4 > 3 or tables & 15 > 3:
             return f"a scan header (SOS) selecting Huffman tables {tables:#04x}"
+        if not progressive and coded.get(cid):
+            return f"a second scan of component {cid} in a sequential JPEG"
     ss, se, ah, al = seg[1 + 2 * ns], seg[2 + 2 * ns], seg[3 + 2 * ns] >> 4, seg[3 + 2 * ns] & 15
+    if al == 0 or not progressive:
+        for cid in ids:
+            coded.setdefault(cid, set()).update(range(ss, se + 1) if progressive else (-1,))
     if progressive:
         bad = (ss > se or se > 63 or (ss == 0 and se != 0) or (ss > 0 and ns != 1)
                or al > 13 or (ah != 0 and al != ah - 1))
@@ -132,6 +152,24 @@ def _sos_problem(seg, components, progressive):
         kind = "progressive" if progressive else "sequential"
         return f"a {kind} scan header (SOS) with Ss={ss}, Se={se}, Ah={ah}, Al={al}"
     return None
+
+
+def _missing_scans(components, progressive, coded, where):
+    """At the end-of-image marker: the components (or, progressive, coefficients) that no
+    scan coded completely (the decoders then fill in, and a region decode fills in
+    differently from a full decode), or None."""
+    if components is None:
+        return None
+    if progressive:
+        missing = [cid for cid in sorted(components) if len(coded.get(cid, ())) < 64]
+        what = "coefficients of component"
+    else:
+        missing = [cid for cid in sorted(components) if cid not in coded]
+        what = "component"
+    if not missing:
+        return None
+    return (f"an end-of-image marker {where} before the scans of {what} "
+            f"{', '.join(map(str, missing))} (an incomplete or truncated file)")
 
 
 def jpeg_structure_problem(buf):
@@ -160,13 +198,16 @@ def jpeg_structure_problem(buf):
         return "no image data"
     raw = buf.tobytes()                 # indexing bytes is ~10x faster than numpy scalars
     pos, scans, components, progressive = 2, 0, None, False
+    coded = {}                          # component -> what its scans coded completely
     for p in _marker_positions(buf).tolist():
         if p < pos:
             continue                    # inside a segment's payload (e.g. an EXIF thumbnail)
         m = raw[p + 1]
         where = f"at byte {p}"
         if m == _EOI:
-            return None if scans else f"an end-of-image marker {where}, before any image data"
+            if not scans:
+                return f"an end-of-image marker {where}, before any image data"
+            return _missing_scans(components, progressive, coded, where)
         if m == _SOI:
             return f"a second start-of-image marker {where}"
         if p + 4 > n:
@@ -185,7 +226,7 @@ def jpeg_structure_problem(buf):
             if len(seg) >= 6:
                 components = {seg[6 + 3 * k] for k in range(min(seg[5], (len(seg) - 6) // 3))}
         elif m == _SOS:
-            problem = _sos_problem(seg, components, progressive)
+            problem = _sos_problem(seg, components, progressive, coded)
             scans += 1
         elif m == _DHT:
             problem = _dht_problem(seg)

@@ -6,6 +6,7 @@ formulas, and DALI 2.4 under ``@pytest.mark.oracle``.
 """
 
 import io
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -432,3 +433,273 @@ def test_thin_roi_of_a_rotated_jpeg_equals_the_crop(o):
         np.testing.assert_array_equal(decode(data, roi=(0, x, h, x + 1)), full[:, x:x + 1])
     for y in range(h):
         np.testing.assert_array_equal(decode(data, roi=(y, 0, y + 1, w)), full[y:y + 1])
+
+
+# --------------------------------------------------------------------------- size limit
+# Decompression bombs: small files that declare huge images.  Each builder writes the file
+# with the standard library (struct/zlib), so the declared size is known independently.
+
+from runtime.codecs import (DEFAULT_MAX_IMAGE_PIXELS, get_max_image_pixels,  # noqa: E402
+                            set_max_image_pixels)
+
+
+@pytest.fixture
+def limit():
+    """Restore the default image size limit after the test."""
+    yield set_max_image_pixels
+    set_max_image_pixels(DEFAULT_MAX_IMAGE_PIXELS)
+
+
+def _png_chunk(kind, data):
+    import struct
+    import zlib
+    return struct.pack(">I", len(data)) + kind + data + \
+        struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def _zeros_zlib(row_bytes, rows):
+    """A zlib stream of ``rows * row_bytes`` zero bytes, built from one compressed block of
+    rows repeated (blocks ended by a full flush are independent) -- fast for huge images."""
+    import struct
+    import zlib
+    per = max(1, min(rows, (64 << 20) // row_bytes))
+    comp = zlib.compressobj(9)
+    block = comp.compress(bytes(row_bytes * per)) + comp.flush(zlib.Z_FULL_FLUSH)
+    head, body = block[:2], block[2:]
+    reps, rest = divmod(rows, per)
+    tail = b""
+    if rest:
+        comp2 = zlib.compressobj(9)
+        tail = comp2.compress(bytes(row_bytes * rest)) + comp2.flush(zlib.Z_FULL_FLUSH)
+        tail = tail[2:]
+    n = row_bytes * rows    # adler32 of n zeros: a = 1, b = n (mod 65521)
+    return head + body * reps + tail + b"\x03\x00" + struct.pack(">I", ((n % 65521) << 16) | 1)
+
+
+def _png_bomb(width, height, full=True):
+    """An RGB PNG of zeros, ``full``: all its rows encoded (a real bomb), else only a few."""
+    import struct
+    import zlib
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = _zeros_zlib(1 + 3 * width, height) if full else zlib.compress(bytes(1 + 3 * width))
+    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", ihdr) + _png_chunk(b"IDAT", idat)
+            + _png_chunk(b"IEND", b""))
+
+
+def _tiff_bomb(width, height, rows=None, tile=None):
+    """A deflate-compressed RGB TIFF whose strips (``rows`` rows each) or tiles (``tile`` =
+    (w, h)) all point at the same compressed block of zeros."""
+    import struct
+    import zlib
+    if tile is not None:
+        count = -(-width // tile[0]) * -(-height // tile[1])
+        block = zlib.compress(bytes(3 * 16 * 16))       # its content is never reached
+        layout = [(322, 4, [tile[0]]), (323, 4, [tile[1]]), (324, 4, "offsets"),
+                  (325, 4, "counts")]
+    else:
+        count = -(-height // rows)
+        block = zlib.compress(bytes(3 * width * rows), 9)
+        layout = [(273, 4, "offsets"), (278, 4, [rows]), (279, 4, "counts")]
+    tags = sorted([(256, 4, [width]), (257, 4, [height]), (258, 3, [8, 8, 8]), (259, 3, [8]),
+                   (262, 3, [2]), (277, 3, [3]), (284, 3, [1])] + layout)
+    ifd_end = 8 + 2 + 12 * len(tags) + 4
+    extra, entries = b"", b""
+    block_at = ifd_end + sum(len(v) * (2 if t == 3 else 4) if isinstance(v, list) and
+                             len(v) * (2 if t == 3 else 4) > 4 else
+                             (4 * count if v in ("offsets", "counts") and count > 1 else 0)
+                             for _, t, v in tags)
+    for tag, typ, vals in tags:
+        if vals == "offsets":
+            vals = [block_at] * count
+        elif vals == "counts":
+            vals = [len(block)] * count
+        data = struct.pack("<" + ("H" if typ == 3 else "I") * len(vals), *vals)
+        if len(data) <= 4:
+            entries += struct.pack("<HHI", tag, typ, len(vals)) + data.ljust(4, b"\x00")
+        else:
+            entries += struct.pack("<HHII", tag, typ, len(vals), ifd_end + len(extra))
+            extra += data
+    assert ifd_end + len(extra) == block_at
+    return (b"II*\x00" + struct.pack("<IH", 8, len(tags)) + entries + b"\x00" * 4 + extra
+            + block)
+
+
+def _gif_bomb(screen, frame):
+    """A GIF89a with logical screen ``screen`` = (w, h) and one 1-colour image descriptor at
+    ``frame`` = (x0, y0, w, h), whose data is a single clear code (a few bytes)."""
+    import struct
+    head = b"GIF89a" + struct.pack("<HHBBB", *screen, 0x80, 0, 0) + b"\x00\x00\x00\xff\xff\xff"
+    image = b"\x2c" + struct.pack("<HHHHB", *frame, 0) + b"\x02\x02\x44\x01\x00"
+    return head + image + b"\x3b"
+
+
+def _bmp_bomb(width, height):
+    """A 24-bit BMP header declaring ``width`` x ``height`` and no pixel data."""
+    import struct
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, 0, 2835, 2835, 0, 0)
+    return b"BM" + struct.pack("<IHHI", 14 + len(info), 0, 0, 14 + len(info)) + info
+
+
+def _webp_vp8l_bomb(width, height):
+    """A lossless WebP whose VP8L header declares ``width`` x ``height`` (at most 16384)."""
+    import struct
+    bits = (width - 1) | ((height - 1) << 14)
+    vp8l = b"\x2f" + struct.pack("<I", bits) + bytes(16)
+    body = b"WEBP" + b"VP8L" + struct.pack("<I", len(vp8l)) + vp8l
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def _jpeg_sof_size(data, width, height):
+    """``data`` (a JPEG) with its frame header (SOF0/SOF2) declaring ``width`` x ``height``."""
+    import struct
+    b = bytearray(data)
+    i = 2
+    while b[i + 1] not in (0xC0, 0xC2):
+        i += 2 + struct.unpack_from(">H", b, i + 2)[0]
+    struct.pack_into(">HH", b, i + 5, height, width)
+    return bytes(b)
+
+
+def _bombs(files):
+    """name -> (bytes, declared width, declared height) of one bomb per format."""
+    return {
+        "png": (_png_bomb(20000, 20000, full=False), 20000, 20000),
+        "jpeg": (_jpeg_sof_size(files["base.jpg"], 60000, 50000), 60000, 50000),
+        "jpeg_progressive": (_jpeg_sof_size(files["prog.jpg"], 65000, 3000), 65000, 3000),
+        "tiff_strips": (_tiff_bomb(20000, 20000, rows=16), 20000, 20000),
+        "tiff_tiles": (_tiff_bomb(20000, 20000, tile=(256, 256)), 20000, 20000),
+        "gif_screen": (_gif_bomb((65535, 65535), (0, 0, 1, 1)), 65535, 65535),
+        "gif_frame": (_gif_bomb((10, 10), (30000, 0, 30000, 8000)), 60000, 8000),
+        "webp": (_webp_vp8l_bomb(16384, 16384), 16384, 16384),
+        "bmp": (_bmp_bomb(30000, 30000), 30000, 30000),
+    }
+
+
+BOMBS = ["png", "jpeg", "jpeg_progressive", "tiff_strips", "tiff_tiles", "gif_screen",
+         "gif_frame", "webp", "bmp"]
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_a_bomb_raises_before_decoding(files, name):
+    """Every format: decode, a region decode, peek_shape and image_info refuse an image over
+    the limit, naming the sample, the declared size, the limit and how to raise it."""
+    data, w, h = _bombs(files)[name]
+    pattern = (rf"^sample 7 \('x/{name}'\): [A-Z]+ image declares {w}x{h} pixels "
+               rf"\({w * h:,} pixels\), more than the limit of {DEFAULT_MAX_IMAGE_PIXELS:,} "
+               rf"pixels per image .*ndd\.set_max_image_pixels\(n\) \(None: no limit\)\.$")
+    assert w * h > DEFAULT_MAX_IMAGE_PIXELS        # a huge image ...
+    assert 3 * w * h > 10_000 * len(data)         # ... in a small file
+    sample = f"sample 7 ('x/{name}')"
+    for call in (lambda: decode(data, sample=sample),
+                 lambda: decode(data, roi=(0, 0, 8, 8), sample=sample),
+                 lambda: peek_shape(data, sample=sample),
+                 lambda: image_info(data, sample=sample)):
+        with pytest.raises(DecodeError, match=pattern) as err:
+            call()
+        assert "corrupt" not in str(err.value)      # a bomb is not a damaged file
+
+
+def test_a_tiff_tile_larger_than_the_limit(files):
+    """A 64x64 TIFF whose one tile is 16384x16384: the decoder would allocate the tile."""
+    data = _tiff_bomb(64, 64, tile=(16384, 16384))
+    with pytest.raises(DecodeError, match=r"TIFF image of 64x64 pixels declares tiles of "
+                                          r"16384x16384 pixels \(268,435,456 pixels"):
+        decode(data)
+
+
+def test_the_limit_is_set_and_read(files, limit):
+    """``set_max_image_pixels`` takes an int >= 1 or None; the limit counts width * height of
+    the oriented image (the same either way) and applies from the next decode on."""
+    img = files["base.jpg"]                        # 451x300 = 135,300 pixels
+    assert get_max_image_pixels() == DEFAULT_MAX_IMAGE_PIXELS == 2 * Image.MAX_IMAGE_PIXELS
+    limit(451 * 300)
+    assert decode(img).shape == (300, 451, 3)       # exactly at the limit: decoded
+    limit(451 * 300 - 1)
+    with pytest.raises(DecodeError, match=r"declares 451x300 pixels \(135,300 pixels\), more "
+                                          r"than the limit of 135,299 pixels"):
+        decode(img)
+    with pytest.raises(DecodeError, match="limit of 135,299"):
+        peek_shape(img[:len(img) // 2])            # the header alone is enough
+    limit(None)
+    assert get_max_image_pixels() is None
+    data = _png_bomb(3000, 3000)
+    assert decode(data).shape == (3000, 3000, 3)    # no limit: 27 MB of zeros decode
+    for bad, exc in ((0, ValueError), (-5, ValueError), (1.5, TypeError), ("100", TypeError),
+                     (True, TypeError)):
+        with pytest.raises(exc, match="max_image_pixels"):
+            limit(bad)
+    assert get_max_image_pixels() is None          # unchanged by the refused values
+    import ndd
+    assert ndd.set_max_image_pixels is set_max_image_pixels
+    assert ndd.get_max_image_pixels is get_max_image_pixels
+
+
+def test_pillows_own_limit_is_named_when_it_refuses(limit):
+    """GIF is decoded by Pillow, which has its own limit (twice PIL.Image.MAX_IMAGE_PIXELS):
+    with ndd's limit raised, the error says to raise Pillow's too."""
+    limit(None)
+    data = _gif_bomb((20000, 20000), (0, 0, 1, 1))
+    with pytest.raises(DecodeError, match=r"PIL\.Image\.MAX_IMAGE_PIXELS") as err:
+        decode(data, sample="s")
+    assert str(err.value).startswith("s: ")
+
+
+_RSS_PROBE = r"""
+import json, sys
+from runtime.codecs import DecodeError, decode, set_max_image_pixels
+
+def peak_mb():
+    # VmHWM: this process's peak RSS (getrusage's ru_maxrss would start at the parent's size)
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
+
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as f:     # "5": reset the peak to the RSS now
+        f.write("5")
+
+decode(open(sys.argv[4], "rb").read())                 # loads the codecs (not measured)
+out = {}
+for name in sys.argv[1:3]:
+    data = open(name, "rb").read()
+    reset_peak()
+    before = peak_mb()
+    try:
+        decode(data)
+        out[name] = "decoded"
+    except DecodeError as exc:
+        out[name] = str(exc)
+    out[name + ":MB"] = peak_mb() - before
+set_max_image_pixels(None)                            # control: the probe sees allocations
+data = open(sys.argv[3], "rb").read()
+reset_peak()
+before = peak_mb()
+out["control"] = decode(data).nbytes / 2 ** 20
+out["control:MB"] = peak_mb() - before
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="Linux /proc only")
+def test_a_real_bomb_costs_far_less_than_its_decoded_size(tmp_path):
+    """A 1.1 MB PNG and a 11 KB TIFF that decode to 1.2 GB each (20000x20000 RGB): the peak
+    RSS of a fresh process (``VmHWM``) grows by a few MB at most; a control decode of a
+    4000x4000 image (46 MB) shows the probe sees allocations."""
+    import json
+    import subprocess
+    import sys
+    png, tif, control = tmp_path / "bomb.png", tmp_path / "bomb.tif", tmp_path / "control.png"
+    png.write_bytes(_png_bomb(20000, 20000))
+    tif.write_bytes(_tiff_bomb(20000, 20000, rows=16))
+    control.write_bytes(_png_bomb(4000, 4000))
+    (tmp_path / "tiny.png").write_bytes(_png_bomb(8, 8))
+    assert png.stat().st_size < 1_200_000 and tif.stat().st_size < 12_000
+    out = subprocess.run([sys.executable, "-c", _RSS_PROBE, str(png), str(tif), str(control),
+                          str(tmp_path / "tiny.png")], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    for name in (str(png), str(tif)):
+        assert "declares 20000x20000 pixels" in res[name]
+        assert res[name + ":MB"] < 50, res          # vs 1144 MB decoded
+    assert res["control"] == pytest.approx(45.8, abs=0.1)
+    assert res["control:MB"] > 40, res
