@@ -78,17 +78,13 @@ def evaluate(values: list[Value]) -> None:
         plan = compile_graph(graph)
         _last_plan.plan = plan
         try:
-            executor.execute(plan)
+            executor.run_plan(plan)
         except BaseException as exc:
+            # every value the plan did not compute raises this error when consumed
             for step in plan.steps:
                 if not step.node.done:
                     step.node.error = exc
             raise
-        for mine, theirs in plan.aliases:
-            if mine.data is None and theirs.data is not None:
-                mine.data = theirs.data
-        for step in plan.steps:
-            executor.release_inputs(step.node)
 
 
 def last_plan():

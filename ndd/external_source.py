@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ndd._batch import Batch
 from ndd._construct import as_batch, as_tensor, batch
 from ndd._epoch_rules import start_epoch
+from ndd.compile import compiled_epoch
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,9 @@ class ExternalSource:
         self._active = False
         self._ahead = False     # compile mode: the source is called ahead of the body
         self._compiled_it = None    # weakref to the last compiled epoch's iterator
+        #: compile mode's traced per-batch template (``ndd.compile``), set by the first compiled
+        #: epoch and replayed by the later ones (False: that epoch made no replayable calls)
+        self.compile_template = None
 
     # ------------------------------------------------------------------ items
     def _items(self):
@@ -218,7 +222,6 @@ class ExternalSource:
             return self._run(self._samples())
         gen = self._run(self._batches(batch_size))
         if compiled:
-            from ndd.compile import compiled_epoch
             tuples = ((b if isinstance(b, tuple) else (b,)) for b in gen)
             single = self.num_outputs is None
             inner = compiled_epoch(self, tuples, queue_depth)

@@ -9,6 +9,7 @@ from ndd._batch import Batch as _Batch
 from ndd._construct import ENCODED as _ENC, encoded_batch as _encoded_batch
 from ndd._epoch_rules import start_epoch as _start_epoch
 from ndd._tensor import Tensor as _Tensor
+from ndd.compile import compiled_epoch as _compiled_epoch
 from ndd._state_strings import (decode_reader_state as _decode_reader_state,
                                 encode_reader_state as _encode_reader_state,
                                 reader_state_from_legacy as _reader_state_from_legacy,
@@ -80,6 +81,9 @@ class File:
         self._core = _FileReaderCore(**kwargs)
         self.enable_checkpointing = bool(enable_checkpointing)
         self._compiled = None      # True/False once next_epoch decided the mode
+        #: compile mode's traced per-batch template (``ndd.compile``), set by the first compiled
+        #: epoch and replayed by the later ones (False: that epoch made no replayable calls)
+        self.compile_template = None
         self._iterated = False
         self.name = kwargs.get("name")
 
@@ -109,10 +113,9 @@ class File:
         """
         what = f"reader {self.name!r}" if self.name else "reader"
         if _start_epoch(self, batch_size, compile, capture, what):
-            from ndd.compile import compiled_epoch
             it = self._core.next_epoch(batch_size, return_indices=True)
             self._iterated = True
-            return compiled_epoch(self, self._batches(it), queue_depth)
+            return _compiled_epoch(self, self._batches(it), queue_depth)
         it = self._core.next_epoch(batch_size, return_indices=True)
         self._iterated = True
         if batch_size is None:

@@ -1,0 +1,96 @@
+"""The compiled loop's prefetcher: runs the template on the next reader batches ahead of the
+loop body (not to be confused with the reader's own read-ahead, ``runtime/readers``).
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from ndd._speculation import SpeculationBroken
+from ndd.compile.replay import Instance
+
+
+class BatchPrefetcher:
+    """Runs the template on the next reader batches in the background (bounded queue).
+
+    One thread walks the source: for each batch it instantiates the template (drawing the
+    random seeds ahead, in batch order, through a :class:`ndd._speculation.Speculation` that
+    checks them against what the body then does) and hands the instance's ``run`` to a small
+    executor of ``OVERLAP`` runner threads, queueing ``("batch", handles, inst, future)`` in
+    batch order.  Two batches in flight keep every pool worker busy: while the slowest chunk of
+    batch ``k`` finishes, the chunks of batch ``k + 1`` already run on the other workers (one
+    batch at a time left ~20 % of two cores idle at each batch's tail).  When the speculation
+    is given back, the thread stops (queueing ``("broken",)``); :meth:`close` returns the
+    source batches it took but did not hand out, in order, for a new prefetcher.
+    """
+
+    OVERLAP = 2
+
+    def __init__(self, template, batches, depth, rngs, spec, first_batch: int):
+        self.q: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.template = template
+        self.batches = batches
+        self.rngs = rngs                    # entry index -> generator (random entries)
+        self.spec = spec
+        self.first_batch = first_batch      # number of the first batch, counted by the loop
+        self.leftover: list = []            # taken from the source, not queued
+        self.runner = ThreadPoolExecutor(self.OVERLAP, thread_name_prefix="ndd-compile-run")
+        self.thread = threading.Thread(target=self._run, name="ndd-compile-prefetch",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        batch = self.first_batch
+        try:
+            for handles in self.batches:
+                if self.stop.is_set():
+                    self.leftover.append(handles)
+                    return
+                values = [h._value for h in handles]
+                try:
+                    inst = Instance(self.template, values, self.rngs, self.spec, batch)
+                except SpeculationBroken:
+                    self.leftover.append(handles)
+                    self._put(("broken",))
+                    return
+                fut = self.runner.submit(inst.run, self.template)
+                if not self._put(("batch", handles, inst, fut)):
+                    self.leftover.append(handles)
+                    return
+                batch += 1
+            self._put(None)
+        except BaseException as exc:  # noqa: BLE001 - reader errors go to the consumer
+            self._put(("error", exc))
+
+    def _put(self, item) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def get(self):
+        return self.q.get()
+
+    def _drain(self, into: list) -> None:
+        while True:
+            try:
+                item = self.q.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None and item[0] == "batch":
+                into.append(item[1])
+
+    def close(self) -> list:
+        """Stop; returns the source batches taken but not handed out (in order)."""
+        self.stop.set()
+        unused: list = []
+        self._drain(unused)
+        self.thread.join(timeout=60)
+        self._drain(unused)         # one put may have raced the stop
+        self.runner.shutdown(wait=True, cancel_futures=True)
+        return unused + self.leftover

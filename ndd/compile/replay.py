@@ -1,0 +1,192 @@
+"""Replaying the template on later batches: :class:`Instance` builds one batch's nodes from
+the template and runs their compiled plan (ahead of the body, on the prefetcher's threads);
+:class:`Replayer` answers the body's op calls from it, or lets a call run eagerly when it does
+not match the trace.
+"""
+from __future__ import annotations
+
+import os
+
+from compiler.ir import Graph, Node, Value
+from compiler.pipeline import compile_graph
+from ndd._callsite import callsite_key
+from ndd._capture_state import scalar_constants
+from ndd._eval_mode import EvalMode
+from ndd._rng import get_default_rng
+from ndd.compile.reporting import Report
+from ndd.compile.trace import Template
+from runtime.executor import release_inputs, run_node, run_plan
+
+
+class Instance:
+    """The template instantiated on one batch: nodes, values and the compiled plan's results."""
+
+    def __init__(self, template, reader_values, rngs, spec, batch: int):
+        self.reader_values = reader_values
+        self.template = template
+        self.outputs: list[list[Value]] = []
+        self.nodes: list[Node] = []
+        self.calls: list[tuple] = []    # (args, output metas) per entry, as first built
+        reader_n = reader_values[0].meta.batch_size
+        for m, e in enumerate(template.entries):
+            # the batch size eager execution would give this call: its inputs' (a Tensor
+            # input broadcasts), else the traced one, the reader's if it was the reader's
+            sizes = [self._resolve(p).meta.batch_size
+                     for p in list(e.inputs) + list(e.tensor_args.values())]
+            n = max(sizes) if sizes else (reader_n if e.follows_reader else e.batch_size)
+            args = dict(e.args)
+            if e.rng is not None:
+                args["_seeds"] = spec.draw_ahead(rngs[m], batch, m, n)
+            self.calls.append((args, [m.with_(batch_size=n) for m in e.out_metas]))
+            self._add_node(e, *self.calls[-1])
+
+    def _add_node(self, e, args, metas) -> Node:
+        """The node of entry ``e`` on this batch (inputs resolved), appended to the instance."""
+        ins = [self._resolve(p) for p in e.inputs]
+        targs = {k: self._resolve(p) for k, p in e.tensor_args.items()}
+        node = Node(e.op, ins, dict(args), targs, metas, device=e.device, callsite=e.callsite)
+        self.nodes.append(node)
+        self.outputs.append(node.outputs)
+        return node
+
+    def _resolve(self, p):
+        if p[0] == "reader":
+            return self.reader_values[p[1]]
+        if p[0] == "call":
+            return self.outputs[p[1]][p[2]]
+        return p[1]
+
+    def run(self, template):
+        wanted = [self.outputs[m][j] for (m, j) in sorted(template.consumed)]
+        if not wanted:
+            wanted = [v for outs in self.outputs for v in outs]
+        graph = Graph.from_outputs(wanted)
+        plan = compile_graph(graph)
+        template.last_plan = plan
+        self.plan = plan        # for explain (the batch's own plan)
+        run_plan(plan)
+        # the batch's own nodes too (fusion may have replaced some of them in the plan): no
+        # Node <-> Value cycle keeps the batch alive until the garbage collector runs
+        for node in self.nodes:
+            release_inputs(node)
+
+    def settle_failed(self):
+        """After the plan failed: the batch's calls are made again, as fresh nodes (the
+        compiler's passes rewired the first ones) with the same arguments and seeds, and run
+        one by one as eager execution does (each op over the whole batch, unfused), so the
+        errors are eager's (op, sample, type, message).  Each error waits in its node
+        (``node.error``; a failed input's error for the calls depending on it) until the
+        body consumes the value; the other values are computed."""
+        self.nodes, self.outputs = [], []
+        for e, (args, metas) in zip(self.template.entries, self.calls):
+            node = self._add_node(e, args, metas)
+            err = next((v.producer.error for v in node.all_inputs()
+                        if v.data is None and v.producer is not None
+                        and v.producer.error is not None), None)
+            if err is None:
+                try:
+                    run_node(node)
+                except Exception as exc:  # noqa: BLE001 - raised when consumed
+                    err = exc
+            if err is not None:
+                node.error = err
+            else:
+                release_inputs(node)
+
+
+class Replayer:
+    """Answers the body's calls from an instance; falls back to eager on any mismatch."""
+
+    def __init__(self, template: Template, inst: Instance, rep: Report, loop, rngs, spec,
+                 batch: int):
+        self.loop = loop
+        self.t = template
+        self.inst = inst
+        self.rep = rep
+        self.rngs = rngs
+        self.spec = spec
+        self.batch = batch
+        self.counts: dict[tuple, int] = {}
+
+    def lookup(self, op, in_values, args, tensor_args, dev, n, rng=None):
+        key = callsite_key(1, stop=self.loop.frame)
+        occ = self.counts.get(key, 0)
+        self.counts[key] = occ + 1
+        m = self.t.index.get((key, occ))
+        site = _site_text(key)
+        if m is None:
+            reason = self.t.refused.get((key, occ))
+            return self._miss(site, reason or "call site not in the trace (data-dependent "
+                                              "Python?)")
+        e = self.t.entries[m]
+        if e.op != op:
+            return self._miss(site, f"op changed ({e.op} -> {op})")
+        prepared = self.inst.nodes[m].outputs[0].meta.batch_size
+        if n != prepared:
+            return self._miss(site, f"batch size {n}, prepared for {prepared} (a batch_size "
+                                    f"argument that does not follow the reader's batches)")
+        if e.device != dev:
+            raise RuntimeError(f"{op} at {e.callsite}: the device changed from {e.device} to "
+                               f"{dev} after the loop was compiled")
+        plain = {k: v for k, v in args.items() if k != "_seeds"}
+        if plain != e.args:
+            changed = sorted(k for k in set(plain) | set(e.args) if plain.get(k) != e.args.get(k))
+            return self._miss(site, f"guard failed: argument(s) {', '.join(changed)} changed")
+        for j, v in enumerate(in_values):
+            want = e.inputs[j]
+            if want[0] == "scalar":     # a numpy scalar operand: the same type and value
+                if scalar_constants.get(v) != want[2]:
+                    return self._miss(site, f"guard failed: the numpy scalar operand {j} "
+                                            f"changed")
+                continue
+            if v is not self.inst._resolve(want):
+                return self._miss(site, f"input {j} is not the value the trace saw: an "
+                                        f"earlier call was skipped or changed by "
+                                        f"data-dependent Python, or it is a fresh array (wrap "
+                                        f"constants in ndd.compile.invariant())")
+        if e.rng is not None and (rng if rng is not None else get_default_rng()) \
+                is not self.rngs[m]:
+            return self._miss(site, "the call draws from another random generator than in "
+                                    "this epoch's first batch (rng= argument or set_seed)")
+        if set(tensor_args) != set(e.tensor_args):
+            return self._miss(site, "per-sample arguments differ from the trace")
+        for k, v in tensor_args.items():
+            if v is not self.inst._resolve(e.tensor_args[k]):
+                return self._miss(site, f"per-sample argument '{k}' is not the traced one")
+        if e.rng is not None and not self.spec.consume(self.rngs[m], self.batch, m):
+            return self._miss(site, "random draws out of the traced order (a random call "
+                                    "skipped, added or drawn from elsewhere): the seeds drawn "
+                                    "ahead were given back and this batch's random calls run "
+                                    "eagerly")
+        self.rep.replayed += 1
+        outs = self.inst.outputs[m]
+        if EvalMode.current() in (EvalMode.sync_cpu, EvalMode.sync_full):
+            for v in outs:      # synchronous modes raise at the call, as eagerly
+                err = v.producer.error if v.producer is not None else None
+                if err is not None:
+                    raise err
+        return outs
+
+    def _miss(self, site, reason):
+        k = (site, reason)
+        self.rep.fallbacks[k] = self.rep.fallbacks.get(k, 0) + 1
+        return None
+
+    def record(self, node):
+        pass
+
+    def consumed(self, value):
+        pass
+
+
+def _site_text(key) -> str:
+    """``file:line`` of the innermost frame of a call-site key."""
+    if not key:
+        return "<unknown>"
+    code, lasti = key[0]
+    line = None
+    for start, end, ln in code.co_lines():
+        if start <= lasti < end:
+            line = ln
+            break
+    return f"{os.path.basename(code.co_filename)}:{line}"

@@ -1,0 +1,117 @@
+"""The traced (first) iteration of a compiled loop: every op call, with its call site, its
+guards (op, arguments, device) and where its inputs came from; the template later batches
+replay.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+from compiler.ir import Node, Value
+from ndd._callsite import callsite_key
+from ndd._capture_state import scalar_constants
+
+_invariants: "weakref.WeakSet[Value]" = weakref.WeakSet()
+
+
+def invariant(value):
+    """Mark a Tensor/Batch as invariant across iterations (it may then be used as a replayed
+    input). Returns the value itself."""
+    if not hasattr(value, "_value"):
+        raise TypeError(f"ndd.compile.invariant expects an ndd.Tensor or ndd.Batch, got "
+                        f"{type(value).__name__}")
+    _invariants.add(value._value)
+    return value
+
+
+@dataclass
+class TraceEntry:
+    """One recorded call: where it was made and how its inputs were obtained."""
+
+    key: tuple
+    occurrence: int
+    op: str
+    args: dict
+    inputs: list            # provenance per input: ("reader", k) | ("call", m, j) | ("const", v)
+    tensor_args: dict       # name -> provenance
+    device: object
+    callsite: str
+    rng: object = None
+    out_metas: list = field(default_factory=list)
+    rng_default: bool = False   # rng=None: the default generator of the loop's thread
+    # an entry without batch inputs (a random op): its traced batch size, and whether that was
+    # the reader's (``batch_size=jpegs.batch_size``: follows a short last batch) or a constant
+    batch_size: int = 0
+    follows_reader: bool = True
+
+
+class Tracer:
+    """Records calls of the traced (first) iteration."""
+
+    def __init__(self, reader_values, loop):
+        self.loop = loop
+        self.entries: list[TraceEntry] = []
+        self.prov: dict[int, tuple] = {v.id: ("reader", k) for k, v in enumerate(reader_values)}
+        self.reader_n = reader_values[0].meta.batch_size if reader_values else 0
+        self.counts: dict[tuple, int] = {}
+        self.consumed_ids: set[int] = set()
+        self.values: dict[int, Value] = {}
+        self.refused: dict[tuple, str] = {}
+
+    def lookup(self, *a):
+        return None
+
+    def _provenance(self, v: Value):
+        p = self.prov.get(v.id)
+        if p is not None:
+            return p
+        if v in _invariants and v.data is not None:
+            return ("const", v)
+        key = scalar_constants.get(v)
+        if key is not None and v.data is not None:     # np.float32(0.5) * batch
+            return ("scalar", v, key)
+        return None
+
+    def record(self, node: Node):
+        key = callsite_key(1, stop=self.loop.frame)
+        occ = self.counts.get(key, 0)
+        self.counts[key] = occ + 1
+        ins = [self._provenance(v) for v in node.inputs]
+        targs = {k: self._provenance(v) for k, v in node.tensor_args.items()}
+        if any(p is None for p in ins) or any(p is None for p in targs.values()):
+            # an input built by Python code: this call is not replayable
+            bad = [f"input {j}" for j, p in enumerate(ins) if p is None]
+            bad += [f"argument '{k}'" for k, p in targs.items() if p is None]
+            self.refused[(key, occ)] = (
+                f"{', '.join(bad)} is a fresh array built by Python code, not a reader output "
+                f"or a traced result; wrap it in ndd.compile.invariant() if it never changes")
+            return
+        m = len(self.entries)
+        args = {k: v for k, v in node.args.items() if k != "_seeds"}
+        n = node.outputs[0].meta.batch_size if node.outputs else 0
+        self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
+                                       node.callsite, node.rng,
+                                       [v.meta for v in node.outputs],
+                                       bool(node.rng_default), n,
+                                       n == self.reader_n))
+        for j, v in enumerate(node.outputs):
+            self.prov[v.id] = ("call", m, j)
+            self.values[v.id] = v
+
+    def consumed(self, value: Value):
+        p = self.prov.get(value.id)
+        if p is not None and p[0] == "call":
+            self.consumed_ids.add((p[1], p[2]))
+
+
+class Template:
+    """What a traced iteration left for the next batches: its replayable calls (``entries``),
+    which of their outputs the body consumed, why the other calls cannot be replayed, and
+    ``(call-site key, occurrence) -> entry`` for the replayer's lookups."""
+
+    def __init__(self, tracer: Tracer):
+        self.entries = tracer.entries
+        self.consumed = tracer.consumed_ids
+        self.refused = tracer.refused
+        self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
+        self.last_plan = None    # the most recent compiled plan (for the report)
