@@ -1,6 +1,8 @@
-"""Errors name the user's op and line even when the compiler fused it; reader epochs close."""
+"""Errors name the user's op and line even when the compiler fused it; reader epochs close;
+bad files (decompression bombs, truncated files, a crashing worker) cost only their batch."""
 import contextlib
 import io
+import re
 
 import numpy as np
 import pytest
@@ -62,3 +64,228 @@ def test_break_then_close_starts_next_epoch(folder, compile):
     with warns:         # this loop's body makes no ndd calls: compile mode runs it eagerly
         n = sum(j.batch_size for j, _ in reader.next_epoch(batch_size=2, compile=compile))
     assert n == 6
+
+
+# ------------------------------------------------------------------ bad files in batches
+# A decompression bomb (a PNG declaring 20000x20000 pixels) and a truncated JPEG among real
+# photos: every way of decoding raises a DecodeError (a ValueError) where the batch is
+# consumed, naming the sample (and the file, from a reader), and the other batches come out.
+
+MEAN, STD = [120.0, 110.0, 100.0], [60.0, 55.0, 50.0]
+
+
+def _png_bomb_header(width, height):
+    """A PNG whose IHDR declares ``width`` x ``height`` RGB pixels (only its first row
+    encoded: nothing past the header is ever read)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
+            + chunk(b"IDAT", zlib.compress(bytes(1 + 3 * width))) + chunk(b"IEND", b""))
+
+
+BOMB_MESSAGE = (r"PNG image declares 20000x20000 pixels \(400,000,000 pixels\), more than the "
+                r"limit of 178,956,970 pixels per image.*ndd\.set_max_image_pixels")
+
+
+@pytest.mark.parametrize("call", [
+    lambda b: ndd.decoders.image(b),
+    lambda b: ndd.decoders.image_crop(b, crop=(8, 8)),
+    lambda b: ndd.decoders.image_slice(b, start=[2, 2], shape=[8, 8], normalized_anchor=False,
+                                       normalized_shape=False),
+    lambda b: ndd.decoders.image_random_crop(b),
+    lambda b: ndd.peek_image_shape(b),
+], ids=["image", "image_crop", "image_slice", "image_random_crop", "peek_image_shape"])
+def test_a_bomb_in_a_batch_raises_for_every_decoder(photo_jpegs, call):
+    enc = ndd.as_batch([np.frombuffer(photo_jpegs[0], np.uint8),
+                        np.frombuffer(_png_bomb_header(20000, 20000), np.uint8)])
+    with pytest.raises(ValueError, match=BOMB_MESSAGE) as err:
+        call(enc).evaluate()
+    assert type(err.value).__name__ == "DecodeError" and "sample 1" in str(err.value)
+
+
+def test_a_bomb_in_a_fused_chain_names_the_decoder(photo_jpegs):
+    enc = ndd.as_batch([np.frombuffer(photo_jpegs[1], np.uint8),
+                        np.frombuffer(_png_bomb_header(20000, 20000), np.uint8)])
+    with ndd.EvalMode.deferred:
+        imgs = ndd.decoders.image(enc); line = _line()  # noqa: E702
+        out = ndd.crop_mirror_normalize(ndd.resize(imgs, size=(24, 24)), crop=(16, 16),
+                                        mean=MEAN, std=STD)
+        with pytest.raises(ValueError, match=BOMB_MESSAGE) as err:
+            out.evaluate()
+    assert f"decoders.image (called at" in str(err.value) and f":{line}" in str(err.value)
+    assert "sample 1" in str(err.value)
+
+
+@pytest.fixture()
+def bad_folder(tmp_path, photo_jpegs):
+    """10 files, sorted: batches of 2 are [00 01] [02 03] [04 05] [06 07] [08 09]; 03.png is a
+    bomb, 06.jpg a truncated JPEG, the others real photos."""
+    root = tmp_path / "bad"
+    (root / "a").mkdir(parents=True)
+    for k in range(10):
+        data = photo_jpegs[k % len(photo_jpegs)]
+        name = f"{k:02d}.jpg"
+        if k == 3:
+            name, data = "03.png", _png_bomb_header(20000, 20000)
+        elif k == 6:
+            data = data[:len(data) // 2]
+        (root / "a" / name).write_bytes(data)
+    return str(root)
+
+
+def _bad_epoch(root, mode):
+    """One epoch of a resize -> crop_mirror_normalize body: per batch, the output or the
+    error's message."""
+    reader = ndd.readers.File(file_root=root)
+    got = []
+    ctx = ndd.EvalMode.deferred if mode == "deferred" else contextlib.nullcontext()
+    with ctx:
+        for jpegs, _ in reader.next_epoch(batch_size=2, compile=mode == "compile"):
+            out = ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(jpegs),
+                                                       size=(24, 24)),
+                                            crop=(16, 16), mean=MEAN, std=STD)
+            try:
+                got.append(out.torch().numpy().copy())
+            except ValueError as exc:           # DecodeError is a ValueError
+                assert type(exc).__name__ == "DecodeError", exc
+                got.append(str(exc))
+    return got
+
+
+def _check_bad_epoch(got, want=None):
+    assert len(got) == 5
+    assert [isinstance(g, str) for g in got] == [False, True, False, True, False]
+    assert "03.png" in got[1] and re.search(BOMB_MESSAGE, got[1]), got[1]
+    assert "06.jpg" in got[3] and "truncated JPEG" in got[3], got[3]
+    assert "decoders.image (called at" in got[1] and "decoders.image (called at" in got[3]
+    if want is not None:
+        for g, w in zip(got, want):
+            if isinstance(w, str):
+                assert g == w
+            else:
+                np.testing.assert_array_equal(g, w)
+
+
+def test_a_bad_file_costs_its_batch_in_every_mode(bad_folder):
+    """Eager, deferred and compile mode: the batch with the bomb and the one with the
+    truncated file raise where they are consumed, naming the file; the other three batches
+    come out, the same in every mode."""
+    eager = _bad_epoch(bad_folder, "eager")
+    _check_bad_epoch(eager)
+    for mode in ("deferred", "compile"):
+        _check_bad_epoch(_bad_epoch(bad_folder, mode), eager)
+
+
+@pytest.fixture(scope="module")
+def lanes():
+    """Process lanes up (two workers) for this module's lane tests; off again afterwards."""
+    import time
+    from runtime import proclanes
+    ndd.set_num_threads(2)
+    proclanes.set_enabled(True)
+    deadline = time.monotonic() + 180
+    while (got := proclanes.get_lanes(2)) is None:
+        if proclanes._state["failed"] or time.monotonic() > deadline:
+            pytest.fail("process lanes did not start")
+        time.sleep(0.05)
+    yield got
+    proclanes.set_enabled(None)
+    proclanes.shutdown()
+
+
+def _lanes_now():
+    """The process lanes, once (re)started."""
+    import time
+    from runtime import proclanes
+    deadline = time.monotonic() + 180
+    while (got := proclanes.get_lanes(2)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert got is not None, "process lanes did not start"
+    return got
+
+
+def test_the_size_limit_travels_to_the_process_lanes(lanes):
+    """Workers are separate processes: every call carries ndd's limit (and Pillow's own)."""
+    from PIL import Image
+    saved, saved_pil = ndd.get_max_image_pixels(), Image.MAX_IMAGE_PIXELS
+    workers = _lanes_now()
+    try:
+        ndd.set_max_image_pixels(12345)
+        Image.MAX_IMAGE_PIXELS = 777
+        assert workers.broadcast("runtime.codecs.limits:get_max_image_pixels") == [12345] * 2
+        assert workers.call("runtime.codecs.limits:process_settings") == (12345, 777)
+        ndd.set_max_image_pixels(None)
+        assert workers.call("runtime.codecs.limits:get_max_image_pixels") is None
+    finally:
+        ndd.set_max_image_pixels(saved)
+        Image.MAX_IMAGE_PIXELS = saved_pil
+    assert workers.call("runtime.codecs.limits:process_settings") == (saved, saved_pil)
+
+
+@pytest.mark.parametrize("mode", ["deferred", "compile"])
+def test_a_bad_file_costs_its_batch_with_process_lanes(bad_folder, lanes, mode):
+    """The fused decode chain runs in the worker processes: the same batches fail with the
+    same messages, the others come out with the same values as on threads."""
+    from runtime import proclanes
+    calls = _lanes_now().calls
+    got = _bad_epoch(bad_folder, mode)
+    assert _lanes_now().calls > calls                   # the lanes did run batches
+    proclanes.set_enabled(False)
+    try:
+        want = _bad_epoch(bad_folder, mode)
+    finally:
+        proclanes.set_enabled(True)
+    _check_bad_epoch(got, want)
+
+
+_CRASH_HOOK = """
+import os, signal
+import runtime.codecs.image as image
+_source = image._source
+
+def crashing_source(data, sample):
+    raw = data.buf if data.__class__ is image.ParsedImage else data
+    if bytes(memoryview(raw)[:9]) == b"NDD-CRASH":
+        os.kill(os.getpid(), signal.SIGSEGV)       # what a native crash in a codec does
+    return _source(data, sample)
+
+image._source = crashing_source
+"""
+
+
+def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes, monkeypatch):
+    """A worker process killed by SIGSEGV while it decodes a file (test hook: a file that
+    crashes the workers' decoder) costs that batch a rerun on threads -- here an error, the
+    file being no image -- and a warning; the training process and the epoch's other
+    batches go on, on new workers."""
+    from runtime import proclanes
+    monkeypatch.setitem(proclanes._state, "deaths", 0)
+    root = tmp_path / "crash"
+    (root / "a").mkdir(parents=True)
+    for k in range(6):
+        data = b"NDD-CRASH: not an image" if k == 2 else photo_jpegs[k % len(photo_jpegs)]
+        (root / "a" / f"{k}.jpg").write_bytes(data)
+    hooked = _lanes_now()
+    hooked.broadcast("builtins:exec", _CRASH_HOOK, {})     # the hook, in every worker
+    reader = ndd.readers.File(file_root=str(root))
+    got = []
+    with pytest.warns(RuntimeWarning, match="process lane .* died .*redone on threads"):
+        with ndd.EvalMode.deferred:
+            for jpegs, _ in reader.next_epoch(batch_size=2):
+                out = ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(jpegs),
+                                                           size=(24, 24)),
+                                                crop=(16, 16), mean=MEAN, std=STD)
+                try:
+                    got.append(out.torch().shape)
+                except ValueError as exc:
+                    got.append(str(exc))
+    assert len(got) == 3 and not isinstance(got[0], str) and not isinstance(got[2], str)
+    assert "2.jpg" in got[1] and "not a recognised image format" in got[1], got[1]
+    assert hooked._closed and proclanes._state["deaths"] == 1
+    fresh = _lanes_now()                                 # new workers, without the hook
+    assert fresh is not hooked
