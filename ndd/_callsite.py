@@ -7,9 +7,14 @@ import sys
 _ROOTS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep + p + os.sep
                for p in ("ndd", "compiler", "runtime"))
 
+# Files inside the package whose lines are the user's code (``ndd bench``'s pipelines)
+_USER_FILES: set[str] = set()
 
-# Pipelines written inside the package (``ndd bench``'s): their lines are the user's code.
-_PIPELINES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bench_pipelines.py")
+
+def treat_as_user_code(filename: str) -> None:
+    """Report calls made from ``filename`` (a module of the ndd package, e.g. the pipelines of
+    ``ndd bench``) at their own lines, as calls of user code are."""
+    _USER_FILES.add(os.path.abspath(filename))
 
 
 def user_frame(depth: int = 2):
@@ -17,7 +22,7 @@ def user_frame(depth: int = 2):
     f = sys._getframe(depth)
     while f is not None:
         fn = f.f_code.co_filename
-        if fn == _PIPELINES or (not fn.startswith(_ROOTS) and not fn.startswith("<ndd")):
+        if fn in _USER_FILES or (not fn.startswith(_ROOTS) and not fn.startswith("<ndd")):
             return f
         f = f.f_back
     return None

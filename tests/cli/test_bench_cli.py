@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ndd.cli import main
+import ndd
+from ndd.tools.bench import Runner
+from ndd.tools.bench_pipelines import train
+from ndd.tools.cli import main
 
 PIPE = """
 def pipeline(api, jpegs):
@@ -140,9 +143,6 @@ def test_bench_runners_draw_the_same_windows(data):
     # each runner's own generator, same seed: eager and deferred see the same random windows
     # and flips (their outputs are equal batch by batch); a --script pipeline without ``rng``
     # still runs
-    import ndd
-    from ndd._bench_pipelines import train
-    from ndd._cli_bench import Runner
     outs = {}
     for mode in ("eager", "deferred"):
         r = Runner(mode, ndd, train, str(data), 3, mode)

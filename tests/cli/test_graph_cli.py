@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ndd.cli import main
+from ndd.tools import render
+from ndd.tools.cli import main
 
 SCRIPT = """
 import sys
@@ -153,8 +154,7 @@ def test_report_renders_in_headless_chromium(outdir, tmp_path):
 
 
 def test_matplotlib_fallback_draws_fused_group_as_cluster(folder, tmp_path, monkeypatch):
-    from ndd import _render
-    monkeypatch.setattr(_render, "have_graphviz", lambda: False)
+    monkeypatch.setattr(render, "have_graphviz", lambda: False)
     root, script = folder
     out = tmp_path / "fallback"
     assert main(["graph", str(script), str(root), "--iterations", "2", "--out", str(out)]) == 0

@@ -683,8 +683,8 @@ def test_loop_called_from_different_lines_still_replays(photo_root):
 def test_pipeline_code_inside_ndd_package_replays(photo_root):
     """`ndd bench` runs pipelines defined in the ndd package: their calls must still be keyed
     by their own lines (not skipped as library frames), and replay from any calling line."""
-    from ndd._bench_pipelines import PIPELINES
-    from ndd._cli_bench import Runner
+    from ndd.tools.bench import Runner
+    from ndd.tools.bench_pipelines import PIPELINES
     r = Runner("compile", ndd, PIPELINES["val"], photo_root, 4, "compile")
     r.epoch()
     n, _ = r.epoch()

@@ -12,7 +12,7 @@ import html
 import shutil
 import subprocess
 
-from compiler.export.dot import DEAD_FILL, DEAD_FONT, node_label, op_colour
+from compiler.export.dot import DEAD_FILL, DEAD_FONT, node_label, op_colour, value_text
 
 
 def have_graphviz() -> bool:
@@ -146,7 +146,6 @@ def _layout_items(graph, dead, shapes):
 
 
 def _value_label(v, shapes) -> str:
-    from compiler.export.dot import value_text
     return value_text(v, shapes)
 
 
@@ -289,13 +288,13 @@ def render_timeline(spans, path, title: str = "ndd timeline") -> None:
     path : path-like
         PNG file to write.
     """
-    rows = sorted({_row(s) for s in spans})
+    rows = sorted({timeline_row(s) for s in spans})
     fig = _figure(11, max(2.5, 0.45 * len(rows) + 1.5))
     ax = fig.add_axes((0.18, 0.18, 0.8, 0.72))
     if spans:
         origin = min(s.t0 for s in spans)
         for s in spans:
-            ax.barh(rows.index(_row(s)), (s.t1 - s.t0) * 1e3, left=(s.t0 - origin) * 1e3,
+            ax.barh(rows.index(timeline_row(s)), (s.t1 - s.t0) * 1e3, left=(s.t0 - origin) * 1e3,
                     color=op_colour(s.op), edgecolor="#333333", linewidth=0.3, height=0.7)
         ax.set_yticks(range(len(rows)), rows, fontsize=8)
         ops = sorted({s.op for s in spans})
@@ -310,7 +309,7 @@ def render_timeline(spans, path, title: str = "ndd timeline") -> None:
     fig.savefig(path, format="png", dpi=100)
 
 
-def _row(span) -> str:
+def timeline_row(span) -> str:
     lane = "eager" if span.lane is None else f"lane {span.lane}"
     return f"{span.thread} / {lane}"
 

@@ -17,16 +17,21 @@ import statistics
 import sys
 import time
 
+from tqdm import tqdm
+
+import ndd
+from ndd.datasets.sample import build_sample_dataset, default_root
+from ndd.tools.args import UsageError
+from ndd.tools.bench_pipelines import PIPELINES
+from runtime.kernels.cpu.jit import warm_up
+from runtime.proclanes import wait_ready
+from runtime.readers.file_index import build_file_index
+
 NDD_MODES = ("eager", "deferred", "compile")
 COMPARES = ("dali", "torchvision")
 RNG_SEED = 1234
 PLOT_FORMATS = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}   # matplotlib's savefig, by suffix
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".jp2"}
-
-
-def _usage(msg):
-    from ndd.cli import UsageError
-    return UsageError(msg)
 
 
 def _split(text: str) -> list[str]:
@@ -134,34 +139,31 @@ def _image_count(folder) -> int:
 def _data_folder(ns) -> str:
     if ns.data is not None:
         if not os.path.isdir(ns.data):
-            raise _usage(f"--data {ns.data!r} is not a folder")
+            raise UsageError(f"--data {ns.data!r} is not a folder")
         if _image_count(ns.data) == 0:
-            raise _usage(f"--data {ns.data!r} has no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
-        from runtime.readers.file_index import build_file_index
+            raise UsageError(f"--data {ns.data!r} has no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
         try:        # what readers.File(file_root=...) will list (class sub-folders)
             build_file_index(file_root=ns.data)
         except (ValueError, OSError) as exc:
-            raise _usage(f"--data: {exc}") from None
+            raise UsageError(f"--data: {exc}") from None
         return ns.data
-    from ndd.datasets.sample import build_sample_dataset, default_root
     root = default_root() / f"bench-{ns.num_images}"
     return str(build_sample_dataset(root=root, num_images=ns.num_images, progress=True))
 
 
 def _pipeline(ns):
     if ns.script is None:
-        from ndd._bench_pipelines import PIPELINES
         return ns.pipeline, PIPELINES[ns.pipeline]
     if not os.path.isfile(ns.script):
-        raise _usage(f"--script {ns.script!r} not found")
+        raise UsageError(f"--script {ns.script!r} not found")
     try:
         fn = runpy.run_path(ns.script).get("pipeline")
     except Exception as exc:  # noqa: BLE001 - the user's script: one line, not a traceback
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        raise _usage(f"--script {ns.script!r} could not be run{where}: "
+        raise UsageError(f"--script {ns.script!r} could not be run{where}: "
                      f"{type(exc).__name__}: {exc}") from None
     if not callable(fn):
-        raise _usage(f"--script {ns.script!r} must define pipeline(api, jpegs) -> Batch")
+        raise UsageError(f"--script {ns.script!r} must define pipeline(api, jpegs) -> Batch")
     return os.path.basename(ns.script), fn
 
 
@@ -170,30 +172,30 @@ def validate(ns) -> tuple[list[str], list[str]]:
     modes = _split(ns.mode)
     bad = [m for m in modes if m not in NDD_MODES]
     if bad or not modes:
-        raise _usage(f"unknown --mode {','.join(bad) or repr(ns.mode)}; expected a "
+        raise UsageError(f"unknown --mode {','.join(bad) or repr(ns.mode)}; expected a "
                      f"comma-separated subset of {','.join(NDD_MODES)}")
     compare = _split(ns.compare)
     bad = [c for c in compare if c not in COMPARES]
     if bad:
-        raise _usage(f"unknown --compare {','.join(bad)}; expected a comma-separated subset of "
+        raise UsageError(f"unknown --compare {','.join(bad)}; expected a comma-separated subset of "
                      f"{','.join(COMPARES)}")
     for name in ("batch_size", "epochs"):
         if getattr(ns, name) < 1:
-            raise _usage(f"--{name.replace('_', '-')} must be >= 1, got {getattr(ns, name)}")
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(ns, name)}")
     if ns.warmup < 0:
-        raise _usage(f"--warmup must be >= 0, got {ns.warmup}")
+        raise UsageError(f"--warmup must be >= 0, got {ns.warmup}")
     if ns.threads is not None and ns.threads < 1:
-        raise _usage(f"--threads must be >= 1, got {ns.threads}")
+        raise UsageError(f"--threads must be >= 1, got {ns.threads}")
     for opt in ("json", "plot"):    # checked now, not after the whole benchmark ran
         path = getattr(ns, opt, None)
         if path is not None:
             folder = os.path.dirname(os.path.abspath(path))
             if not path or path.endswith(("/", os.sep)) or os.path.isdir(path) or \
                     not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-                raise _usage(f"--{opt} {path!r}: cannot write there (expected a file path in "
+                raise UsageError(f"--{opt} {path!r}: cannot write there (expected a file path in "
                              f"an existing, writable folder)")
     if ns.plot is not None and os.path.splitext(ns.plot)[1].lower() not in PLOT_FORMATS:
-        raise _usage(f"--plot {ns.plot!r}: the file name must end in one of "
+        raise UsageError(f"--plot {ns.plot!r}: the file name must end in one of "
                      f"{', '.join(sorted(PLOT_FORMATS))} (the image format)")
     return list(dict.fromkeys(modes)), list(dict.fromkeys(compare))
 
@@ -201,18 +203,15 @@ def validate(ns) -> tuple[list[str], list[str]]:
 def make_runners(ns, modes, compare, data, fn):
     """Runners for the ndd modes, then DALI's (eager, capture, pipeline) when asked and
     installed."""
-    import ndd
     if ns.threads is not None:
         ndd.set_num_threads(ns.threads)
     runners = [Runner(m, ndd, fn, data, ns.batch_size, m) for m in modes]
     # Load the compiled kernels now (numba import, machine code from its cache): otherwise the
     # first timed epoch of the first mode pays for it when --warmup is 0.
-    from runtime.kernels.cpu.jit import warm_up
     warm_up()
     if {"deferred", "compile"} & set(modes):
         # Fused nodes run on process lanes once their workers are up: start them now so the
         # timed epochs measure the steady state, not the workers' start.
-        from runtime.proclanes import wait_ready
         wait_ready(ndd.get_num_threads())
     skipped = {}
     if "dali" in compare:
@@ -282,7 +281,6 @@ def plot(summary: dict, path: str, title: str) -> None:
 
 def run(ns) -> int:
     """Run ``ndd bench`` from parsed arguments; returns the exit status."""
-    from tqdm import tqdm
     modes, compare = validate(ns)
     name, fn = _pipeline(ns)
     data = _data_folder(ns)

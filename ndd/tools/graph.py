@@ -25,8 +25,16 @@ import sys
 import threading
 import traceback
 
+from compiler import pipeline
 from compiler.explain import explain_graph
+from compiler.export.dot import to_dot
+from compiler.export.json import to_json
+from compiler.ir import Graph
 from compiler.printer import format_graph
+from ndd.readers import File
+from ndd.tools import render
+from runtime import trace
+from runtime.trace import shape_text
 
 
 class StopScript(BaseException):
@@ -101,7 +109,6 @@ def _iteration_limit(limit: int | None, session: Session):
     if limit is None:
         yield
         return
-    from ndd.readers import File
     original = File.next_epoch
 
     @functools.wraps(original)
@@ -135,8 +142,6 @@ def run_script(script: str, args: list[str], iterations: int | None = None,
     Session
         Plans and spans; ``session.error`` holds the traceback text if the script failed.
     """
-    from compiler import pipeline
-    from runtime import trace
     session = Session()
     old_argv, old_path = sys.argv, list(sys.path)
     sys.argv = [script, *args]
@@ -175,7 +180,6 @@ def dead_nodes(record: PlanRecord) -> list:
 
 def value_shapes(spans, graph) -> dict[int, str]:
     """Value id -> shape text, from the spans of the graph's own nodes."""
-    from runtime.trace import shape_text
     by_node = {s.node_id: s for s in spans}
     out = {}
     for v in graph.leaves():
@@ -241,7 +245,6 @@ def view_graph(record: PlanRecord, view: str):
 
 
 def dot_text(session: Session, view: str = "both") -> str:
-    from compiler.export.dot import to_dot
     rec = session.main_plan()
     if rec is None:
         return 'digraph "ndd" {\n  empty [label="no graph was compiled"];\n}\n'
@@ -250,7 +253,6 @@ def dot_text(session: Session, view: str = "both") -> str:
 
 
 def json_text(session: Session, view: str = "both") -> str:
-    from compiler.export.json import to_json
     docs = []
     for rec in session.plans.values():
         graph, _ = view_graph(rec, view)
@@ -263,12 +265,11 @@ def json_text(session: Session, view: str = "both") -> str:
 def chrome_trace(spans) -> dict:
     """Spans as a Chrome trace (``chrome://tracing`` / https://ui.perfetto.dev): complete
     ("X") events in microseconds, one tid per (thread, lane) row, with thread-name metadata."""
-    from ndd._render import _row
     origin = min((s.t0 for s in spans), default=0.0)
     tids: dict[str, int] = {}
     events = []
     for s in spans:
-        row = _row(s)
+        row = render.timeline_row(s)
         tid = tids.setdefault(row, len(tids) + 1)
         events.append({"name": s.op, "cat": "ndd", "ph": "X", "pid": 1, "tid": tid,
                        "ts": round((s.t0 - origin) * 1e6, 3),
@@ -289,8 +290,6 @@ def write_artifacts(session: Session, out_dir: str, view: str = "both") -> dict[
     dict[str, str]
         Artifact name -> path; ``"renderer"`` -> ``"graphviz"`` or ``"matplotlib"``.
     """
-    from compiler.ir import Graph
-    from ndd import _render
     os.makedirs(out_dir, exist_ok=True)
     p = {name: os.path.join(out_dir, name) for name in
          ("graph.txt", "graph.svg", "graph.png", "timeline.png", "trace.json", "report.html")}
@@ -303,13 +302,13 @@ def write_artifacts(session: Session, out_dir: str, view: str = "both") -> dict[
         shapes = value_shapes(session.spans, rec.plan.graph)
     else:
         graph, dead, shapes = Graph([], []), [], {}
-    renderer = _render.render_graph(dot_text(session, view), graph, dead, shapes,
+    renderer = render.render_graph(dot_text(session, view), graph, dead, shapes,
                                     p["graph.svg"], p["graph.png"])
-    _render.render_timeline(session.spans, p["timeline.png"])
+    render.render_timeline(session.spans, p["timeline.png"])
     with open(p["trace.json"], "w", encoding="utf-8") as f:
         json.dump(chrome_trace(session.spans), f)
     with open(p["graph.svg"], encoding="utf-8") as f:
         svg = f.read()
-    _render.write_html(p["report.html"], text, svg, _render.png_bytes(p["timeline.png"]))
+    render.write_html(p["report.html"], text, svg, render.png_bytes(p["timeline.png"]))
     p["renderer"] = renderer
     return p
