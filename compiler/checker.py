@@ -1,7 +1,7 @@
 """IR checker: structural invariants every pass must keep (run after each pass in tests)."""
 from __future__ import annotations
 
-from compiler.ir import META_KEYS, Graph, Node
+from compiler.ir import META_KEYS, Graph, Node, Stage, stages_of
 from compiler.schema import REGISTRY
 
 
@@ -72,8 +72,27 @@ def _check_meta(n: Node, where: str) -> None:
 def _check_stages(n: Node, where: str) -> None:
     if n.op != "fused.image":
         return
-    stages = n.args.get("stages")
-    if not stages or list(n.meta.get("fused_from") or ()) == [] \
-            or len(stages) != len(n.meta["fused_from"]):
-        raise IRError(f"fused node #{n.id}: stages {stages} do not match fused_from "
-                      f"{n.meta.get('fused_from')}{where}")
+    stages = stages_of(n)
+    if not stages or not all(isinstance(s, Stage) for s in n.args["stages"]):
+        raise IRError(f"fused node #{n.id} has no Stage records in args['stages']{where}")
+    extra = sorted(set(n.args) - {"stages", "_seeds"})
+    if extra:
+        raise IRError(f"fused node #{n.id} has arguments {extra} outside its stages{where}")
+    if list(n.meta.get("fused_from") or ()) != [s.op for s in stages]:
+        raise IRError(f"fused node #{n.id}: fused_from {n.meta.get('fused_from')} is not its "
+                      f"stages' ops {[s.op for s in stages]}{where}")
+    claimed: list[str] = []
+    for s in stages:
+        names = [k for k, _ in s.args]
+        if names != sorted(set(names)):
+            raise IRError(f"fused node #{n.id}: stage {s.name} arguments are not sorted and "
+                          f"unique{where}")
+        claimed += [key for _, key in s.tensor_args]
+    if sorted(claimed) != sorted(n.tensor_args):
+        raise IRError(f"fused node #{n.id}: tensor arguments {sorted(n.tensor_args)} are not "
+                      f"those its stages name {sorted(claimed)}{where}")
+    try:
+        hash(stages)
+    except TypeError as exc:
+        raise IRError(f"fused node #{n.id}: stage records are not hashable ({exc}){where}") \
+            from None

@@ -4,14 +4,16 @@ Each :class:`Rule` matches a producer -> consumer edge by op pattern (:class:`Op
 a schema trait such as ``elementwise``), has a legality check returning ``None`` (legal) or a
 refusal reason, and a rewrite that builds the fused node. Fused nodes reuse the consumer's
 output values (user handles keep working) and record ``meta["fused_from"]`` /
-``meta["fused_sites"]``. Every fused op must be bit-exact with the unfused chain.
+``meta["fused_sites"]``; a ``fused.image`` node carries its original ops as
+:class:`compiler.ir.Stage` records in ``args["stages"]``. Every fused op must be bit-exact with
+the unfused chain.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from compiler.ir import Node, Value
+from compiler.ir import Node, Stage, Value, make_stage, stages_of
 from compiler.schema import REGISTRY
 
 _CROP = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
@@ -65,32 +67,36 @@ def _get(node: Node, name: str, default=None):
     return node.args.get(name, default)
 
 
-_STAGE = {"decoders.image": "decode", "random_resized_crop": "rrc", "resize": "resize",
-          "flip": "flip", "crop_mirror_normalize": "cmn"}
+#: Short stage names of the ops a ``fused.image`` node can hold (the fused kernel's vocabulary).
+STAGE_NAMES = {"decoders.image": "decode", "random_resized_crop": "rrc", "resize": "resize",
+               "flip": "flip", "crop_mirror_normalize": "cmn"}
 
 
 def _stage_names(node: Node) -> tuple[str, ...]:
     """Stage names of a ``fused.image`` node, or the single stage an image op stands for."""
     if node.op == "fused.image":
-        return tuple(node.args["stages"])
-    return (_STAGE[node.op],)
+        return tuple(s.name for s in stages_of(node))
+    return (STAGE_NAMES[node.op],)
 
 
-def _stage_args(node: Node) -> tuple[dict, dict]:
-    """(constant args, tensor args) of a node as ``'<stage>.<name>'`` keys."""
+def _as_stages(node: Node) -> tuple[tuple[Stage, ...], dict[str, Value], dict]:
+    """(stages, tensor arguments keyed as the fused node keeps them, node-level arguments: the
+    drawn ``_seeds``) of an image op or of a ``fused.image`` node."""
     if node.op == "fused.image":
-        return ({k: v for k, v in node.args.items()}, dict(node.tensor_args))
-    st = _STAGE[node.op]
-    return ({(k if k == _SEEDS else f"{st}.{k}"): v for k, v in node.args.items()},
-            {f"{st}.{k}": v for k, v in node.tensor_args.items()})
+        return (stages_of(node), dict(node.tensor_args),
+                {k: v for k, v in node.args.items() if k != "stages"})
+    name = STAGE_NAMES[node.op]
+    keys = {k: f"{name}.{k}" for k in node.tensor_args}
+    stage = make_stage(node.op, name, {k: v for k, v in node.args.items() if k != _SEEDS}, keys)
+    targs = {keys[k]: v for k, v in node.tensor_args.items()}
+    return (stage,), targs, {k: v for k, v in node.args.items() if k == _SEEDS}
 
 
 def fused_image_node(producer: Node, consumer: Node) -> Node:
     """A ``fused.image`` node doing producer's stages then consumer's stages."""
-    pa, pt = _stage_args(producer)
-    ca, ct = _stage_args(consumer)
-    args = {**pa, **ca}
-    args["stages"] = _stage_names(producer) + _stage_names(consumer)
+    ps, pt, pa = _as_stages(producer)
+    cs, ct, ca = _as_stages(consumer)
+    args = {**pa, **ca, "stages": ps + cs}
     return _replace(producer, consumer, "fused.image", producer.inputs, args, {**pt, **ct})
 
 

@@ -302,18 +302,6 @@ class Stage:
                 return key
         return None
 
-    def value(self, kernel_args: Mapping[str, Any], name: str, default=None):
-        """Argument ``name`` as a kernel sees it: the per-sample data of a tensor argument
-        (looked up in the kernel's argument dict), else the constant, else ``default``."""
-        key = self.tensor_arg(name)
-        if key is not None:
-            return kernel_args[key]
-        return self.arg(name, default)
-
-    def arg_dict(self) -> dict[str, Any]:
-        """The constant arguments as a dict."""
-        return dict(self.args)
-
 
 def make_stage(op: str, name: str, args: Mapping[str, Any],
                tensor_keys: Mapping[str, str] = MappingProxyType({})) -> Stage:
@@ -328,6 +316,25 @@ def stages_of(node: Node) -> tuple[Stage, ...]:
     if isinstance(stages, tuple) and stages and isinstance(stages[0], Stage):
         return stages
     return ()
+
+
+# A kernel gets the node's arguments as a dict (``args["stages"]`` the records, a tensor
+# argument's data under its key); these read a fused node's stages from it.
+def stage_names(kernel_args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The short names of the stages in a fused kernel's argument dict, in order."""
+    return tuple(s.name for s in kernel_args.get("stages", ()))
+
+
+def stage_args(kernel_args: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Every argument of the stage called ``name`` (constants, and the data of its tensor
+    arguments as found in ``kernel_args``); ``{}`` when there is no such stage."""
+    for s in kernel_args.get("stages", ()):
+        if s.name == name:
+            out = dict(s.args)
+            for arg, key in s.tensor_args:
+                out[arg] = kernel_args[key]
+            return out
+    return {}
 
 
 class Graph:

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from compiler.ir import Graph, Node, Value
+from compiler.ir import Graph, Node, Value, stages_of
 
 #: Short element-type names of the text form (``u8``, ``f32``...).
 DTYPE_SHORT = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
@@ -33,21 +33,20 @@ def _fmt_arg(v) -> str:
     return str(v)
 
 
+def _fmt_pairs(pairs) -> list[str]:
+    return [f"{k}={_fmt_arg(v)}" for k, v in pairs if v is not None]
+
+
 def format_args(node: Node) -> str:
-    """``k=v`` pairs; a fused node's ``stage.arg`` entries are grouped as ``stage{...}`` in the
-    order of its ``stages``."""
-    args = node.args
-    plain, staged = [], {}
-    for k, v in sorted(args.items()):
-        if v is None or k.startswith("_") or k == "stages":
-            continue
-        stage, dot, name = k.partition(".")
-        if dot:
-            staged.setdefault(stage, []).append(f"{name}={_fmt_arg(v)}")
-        else:
-            plain.append(f"{k}={_fmt_arg(v)}")
-    order = list(args.get("stages") or ()) + sorted(set(staged) - set(args.get("stages") or ()))
-    groups = [f"{st}{{{', '.join(staged[st])}}}" for st in order if st in staged]
+    """``k=v`` pairs of the constant arguments (unset and private ones left out); a fused
+    node's stages come first, each as ``stage{k=v, ...}`` in order."""
+    groups = []
+    for st in stages_of(node):
+        pairs = _fmt_pairs(st.args)
+        if pairs:
+            groups.append(f"{st.name}{{{', '.join(pairs)}}}")
+    plain = _fmt_pairs((k, v) for k, v in sorted(node.args.items())
+                       if not k.startswith("_") and k != "stages")
     return ", ".join(groups + plain)
 
 

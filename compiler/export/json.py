@@ -1,6 +1,6 @@
 """A graph as a JSON document (nodes, edges by value id, leaves, outputs, pass notes).
 
-Schema (``"format": "ndd-graph/1"``)::
+Schema (``"format": "ndd-graph/2"``)::
 
     {"format": "ndd-graph/1",
      "leaves":  [{"id": 3, "dtype": "uint8", "ndim": 1, "layout": "", "device": "cpu",
@@ -8,7 +8,9 @@ Schema (``"format": "ndd-graph/1"``)::
      "nodes":   [{"id": 7, "op": "resize", "args": {...}, "inputs": [3],
                   "tensor_args": {"mirror": 5}, "outputs": [<value as in leaves>],
                   "device": "cpu", "callsite": "train.py:12", "lane": 0,
-                  "fused_from": ["decoders.image", "resize"] | null, "merged": [...] | null}],
+                  "fused_from": ["decoders.image", "resize"] | null, "merged": [...] | null,
+                  "stages": [{"op": "resize", "name": "resize", "args": {...},
+                              "tensor_args": {"mirror": "cmn.mirror"}}, ...] | null}],
      "outputs": [9],
      "notes":   [["fuse", "applied ..."], ...]}
 """
@@ -16,9 +18,9 @@ from __future__ import annotations
 
 import json as _json
 
-from compiler.ir import Graph, Node, Value
+from compiler.ir import Graph, Node, Stage, Value, stages_of
 
-FORMAT = "ndd-graph/1"
+FORMAT = "ndd-graph/2"
 
 
 def _jsonable(obj):
@@ -37,16 +39,24 @@ def _value(v: Value) -> dict:
             "device": str(m.device), "batch_size": m.batch_size}
 
 
+def _stage(st: Stage) -> dict:
+    return {"op": st.op, "name": st.name, "args": {k: _jsonable(v) for k, v in st.args},
+            "tensor_args": dict(st.tensor_args)}
+
+
 def _node(n: Node) -> dict:
+    stages = stages_of(n)
     return {
         "id": n.id, "op": n.op,
-        "args": {k: _jsonable(v) for k, v in sorted(n.args.items()) if not k.startswith("_")},
+        "args": {k: _jsonable(v) for k, v in sorted(n.args.items())
+                 if not k.startswith("_") and not (stages and k == "stages")},
         "inputs": [v.id for v in n.inputs],
         "tensor_args": {k: v.id for k, v in sorted(n.tensor_args.items())},
         "outputs": [_value(v) for v in n.outputs],
         "device": str(n.device), "callsite": n.callsite, "lane": n.meta.get("lane"),
         "fused_from": list(n.meta["fused_from"]) if n.meta.get("fused_from") else None,
         "merged": list(n.meta["merged"]) if n.meta.get("merged") else None,
+        "stages": [_stage(st) for st in stages] if stages else None,
     }
 
 

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 
 from compiler.export.dot import DEAD_FILL, DEAD_FONT, node_label, op_colour, value_text
+from compiler.ir import stages_of
 
 
 def have_graphviz() -> bool:
@@ -130,11 +131,11 @@ def _layout_items(graph, dead, shapes):
         for v in n.inputs:
             if v.id in exit_of:
                 edges.append((exit_of[v.id], (key, 0), f"%{v.id}", style))
-        stages = list(n.args.get("stages") or []) if n.meta.get("fused_from") else []
+        stages = stages_of(n)
         for name, v in sorted(n.tensor_args.items()):
-            if v.id in exit_of:
-                stage = name.split(".", 1)[0]
-                k = stages.index(stage) if stage in stages else 0
+            if v.id in exit_of:     # the box of the stage reading it (else the first)
+                k = next((i for i, s in enumerate(stages)
+                          if any(key == name for _, key in s.tensor_args)), 0)
                 edges.append((exit_of[v.id], (key, k), f"{name}=%{v.id}", "arg"))
         for k in range(1, len(items[key].boxes)):
             edges.append(((key, k - 1), (key, k), "", "stage"))

@@ -13,7 +13,7 @@ import pytest
 
 from compiler.export.dot import KIND_COLOURS, DEAD_FILL, op_colour, to_dot
 from compiler.export.json import to_json, to_json_text
-from compiler.ir import ValueMeta
+from compiler.ir import ValueMeta, make_stage
 from compiler.passes.schedule import schedule
 from compiler.printer import format_graph
 from tests.compiler._graphs import ENC, IMG, graph, leaf, node
@@ -48,7 +48,9 @@ def chain():
 def fused_and_merged():
     """A fused node (decode + cmn) next to a CSE-merged flip, both read by an add."""
     x = leaf(ENC)
-    f = node("fused.image", [x], {}, meta=F32, site="b.py:7")
+    f = node("fused.image", [x], {"stages": (make_stage("decoders.image", "decode", {}),
+                                            make_stage("crop_mirror_normalize", "cmn", {}))},
+             meta=F32, site="b.py:7")
     f.meta["fused_from"] = ["decoders.image", "crop_mirror_normalize"]
     y = leaf(F32)
     m = node("flip", [y], {"horizontal": 1}, meta=F32, site="b.py:9")
@@ -153,7 +155,7 @@ def test_op_colour_is_stable_and_per_kind():
 def test_json_export_matches_the_graph():
     g, c, n = branch_with_tensor_arg()
     doc = json.loads(to_json_text(g))
-    assert doc["format"] == "ndd-graph/1"
+    assert doc["format"] == "ndd-graph/2"
     assert [d["id"] for d in doc["nodes"]] == [c.id, n.id]
     cmn = doc["nodes"][1]
     assert cmn["op"] == "crop_mirror_normalize" and cmn["args"] == {"crop": [4, 4]}
@@ -164,3 +166,22 @@ def test_json_export_matches_the_graph():
     assert doc["leaves"][0]["id"] == n.inputs[0].id
     assert doc["outputs"] == [n.outputs[0].id]
     assert to_json(g)["nodes"][0]["lane"] == c.meta["lane"]
+
+
+def test_fused_stages_are_printed_and_exported_from_their_records():
+    x, flip = leaf(ENC), leaf(B1)
+    stages = (make_stage("decoders.image", "decode", {"output_type": "RGB"}),
+              make_stage("crop_mirror_normalize", "cmn", {"crop": (4, 4), "std": None},
+                         {"mirror": "cmn.mirror"}))
+    f = node("fused.image", [x], {"stages": stages}, meta=F32, tensor_args={"cmn.mirror": flip})
+    f.meta["fused_from"] = ["decoders.image", "crop_mirror_normalize"]
+    text = format_graph(graph([f.outputs[0]]))
+    assert f"fused.image[decode{{output_type=RGB}}, cmn{{crop=(4, 4)}}](%{x.id}, " \
+           f"cmn.mirror=%{flip.id})" in text
+    (doc,) = to_json(graph([f.outputs[0]]))["nodes"]
+    assert doc["args"] == {} and doc["tensor_args"] == {"cmn.mirror": flip.id}
+    assert doc["stages"] == [
+        {"op": "decoders.image", "name": "decode", "args": {"output_type": "RGB"},
+         "tensor_args": {}},
+        {"op": "crop_mirror_normalize", "name": "cmn", "args": {"crop": [4, 4], "std": None},
+         "tensor_args": {"mirror": "cmn.mirror"}}]

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 import ndd
-from compiler.ir import Graph
+from compiler.ir import Graph, ValueMeta, stage_args, stage_names, stages_of
 from compiler.passes.fuse import fuse
 from compiler.pipeline import compile_graph, set_options
 from runtime import executor
+from tests.compiler._graphs import ENC, IMG, graph, leaf, node
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
@@ -185,3 +186,31 @@ def test_elementwise_chain_fuses_with_intermediate_dtypes():
 def test_fuse_on_empty_graph_is_noop():
     res = fuse(Graph([], []))
     assert res.graph.nodes == [] and res.notes == [] and not res.modified
+
+
+def test_fused_image_node_carries_stage_records():
+    """decode -> random_resized_crop -> cmn(mirror=per-sample) built by hand: one fused.image
+    node whose stages are the three original ops with their own arguments."""
+    x = leaf(ENC)
+    flip = leaf(ValueMeta("bool", 0, "", batch_size=2))
+    d = node("decoders.image", [x], {"output_type": "RGB"})
+    r = node("random_resized_crop", [d.outputs[0]], {"size": (8, 8), "_seeds": (1, 2)})
+    c = node("crop_mirror_normalize", [r.outputs[0]], {"mean": (1.0,), "dtype": "float32"},
+             meta=IMG.with_(dtype="float32"), tensor_args={"mirror": flip})
+    res = fuse(graph([c.outputs[0]]))
+    (f,) = res.graph.nodes
+    assert f.op == "fused.image" and f.outputs == c.outputs and f.inputs == (x,)
+    assert [s.op for s in stages_of(f)] == f.meta["fused_from"] == [
+        "decoders.image", "random_resized_crop", "crop_mirror_normalize"]
+    decode, rrc, cmn = stages_of(f)
+    assert decode.args == (("output_type", "RGB"),) and rrc.arg("size") == (8, 8)
+    assert cmn.arg("dtype") == "float32" and cmn.arg("mirror") is None
+    assert cmn.tensor_arg("mirror") == "cmn.mirror" and f.tensor_args["cmn.mirror"] is flip
+    assert set(f.args) == {"stages", "_seeds"} and f.args["_seeds"] == (1, 2)
+    assert hash(f.key()) and [d.rule for d in res.decisions] == [
+        "decode->random_resized_crop", "resize->crop_mirror_normalize"]
+    kernel_args = {**f.args, "cmn.mirror": ["per-sample flags"]}     # what the kernel gets
+    assert stage_names(kernel_args) == ("decode", "rrc", "cmn")
+    assert stage_args(kernel_args, "cmn") == {"mean": (1.0,), "dtype": "float32",
+                                              "mirror": ["per-sample flags"]}
+    assert stage_args(kernel_args, "flip") == {}

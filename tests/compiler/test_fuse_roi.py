@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ndd
+from compiler.ir import make_stage
 from runtime.codecs import image as codec
 from runtime.kernels.cpu import fused, fused_roi
 from runtime.kernels.cpu.resize import resample
@@ -178,11 +179,13 @@ def test_uneven_output_shapes_are_separate_arrays(noisy):
 
 
 # ---------------------------------------------------------------- decode -> resize -> cmn crop
-def _val_args(shorter, crop, pos, interp):
-    a = {"stages": ("decode", "resize", "cmn"), "resize.resize_shorter": shorter,
-         "cmn.crop": crop, "cmn.crop_pos_y": pos[0], "cmn.crop_pos_x": pos[1]}
-    a.update({f"resize.{k}": v for k, v in interp.items()})
-    return a
+def _val_args(shorter, crop, pos, interp, output_type=None):
+    """The kernel arguments of a fused decode -> resize -> cmn node (its Stage records)."""
+    decode = {"output_type": output_type} if output_type else {}
+    return {"stages": (make_stage("decoders.image", "decode", decode),
+                       make_stage("resize", "resize", {"resize_shorter": shorter, **interp}),
+                       make_stage("crop_mirror_normalize", "cmn",
+                                  {"crop": crop, "crop_pos_y": pos[0], "crop_pos_x": pos[1]}))}
 
 
 @pytest.mark.parametrize("interp", [{}, {"interp_type": "triangular"},
@@ -228,8 +231,7 @@ def test_resize_crop_plan_is_bit_exact(noisy, interp, monkeypatch):
 def test_resize_crop_region_only_for_uint8_tent_filters(noisy):
     a = _val_args(40, (30, 30), (0.5, 0.5), {"interp_type": "cubic"})
     assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # cubic: whole image
-    a = _val_args(40, (30, 30), (0.5, 0.5), {})
-    a["decode.output_type"] = "GRAY"
+    a = _val_args(40, (30, 30), (0.5, 0.5), {}, output_type="GRAY")
     assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # 1 channel
 
 

@@ -199,11 +199,15 @@ def test_cmn_plan_cache_equals_uncached():
 
 
 def test_cmn_shape_cache():
+    from compiler.ir import make_stage
     from runtime.kernels.cpu.fused import _cmn_shape
+
+    def cmn(layout):    # the kernel arguments of a fused node ending with cmn
+        return {"stages": (make_stage("crop_mirror_normalize", "cmn", {"output_layout": layout}),)}
     img = np.zeros((30, 40, 3), np.uint8)
-    assert _cmn_shape(img, "HWC", (0, 0, 20, 10), {"cmn.output_layout": "CHW"}) == (3, 20, 10)
-    assert _cmn_shape(img, "HWC", (0, 0, 20, 10), {"cmn.output_layout": "HWC"}) == (20, 10, 3)
+    assert _cmn_shape(img, "HWC", (0, 0, 20, 10), cmn("CHW")) == (3, 20, 10)
+    assert _cmn_shape(img, "HWC", (0, 0, 20, 10), cmn("HWC")) == (20, 10, 3)
     chw = np.zeros((3, 30, 40), np.uint8)
     assert _cmn_shape(chw, "CHW", (0, 0, 5, 6), {}) == (3, 5, 6)
     with pytest.raises(ValueError):
-        _cmn_shape(img, "HWC", (0, 0, 5, 6), {"cmn.output_layout": "CHWX"})
+        _cmn_shape(img, "HWC", (0, 0, 5, 6), cmn("CHWX"))

@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from compiler.ir import stage_args, stage_names
 from runtime.kernels.registry import per_sample, register, sample_args
 
 from .fused_lanes import _hint_key, _remember_shape, _remote
@@ -44,7 +45,7 @@ def _front_decode(ctx, inputs, args, i):
     """
     from runtime.kernels.cpu.bindings import _sample_name
     a = sample_args(ctx, args, i)
-    stages = a["stages"]
+    stages = stage_names(a)
     data = inputs[0]
     x = data[i] if len(data) > 1 else data[0]
     layout = "HWC" if stages[0] == "decode" else _layout(ctx.in_metas[0])
@@ -84,28 +85,28 @@ def _front_rest(state, i):
     elif finish is not None:
         x = _roi_finish(x, *finish)
     flip = 0
-    stages = a["stages"]
+    stages = stage_names(a)
     for j, st in enumerate(stages[k:], k):
         if st == "rrc":
             from runtime.kernels.cpu.crop_window import random_crop_window
             from runtime.kernels.cpu.random import sample_rng
             in_hw = x.shape[:2] if layout in ("HWC", "HW") else x.shape[1:3]
             rng = sample_rng(a["_seeds"], i)
-            y0, x0, h, w = random_crop_window(in_hw, rng, random_area=a["rrc.random_area"],
-                                              random_aspect_ratio=a["rrc.random_aspect_ratio"],
-                                              num_attempts=a["rrc.num_attempts"])
-            ra = {k2[4:]: v for k2, v in a.items() if k2.startswith("rrc.")}
-            x = _resize_sample(x, layout, ra, {"size": a["rrc.size"], "roi_start": (y0, x0),
+            ra = stage_args(a, "rrc")
+            y0, x0, h, w = random_crop_window(in_hw, rng, random_area=ra["random_area"],
+                                              random_aspect_ratio=ra["random_aspect_ratio"],
+                                              num_attempts=ra["num_attempts"])
+            x = _resize_sample(x, layout, ra, {"size": ra["size"], "roi_start": (y0, x0),
                                                "roi_end": (y0 + h, x0 + w)})
         elif st == "resize":
-            ra = {k2[7:]: v for k2, v in a.items() if k2.startswith("resize.")}
+            ra = stage_args(a, "resize")
             size_args = resize_size_args(ra)
             if window is None and j + 1 < len(stages) and stages[j + 1] == "cmn":
                 x, window = _resize_for_crop(x, layout, ra, size_args, a)
             else:
                 x = _resize_sample(x, layout, ra, size_args)
         elif st == "flip":
-            flip = 1 if a.get("flip.horizontal", 1) else 0
+            flip = 1 if stage_args(a, "flip").get("horizontal", 1) else 0
         elif st == "cmn":
             break
     return x, layout, window, flip, a
@@ -121,17 +122,18 @@ def _cmn_into(image, layout, window, a, flip, target):
     from runtime.kernels.cpu.cmn_batch import cmn_plan, cmn_plan_into
     lay = layout or {3: "HWC", 2: "HW"}.get(image.ndim)
     c_axis = lay.find("C") if isinstance(lay, str) else -1
+    c = stage_args(a, "cmn")
     plan = cmn_plan(lay, image.ndim, image.shape[c_axis] if c_axis >= 0 else None,
-                    a.get("cmn.output_layout", "CHW"), a.get("cmn.mean", 0.0),
-                    a.get("cmn.std", 1.0), a.get("cmn.scale", 1.0), a.get("cmn.shift", 0.0))
-    mirror = _mirror_flag(a.get("cmn.mirror", 0)) != bool(flip)
+                    c.get("output_layout", "CHW"), c.get("mean", 0.0),
+                    c.get("std", 1.0), c.get("scale", 1.0), c.get("shift", 0.0))
+    mirror = _mirror_flag(c.get("mirror", 0)) != bool(flip)
     cmn_plan_into(plan, image, window, mirror, target)
 
 
 def _cmn_shape(image, layout, window, a):
     """Output shape of the cmn stage: ``image``'s shape with the window's H and W, permuted
     to ``cmn.output_layout``."""
-    out_layout = a.get("cmn.output_layout", "CHW")
+    out_layout = stage_args(a, "cmn").get("output_layout", "CHW")
     try:
         ah, aw, perm = _cmn_axes(layout, image.ndim, out_layout)
     except TypeError as exc:    # an unhashable layout argument: no caching
@@ -185,9 +187,9 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
             st[2] = decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])
     fronts = [_front_rest(st, i) for st, i in zip(states, idx)]
     del states
-    if args["stages"][-1] != "cmn":
+    if stage_names(args)[-1] != "cmn":
         return [f[0] for f in fronts]
-    dt = to_numpy_dtype(args.get("cmn.dtype", "float32"))
+    dt = to_numpy_dtype(stage_args(args, "cmn").get("dtype", "float32"))
     out = []
     for i, (x, layout, window, flip, a) in zip(idx, fronts):
         if window is None:
@@ -221,8 +223,8 @@ def fused_image(ctx, inputs, args):
     n = ctx.batch_size
     threads = getattr(ctx.pool, "num_threads", 1)
     chunks = _chunks(n, threads)
-    dt = to_numpy_dtype(args.get("cmn.dtype", "float32"))
-    if args["stages"][0] == "decode" and len(chunks) > 1:
+    dt = to_numpy_dtype(stage_args(args, "cmn").get("dtype", "float32"))
+    if stage_names(args)[0] == "decode" and len(chunks) > 1:
         lanes = get_lanes(threads)
         if lanes is not None:
             try:

@@ -8,6 +8,8 @@ import fcntl
 
 import numpy as np
 
+from compiler.ir import stage_names
+
 # The worker-side entry point, as "module:function" for ProcessLanes.call.
 LANE_ENTRY = "runtime.kernels.cpu.fused_lanes:remote_claims"
 
@@ -139,7 +141,7 @@ def _remote(ctx, inputs, args, lanes, dt):
         return None
     in_buf, in_name, offsets = packed
     key = _hint_key(ctx, args)
-    shape = _shape_hints.get(key) if args["stages"][-1] == "cmn" else None
+    shape = _shape_hints.get(key) if stage_names(args)[-1] == "cmn" else None
     out, name = (shared_pool.shared_empty((n,) + shape, dt) if shape is not None
                  else (None, None))
     spec = (name, out.shape, out.dtype.str) if name is not None else None
@@ -219,7 +221,7 @@ def _cost_order(data, n: int) -> list[int]:
 
 
 def _remember_shape(key, res, args):
-    if key is not None and args["stages"][-1] == "cmn" and res:
+    if key is not None and stage_names(args)[-1] == "cmn" and res:
         first = res[0].shape
         if all(r.shape == first for r in res):
             _shape_hints[key] = first

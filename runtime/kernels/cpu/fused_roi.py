@@ -18,14 +18,17 @@ import threading
 
 import numpy as np
 
+from compiler.ir import stage_args
+
 _CROP = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
 
 
 def _stage(a: dict, stage: str, names) -> dict:
-    """The non-None arguments ``names`` of ``stage`` from the prefixed argument dict."""
+    """The non-None arguments ``names`` of the stage called ``stage`` (its record)."""
+    args = stage_args(a, stage)
     out = {}
     for k in names:
-        v = a.get(f"{stage}.{k}")
+        v = args.get(k)
         if v is not None:
             out[k] = v
     return out
@@ -217,14 +220,15 @@ def rrc_plan(data, name, a, i):
     info = data.info()
     H, W = info.height, info.width
     rng = sample_rng(a["_seeds"], i)
-    y0, x0, h, w = random_crop_window((H, W), rng, random_area=a["rrc.random_area"],
-                                      random_aspect_ratio=a["rrc.random_aspect_ratio"],
-                                      num_attempts=a["rrc.num_attempts"])
-    params = crop_resize_params((H, W), a["rrc.size"], y0, x0, y0 + h, x0 + w)
+    ra = stage_args(a, "rrc")
+    y0, x0, h, w = random_crop_window((H, W), rng, random_area=ra["random_area"],
+                                      random_aspect_ratio=ra["random_aspect_ratio"],
+                                      num_attempts=ra["num_attempts"])
+    params = crop_resize_params((H, W), ra["size"], y0, x0, y0 + h, x0 + w)
     interp = _stage(a, "rrc", ("interp_type", "min_filter", "mag_filter", "antialias"))
     dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
     region = _roi_region((H, W), params, interp)
-    return (data, region, name, dec), (region, (H, W), params, interp, a.get("rrc.dtype"))
+    return (data, region, name, dec), (region, (H, W), params, interp, ra.get("dtype"))
 
 
 def resize_crop_plan(data, name, a):
@@ -242,7 +246,7 @@ def resize_crop_plan(data, name, a):
     from runtime.kernels.cpu.bindings import resize_size_args
     from runtime.kernels.cpu.resize_params import resize_output_shape
     dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
-    ra = {k[7:]: v for k, v in a.items() if k.startswith("resize.")}
+    ra = stage_args(a, "resize")
     data = parse_image(data, sample=name)      # parsed once: decode reuses the header
     info = data.info()
     full_hw = (info.height, info.width)
