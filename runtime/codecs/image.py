@@ -255,10 +255,13 @@ def _decode_nvimgcodec(src, output_type, roi, adjust_orientation):
             "ANY_DATA": "UNCHANGED"}[output_type]
     if cmyk and mode in ("GRAY", "UNCHANGED"):
         mode = "RGB"  # libjpeg-turbo gives no raw CMYK; gray is computed from RGB below
-    if adjust_orientation and not cmyk:
-        # The orientation is the one ndd reads (exif.read_orientation, also behind
-        # peek_shape), never nvImageCodec's own reading, which accepts damaged EXIF tags
-        # (a SHORT orientation with a count of 257) that Pillow skips.
+    # nvImageCodec orients CMYK JPEGs and TIFFs itself (its OpenCV route, whose colour and
+    # gray conversions differ); every other stream gets the orientation ndd reads
+    # (exif.read_orientation, also behind peek_shape), never nvImageCodec's own reading,
+    # which accepts damaged EXIF tags (a SHORT orientation with a count of 257) that Pillow
+    # skips.
+    own = not cmyk and src.fmt != "tiff"
+    if adjust_orientation and own:
         orientation = src.info().orientation
         if orientation != 1:
             # nvImageCodec hands an EXIF-rotated JPEG to its OpenCV plug-in, which decodes
@@ -276,7 +279,7 @@ def _decode_nvimgcodec(src, output_type, roi, adjust_orientation):
             if inner is not None:
                 arr = arr[inner]
             return oriented_copy(arr, orientation)
-    arr = nvb.decode_stream(s, mode, roi, native, adjust_orientation and cmyk)
+    arr = nvb.decode_stream(s, mode, roi, native, adjust_orientation and not own)
     if arr is not None and cmyk and output_type == "GRAY":
         arr = rgb_to_gray(arr)
     return arr
@@ -363,8 +366,11 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
             height, width = _raw_size(src)
         roi = _check_roi(roi, height, width, sample)
     arr = None
+    # two channels (gray+alpha): ANY_DATA keeps them, which nvImageCodec cannot
     use_nv = src.stream is not None and not (output_type == "ANY_DATA"
                                              and src.stream.num_channels == 2)
+    if use_nv and src.fmt == "tiff" and _tiff_with_extra_samples(src):
+        use_nv = False
     if use_nv:
         doubt = _doubt(src)
         if doubt and roi is not None:
@@ -399,6 +405,16 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
     if output_type == "YCbCr":
         arr = rgb_to_ycbcr(arr)
     return np.ascontiguousarray(convert_depth(arr, dtype))
+
+
+def _tiff_with_extra_samples(src):
+    """True for a gray+alpha or palette+alpha TIFF: nvImageCodec's TIFF plug-in reads its
+    samples as if there were three (the next pixel's gray as blue, palette indices off by a
+    sample), so Pillow decodes it."""
+    try:
+        return open_header(src.buf).mode in ("LA", "La", "PA")
+    except Exception:  # noqa: BLE001 - Pillow cannot read the header: nvImageCodec decodes
+        return False
 
 
 def _size_check(src, sample):

@@ -39,15 +39,15 @@ def open_header(buf):
 def file_channels(img):
     """Channels as they are stored: L/I;16/1/F -> 1, LA -> 2, RGB/P/CMYK -> 3, RGBA -> 4.
 
-    Palette images count as 3 channels even with a transparent entry, as nvImageCodec and
-    DALI 2.4 report them.
+    Palette images count as 3 channels even with a transparent entry or an alpha sample
+    (``PA``), as nvImageCodec and DALI 2.4 report them.
     """
     mode = img.mode
     if mode in ("LA", "La"):
         return 2
     if mode in ("RGBA", "RGBa"):
         return 4
-    if mode in ("RGB", "P", "CMYK", "YCbCr", "LAB", "HSV"):
+    if mode in ("RGB", "P", "PA", "CMYK", "YCbCr", "LAB", "HSV"):
         return 3
     return 1
 

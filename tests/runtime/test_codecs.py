@@ -112,6 +112,19 @@ def test_rgb_matches_pillow(files, name):
     np.testing.assert_array_equal(out, ref)
 
 
+@pytest.mark.parametrize("mode", ["LA", "PA"])
+def test_tiff_with_an_alpha_sample_matches_pillow(mode):
+    """Gray+alpha and palette+alpha TIFFs: nvImageCodec's TIFF plug-in reads them as three
+    samples a pixel (garbage), so they are decoded by Pillow."""
+    img = Image.fromarray(skdata.chelsea()[:60, :80]).convert(mode)
+    data = _encode(img, "TIFF")
+    np.testing.assert_array_equal(decode(data), _pil(data, "RGB"))
+    np.testing.assert_array_equal(decode(data, "BGR"), _pil(data, "RGB")[..., ::-1])
+    any_data = decode(data, "ANY_DATA")
+    assert any_data.shape == peek_shape(data, image_type="ANY_DATA")
+    np.testing.assert_array_equal(any_data, _pil(data, "LA" if mode == "LA" else "RGB"))
+
+
 def test_accepts_bytes_and_odd_shapes(files):
     assert decode(files["odd.jpg"]).shape == (3, 517, 3)
     np.testing.assert_array_equal(decode(files["1x1.png"]), [[[10, 200, 30]]])
