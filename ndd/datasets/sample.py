@@ -37,7 +37,7 @@ import numpy as np
 from PIL import Image, ImageEnhance, features
 from tqdm import tqdm
 
-from ndd.datasets import _edge_cases
+from ndd.datasets import edge_cases
 
 __all__ = ["build_sample_dataset", "build_edge_cases", "default_root", "SOURCES"]
 
@@ -214,8 +214,10 @@ def _draw_encoding(rng: np.random.Generator, gray_source: bool) -> dict:
     return enc
 
 
-def _encode(upright: Image.Image, enc: dict) -> tuple[bytes, tuple[int, int]]:
-    """Encode ``upright`` as a JPEG per ``enc``; returns (bytes, stored (width, height))."""
+def encode_jpeg(upright: Image.Image, enc: dict) -> tuple[bytes, tuple[int, int]]:
+    """Encode ``upright`` as a JPEG per ``enc`` (a dict of ``_draw_encoding``: mode, quality,
+    progressive, optimize, restart, EXIF orientation, subsampling); returns (bytes, stored
+    (width, height)): the pixels are stored so that the orientation tag shows them upright."""
     img = upright
     if enc["mode"] == "RGB" and img.mode == "L":
         # A gray source photo saved in colour: give it a mild random tint (like a toned print).
@@ -255,7 +257,7 @@ def _make_image(index, seed, split, classes, sources):
     size = _draw_size(rng)
     upright = _augment(src, size, rng)
     enc = _draw_encoding(rng, gray_source=src.mode == "L")
-    data, stored = _encode(upright, enc)
+    data, stored = encode_jpeg(upright, enc)
     rel = f"{cls}/{cls}_{index:05d}.jpg"
     entry = {k: v for k, v in enc.items() if not k.startswith("_")}
     entry.update(
@@ -430,9 +432,9 @@ def _swap_into_place(tmp: pathlib.Path, root: pathlib.Path, header: dict) -> Non
 def build_edge_cases(root) -> dict[str, pathlib.Path]:
     """Write a small image folder of deliberately hard files for tests of other components.
 
-    See :func:`ndd.datasets._edge_cases.build_edge_cases` for the list of files.
+    See :func:`ndd.datasets.edge_cases.build_edge_cases` for the list of files.
     """
-    return _edge_cases.build_edge_cases(root)
+    return edge_cases.build_edge_cases(root)
 
 
 def main(argv=None) -> int:
@@ -451,7 +453,7 @@ def main(argv=None) -> int:
     )
     print(root)
     if args.edge_cases:
-        print(_edge_cases.build_edge_cases(args.edge_cases)["root"])
+        print(edge_cases.build_edge_cases(args.edge_cases)["root"])
     return 0
 
 

@@ -141,7 +141,8 @@ def _data_folder(ns) -> str:
         if not os.path.isdir(ns.data):
             raise UsageError(f"--data {ns.data!r} is not a folder")
         if _image_count(ns.data) == 0:
-            raise UsageError(f"--data {ns.data!r} has no image files ({', '.join(sorted(IMAGE_SUFFIXES))})")
+            raise UsageError(f"--data {ns.data!r} has no image files "
+                             f"({', '.join(sorted(IMAGE_SUFFIXES))})")
         try:        # what readers.File(file_root=...) will list (class sub-folders)
             build_file_index(file_root=ns.data)
         except (ValueError, OSError) as exc:
@@ -161,7 +162,7 @@ def _pipeline(ns):
     except Exception as exc:  # noqa: BLE001 - the user's script: one line, not a traceback
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         raise UsageError(f"--script {ns.script!r} could not be run{where}: "
-                     f"{type(exc).__name__}: {exc}") from None
+                         f"{type(exc).__name__}: {exc}") from None
     if not callable(fn):
         raise UsageError(f"--script {ns.script!r} must define pipeline(api, jpegs) -> Batch")
     return os.path.basename(ns.script), fn
@@ -173,12 +174,12 @@ def validate(ns) -> tuple[list[str], list[str]]:
     bad = [m for m in modes if m not in NDD_MODES]
     if bad or not modes:
         raise UsageError(f"unknown --mode {','.join(bad) or repr(ns.mode)}; expected a "
-                     f"comma-separated subset of {','.join(NDD_MODES)}")
+                         f"comma-separated subset of {','.join(NDD_MODES)}")
     compare = _split(ns.compare)
     bad = [c for c in compare if c not in COMPARES]
     if bad:
-        raise UsageError(f"unknown --compare {','.join(bad)}; expected a comma-separated subset of "
-                     f"{','.join(COMPARES)}")
+        raise UsageError(f"unknown --compare {','.join(bad)}; expected a comma-separated subset "
+                         f"of {','.join(COMPARES)}")
     for name in ("batch_size", "epochs"):
         if getattr(ns, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(ns, name)}")
@@ -193,10 +194,10 @@ def validate(ns) -> tuple[list[str], list[str]]:
             if not path or path.endswith(("/", os.sep)) or os.path.isdir(path) or \
                     not os.path.isdir(folder) or not os.access(folder, os.W_OK):
                 raise UsageError(f"--{opt} {path!r}: cannot write there (expected a file path in "
-                             f"an existing, writable folder)")
+                                 f"an existing, writable folder)")
     if ns.plot is not None and os.path.splitext(ns.plot)[1].lower() not in PLOT_FORMATS:
         raise UsageError(f"--plot {ns.plot!r}: the file name must end in one of "
-                     f"{', '.join(sorted(PLOT_FORMATS))} (the image format)")
+                         f"{', '.join(sorted(PLOT_FORMATS))} (the image format)")
     return list(dict.fromkeys(modes)), list(dict.fromkeys(compare))
 
 

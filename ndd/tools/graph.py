@@ -303,7 +303,7 @@ def write_artifacts(session: Session, out_dir: str, view: str = "both") -> dict[
     else:
         graph, dead, shapes = Graph([], []), [], {}
     renderer = render.render_graph(dot_text(session, view), graph, dead, shapes,
-                                    p["graph.svg"], p["graph.png"])
+                                   p["graph.svg"], p["graph.png"])
     render.render_timeline(session.spans, p["timeline.png"])
     with open(p["trace.json"], "w", encoding="utf-8") as f:
         json.dump(chrome_trace(session.spans), f)

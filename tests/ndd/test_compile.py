@@ -14,6 +14,8 @@ from PIL import Image
 
 import ndd
 from compiler.ir import Value
+# internal on purpose: no compile-mode context may outlive its loop, which no public name shows
+from ndd._capture_state import current_capture
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
@@ -254,7 +256,6 @@ def test_compiled_epochs_in_turn_raise_and_nested_ones_replay(photo_root):
                                     rb.next_epoch(batch_size=2, compile=True)):
             ndd.decoders.image(ja).evaluate()
             ndd.decoders.image(jb).evaluate()
-    from ndd._capture_state import current_capture
     assert current_capture() is None
 
     def nested(compile):
@@ -277,7 +278,6 @@ def test_an_abandoned_compiled_epoch_closed_later_leaves_another_alone(photo_roo
     # a compiled epoch left suspended (e.g. an exception kept its frame alive) and closed in
     # the middle of another compiled loop (e.g. by the garbage collector): the running loop
     # keeps replaying and equals eager
-    from ndd._capture_state import current_capture
 
     def run(compile, abandoned):
         ndd.random.set_seed(6)
@@ -324,7 +324,6 @@ def test_new_generators_between_epochs_are_used(photo_root):
 def test_epoch_finalised_on_another_thread_leaves_no_context(photo_root):
     # an abandoned replaying epoch in a reference cycle, collected by the garbage collector on
     # another thread: its context leaves the stack of the thread that ran the loop
-    from ndd._capture_state import current_capture
     reader = ndd.readers.File(file_root=photo_root)
 
     class Holder:

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image, ImageOps, JpegImagePlugin
 
 from ndd.datasets import sample
-from ndd.datasets._edge_cases import edge_case_pattern
+from ndd.datasets.edge_cases import edge_case_pattern
 
 N_IMAGES = 120
 
@@ -189,7 +189,7 @@ def test_exif_orientation_shows_upright(orientation):
         "mode": "RGB", "quality": 95, "progressive": False, "optimize": False,
         "restart": None, "orientation": orientation, "_subsampling_code": 0,
     }
-    data, stored = sample._encode(upright, enc)
+    data, stored = sample.encode_jpeg(upright, enc)
     assert stored == ((24, 40) if orientation >= 5 else (40, 24))
     shown = np.asarray(ImageOps.exif_transpose(Image.open(io.BytesIO(data))), dtype=np.int32)
     assert np.abs(shown - np.asarray(upright, dtype=np.int32)).mean() < 3
