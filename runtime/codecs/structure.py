@@ -210,6 +210,8 @@ def jpeg_structure_problem(buf):
             return _missing_scans(components, progressive, coded, where)
         if m == _SOI:
             return f"a second start-of-image marker {where}"
+        if scans and not (m in (_DHT, _DQT, _SOS, _DRI, _COM, _DAC) or 0xE0 <= m <= 0xEF):
+            return f"unexpected marker 0xFF{m:02X}, inside the image data {where}"
         if p + 4 > n:
             return f"marker 0xFF{m:02X} {where} cut off by the end of the stream (truncated)"
         length = (raw[p + 2] << 8) | raw[p + 3]
@@ -234,8 +236,6 @@ def jpeg_structure_problem(buf):
             problem = _dqt_problem(seg)
         elif m == _DRI:
             problem = None if length == 4 else f"a restart interval (DRI) of {length} bytes"
-        elif not (0xE0 <= m <= 0xEF or m in (_COM, _DAC)):
-            problem = f"unexpected marker 0xFF{m:02X}, inside the image data"
         if problem is not None:
             return f"{problem} {where}"
     return "no end-of-image marker (truncated)"
