@@ -89,11 +89,11 @@ class Tracer:
         m = len(self.entries)
         args = {k: v for k, v in node.args.items() if k != "_seeds"}
         n = node.outputs[0].meta.batch_size if node.outputs else 0
-        self.entries.append(TraceEntry(key, occ, node.op, args, ins, targs, node.device,
-                                       node.callsite, node.rng,
-                                       [v.meta for v in node.outputs],
-                                       bool(node.rng_default), n,
-                                       n == self.reader_n))
+        self.entries.append(TraceEntry(
+            key=key, occurrence=occ, op=node.op, args=args, inputs=ins, tensor_args=targs,
+            device=node.device, callsite=node.callsite, rng=node.rng,
+            out_metas=[v.meta for v in node.outputs], rng_default=bool(node.rng_default),
+            batch_size=n, follows_reader=n == self.reader_n))
         for j, v in enumerate(node.outputs):
             self.prov[v.id] = ("call", m, j)
             self.values[v.id] = v
