@@ -383,16 +383,6 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
             arr = _decode_nvimgcodec(src, output_type, roi, adjust_orientation)
         if arr is not None and doubt is not None:
             _second_opinion(src, sample, doubt)
-        if arr is not None and adjust_orientation and roi is None:
-            info = src.info()
-            if arr.shape[:2] != (info.height, info.width):
-                # nvImageCodec applies the orientation of non-JPEG files itself: a damaged
-                # EXIF block it reads differently would make decode and peek_shape disagree
-                raise DecodeError(f"{sample_prefix(sample)}corrupt EXIF block in the "
-                                  f"{src.fmt.upper()} file: its orientation cannot be read "
-                                  f"reliably (decoded {arr.shape[1]}x{arr.shape[0]}, header "
-                                  f"{info.width}x{info.height} after orientation "
-                                  f"{info.orientation})")
     if arr is None:
         try:
             arr = _decode_pillow(src, output_type, roi, adjust_orientation, sample)
@@ -402,6 +392,17 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
             reason = diagnose_failure(buf, src.fmt, "data") + _detail(src.problem)
             raise DecodeError(f"{sample_prefix(sample)}{reason}: {pillow_reason(exc)}") \
                 from None
+    if adjust_orientation and roi is None:
+        info = src.info()
+        if arr.shape[:2] != (info.height, info.width):
+            # nvImageCodec (CMYK JPEG, TIFF) and Pillow apply the orientation themselves: a
+            # damaged EXIF block they read differently would make decode and peek_shape
+            # disagree
+            raise DecodeError(f"{sample_prefix(sample)}corrupt EXIF block in the "
+                              f"{src.fmt.upper()} file: its orientation cannot be read "
+                              f"reliably (decoded {arr.shape[1]}x{arr.shape[0]}, header "
+                              f"{info.width}x{info.height} after orientation "
+                              f"{info.orientation})")
     if output_type == "YCbCr":
         arr = rgb_to_ycbcr(arr)
     return np.ascontiguousarray(convert_depth(arr, dtype))
