@@ -1,9 +1,11 @@
 """Op schemas: every operator is declared once, here-style, and everything else is derived.
 
 A schema names the op, its inputs, its arguments (type, default, whether a per-sample batch may be
-given), its outputs with a metadata-inference rule, and its traits. The front end generates the
-public ``ndd.<op>`` functions (signature and docstring) from the schema; the compiler reads the
-traits (``random``, ``stateful``, ``elementwise``...); the runtime looks kernels up by op name.
+given), DALI's deprecated arguments it still accepts, its outputs with a metadata-inference rule,
+its traits, the devices it has kernels for and its public name. The front end generates the
+public ``ndd.<op>`` functions (signature and docstring) by walking the registry
+(``public_schemas``); the compiler reads the traits (``random``, ``stateful``, ``elementwise``...);
+the runtime looks kernels up by op name and device.
 """
 from __future__ import annotations
 
@@ -63,6 +65,17 @@ class OpSchema:
     ``stateful``, ``source``, ``has_side_effects`` (never merged by CSE; ``has_side_effects``
     nodes are never removed by DCE), ``elementwise`` (per-element ops the elementwise fusion
     rule chains), ``fused`` (created by the fuse pass).
+
+    ``public_name`` is where users find the op: ``"resize"`` is ``ndd.resize``,
+    ``"decoders.image"`` is ``ndd.decoders.image``. None marks an internal op (fused ops,
+    indexing, transfers, the arithmetic behind operators and ``ndd.math``) that no generated
+    function exposes.
+
+    ``deprecated`` maps DALI's deprecated argument names, accepted with a DeprecationWarning, to
+    the argument each is an alias of, or to None when DALI no longer uses it (the value is
+    dropped). They are not part of the generated signature.
+
+    ``devices`` are the device kinds with a registered kernel (a test checks it).
     """
 
     name: str
@@ -75,12 +88,32 @@ class OpSchema:
     min_inputs: int | None = None
     devices: tuple[str, ...] = ("cpu",)
     variadic: bool = False
+    public_name: str | None = None
+    deprecated: dict[str, str | None] = field(default_factory=dict)
     arg_map: dict[str, ArgSpec] = field(init=False)
 
     def __post_init__(self):
         self.arg_map = {a.name: a for a in self.args}
         if self.min_inputs is None:
             self.min_inputs = len(self.inputs)
+        for old, new in self.deprecated.items():
+            if old in self.arg_map or (new is not None and new not in self.arg_map):
+                raise ValueError(f"{self.name}: deprecated argument {old!r} must not be an "
+                                 f"argument and must alias one (or None), got {new!r}")
+
+    @property
+    def namespace(self) -> str | None:
+        """``""`` for ``ndd.<op>``, ``"decoders"`` for ``ndd.decoders.<op>``; None if internal."""
+        if self.public_name is None:
+            return None
+        return self.public_name.rpartition(".")[0]
+
+    @property
+    def function_name(self) -> str | None:
+        """The public function's own name (``"image"`` for ``decoders.image``)."""
+        if self.public_name is None:
+            return None
+        return self.public_name.rpartition(".")[2]
 
     @property
     def is_random(self) -> bool:
@@ -97,8 +130,19 @@ REGISTRY: dict[str, OpSchema] = {}
 def register(schema: OpSchema) -> OpSchema:
     if schema.name in REGISTRY:
         raise ValueError(f"op {schema.name!r} is declared twice")
+    if schema.public_name is not None:
+        for other in REGISTRY.values():
+            if other.public_name == schema.public_name:
+                raise ValueError(f"public name {schema.public_name!r} is declared by both "
+                                 f"{other.name!r} and {schema.name!r}")
     REGISTRY[schema.name] = schema
     return schema
+
+
+def public_schemas(namespace: str) -> list[OpSchema]:
+    """The schemas of the public functions of ``ndd`` (``namespace=""``) or of
+    ``ndd.<namespace>``, in declaration order."""
+    return [s for s in REGISTRY.values() if s.namespace == namespace]
 
 
 def get(name: str) -> OpSchema:

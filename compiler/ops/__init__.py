@@ -1,3 +1,7 @@
-"""The op catalogue: importing this package declares every op schema."""
-from compiler.ops import arithmetic, basic, decoders, geometry, random  # noqa: F401
+"""The op catalogue: importing this package declares every op schema.
+
+The import order is the declaration order, which is the order of the generated functions in
+``ndd.__all__`` and the namespaces' ``__all__``.
+"""
+from compiler.ops import arithmetic, geometry, basic, decoders, random  # noqa: F401
 from compiler.ops import fused  # noqa: F401  (fused ops, created by the fuse pass)

@@ -43,3 +43,11 @@ register(OpSchema(
         ArgSpec("operands", "any", REQUIRED, doc="Operand order: tensor inputs and scalars."),
     ), _infer, traits=frozenset({"elementwise"}), variadic=True, min_inputs=1,
     doc="Element-wise arithmetic with DALI's type promotion."))
+
+#: The operations ``ndd.math`` exposes as functions, as DALI's ``math`` module does: every
+#: "math" operation of the promotion table and ``pow`` (also the ``**`` operator), as
+#: ``(name, number of operands)``, unary first. They are values of the ``op`` argument of the one
+#: ``arithmetic`` schema, so a new one is a row of ``compiler.promotion.OPS`` and its kernel.
+MATH_FUNCTIONS: tuple[tuple[str, int], ...] = tuple(
+    (info.name, info.arity) for info in sorted(promotion.OPS.values(), key=lambda i: i.arity)
+    if info.category == "math" or info.name == "pow")

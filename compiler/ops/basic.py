@@ -13,11 +13,12 @@ def _cast_infer(metas, args):
 
 register(OpSchema(
     "cast", ("input",), (ArgSpec("dtype", "dtype", REQUIRED, doc="Output type."),),
-    _cast_infer, traits=_EW,
+    _cast_infer, traits=_EW, public_name="cast",
     doc="Converts the element type. float -> int rounds half away from zero and saturates; "
         "int -> int saturates. Source: DALI ``cast`` (rounding observed in DALI 2.4)."))
 
-register(OpSchema("copy", ("input",), (), lambda m, a: [m[0]], doc="Copies the data."))
+register(OpSchema("copy", ("input",), (), lambda m, a: [m[0]], public_name="copy",
+                  doc="Copies the data."))
 
 
 def _transpose_infer(metas, args):
@@ -48,7 +49,8 @@ register(OpSchema(
                                                "the axes reversed (DALI)."),
         ArgSpec("transpose_layout", "bool", True, doc="Permute the layout letters too."),
         ArgSpec("output_layout", "layout", None, doc="Explicit output layout."),
-    ), _transpose_infer, doc="Permutes the axes of each sample. Source: DALI ``transpose``."))
+    ), _transpose_infer, public_name="transpose",
+    doc="Permutes the axes of each sample. Source: DALI ``transpose``."))
 
 
 def _reshape_infer(metas, args):
@@ -71,7 +73,8 @@ register(OpSchema(
         ArgSpec("rel_shape", "float[]", None, tensor=True,
                 doc="Output shape relative to the input shape."),
         ArgSpec("layout", "layout", None, doc="Output layout."),
-    ), _reshape_infer, doc="Reshapes each sample (same element count). Source: DALI ``reshape``."))
+    ), _reshape_infer, public_name="reshape",
+    doc="Reshapes each sample (same element count). Source: DALI ``reshape``."))
 
 
 def _subscript_infer(metas, args):
@@ -124,5 +127,5 @@ register(OpSchema(
 
 register(OpSchema(
     "transfer", ("input",), (ArgSpec("device", "str", REQUIRED, doc="Target device."),),
-    lambda m, a: [m[0]], devices=("cpu", "gpu"),
+    lambda m, a: [m[0]],
     doc="Copies a batch to another device (inserted by the ``place`` pass)."))

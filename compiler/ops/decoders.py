@@ -43,9 +43,10 @@ _DOC_TAIL = (" Input: encoded files as 1-D uint8 samples (JPEG incl. progressive
              "is applied. Raises ValueError naming the sample for corrupt, truncated, empty or "
              "unsupported data. Source: DALI ``decoders.image``.")
 
-register(OpSchema("decoders.image", ("input",), _COMMON, _image_infer, devices=("cpu",),
-                  doc="Decodes images." + _DOC_TAIL))
+register(OpSchema("decoders.image", ("input",), _COMMON, _image_infer,
+                  public_name="decoders.image", doc="Decodes images." + _DOC_TAIL))
 register(OpSchema("decoders.image_crop", ("input",), _COMMON + _CROP, _image_infer,
+                  public_name="decoders.image_crop",
                   doc="Decodes images and crops them (decoding only the window where the codec "
                       "allows)." + _DOC_TAIL))
 register(OpSchema(
@@ -60,7 +61,7 @@ register(OpSchema(
         ArgSpec("axes", "int[]", None, doc="Axis indices of the anchor/shape coordinates."),
         ArgSpec("normalized_anchor", "bool", True, doc="Anchor input is relative (0..1)."),
         ArgSpec("normalized_shape", "bool", True, doc="Shape input is relative (0..1)."),
-    ), _image_infer, min_inputs=1,
+    ), _image_infer, min_inputs=1, public_name="decoders.image_slice",
     doc="Decodes images and slices them (anchor/shape given as inputs or arguments)." + _DOC_TAIL))
 register(OpSchema(
     "decoders.image_random_crop", ("input",), _COMMON + (
@@ -70,7 +71,7 @@ register(OpSchema(
                 doc="Range of the crop's width/height ratio."),
         ArgSpec("num_attempts", "int", 10, doc="Tries before falling back."),
         ArgSpec("_seeds", "any", None),
-    ), _image_infer, traits=frozenset({"random"}),
+    ), _image_infer, traits=frozenset({"random"}), public_name="decoders.image_random_crop",
     doc="Decodes a random crop window (area and aspect ratio as in ``random_resized_crop``)."
         + _DOC_TAIL))
 
@@ -86,6 +87,6 @@ register(OpSchema(
         ArgSpec("image_type", "image_type", "RGB",
                 doc="Colour space the shape is for: C is 3 for RGB/BGR/YCbCr, 1 for GRAY, the "
                     "file's channels for ANY_DATA."),
-    ), _peek_infer,
+    ), _peek_infer, public_name="peek_image_shape",
     doc="Shape (H, W, C) of encoded images without decoding them. Source: DALI "
         "``peek_image_shape``."))

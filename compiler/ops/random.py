@@ -40,7 +40,7 @@ register(OpSchema(
         ArgSpec("values", "float[]", None, tensor=True,
                 doc="Discrete values to choose from uniformly (overrides range)."),
         _SHAPE, ArgSpec("dtype", "dtype", None, doc="Output type (default float32)."), _SEEDS),
-    _infer("float32"), traits=_RANDOM, min_inputs=0,
+    _infer("float32"), traits=_RANDOM, min_inputs=0, public_name="random.uniform",
     doc="Random numbers uniformly distributed in ``range`` = [min, max) (or drawn from "
         "``values``). Source: DALI ``random.uniform``."))
 
@@ -49,7 +49,7 @@ register(OpSchema(
         ArgSpec("mean", "float", 0.0, tensor=True, doc="Mean of the distribution."),
         ArgSpec("stddev", "float", 1.0, tensor=True, doc="Standard deviation."),
         _SHAPE, ArgSpec("dtype", "dtype", None, doc="Output type (default float32)."), _SEEDS),
-    _infer("float32"), traits=_RANDOM, min_inputs=0,
+    _infer("float32"), traits=_RANDOM, min_inputs=0, public_name="random.normal",
     doc="Normally distributed random numbers. Source: DALI ``random.normal``."))
 
 register(OpSchema(
@@ -57,7 +57,7 @@ register(OpSchema(
         ArgSpec("probability", "float", 0.5, tensor=True,
                 doc="Probability of a 1 (in [0, 1])."),
         _SHAPE, ArgSpec("dtype", "dtype", None, doc="Output type (default int32)."), _SEEDS),
-    _infer("int32"), traits=_RANDOM, min_inputs=0,
+    _infer("int32"), traits=_RANDOM, min_inputs=0, public_name="random.coin_flip",
     doc="Random 0/1 values (Bernoulli trials); 1 with ``probability``. Source: DALI "
         "``random.coin_flip``."))
 
@@ -66,7 +66,7 @@ register(OpSchema(
         ArgSpec("a", "any", REQUIRED, doc="An int n (choose from 0..n-1) or a list of values."),
         ArgSpec("p", "float[]", None, tensor=True, doc="Probabilities (default: uniform)."),
         _SHAPE, _SEEDS),
-    _choice_infer, traits=_RANDOM, min_inputs=0,
+    _choice_infer, traits=_RANDOM, min_inputs=0, public_name="random.choice",
     doc="Random choice from ``a``: an int n means values 0..n-1, a list means its elements; "
         "``p`` gives probabilities. Source: DALI ``random.choice``."))
 
@@ -75,5 +75,5 @@ register(OpSchema(
         ArgSpec("alpha", "float", 1.0, tensor=True, doc="Alpha (> 0)."),
         ArgSpec("beta", "float", 1.0, tensor=True, doc="Beta (> 0)."),
         _SHAPE, ArgSpec("dtype", "dtype", None, doc="Output type (default float32)."), _SEEDS),
-    _infer("float32"), traits=_RANDOM, min_inputs=0,
+    _infer("float32"), traits=_RANDOM, min_inputs=0, public_name="random.beta",
     doc="Beta-distributed random numbers in [0, 1]. Source: DALI ``random.beta``."))
