@@ -19,7 +19,7 @@ from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float
 from ndd._eval_mode import EvalContext, EvalMode
 from ndd._explain import explain
 from ndd._imread import imread
-from ndd._op_functions import make_function as _make, make_reshape as _make_reshape
+from ndd._op_functions import make_reshape as _make_reshape, namespace_functions as _functions
 from ndd._tensor import Tensor
 from ndd.external_source import ExternalSource
 from runtime.codecs.limits import get_max_image_pixels, set_max_image_pixels
@@ -33,24 +33,18 @@ def device(spec="cpu") -> Device:
     return _parse_device(spec)
 
 
-resize = _make("resize")
-crop = _make("crop")
-crop_mirror_normalize = _make("crop_mirror_normalize")
-flip = _make("flip")
-random_resized_crop = _make("random_resized_crop")
-cast = _make("cast")
-copy = _make("copy")
-transpose = _make("transpose")
-reshape = _make_reshape()
-peek_image_shape = _make("peek_image_shape")
+# ndd.resize, ndd.crop, ...: one function per schema whose public name has no namespace
+_ops = _functions("")
+globals().update(_ops)
+reshape = _make_reshape(_ops["reshape"])   # DALI's positional shape_input (see make_reshape)
 
 __all__ = [
     "Batch", "Tensor", "ExternalSource", "DType", "Device", "EvalMode", "EvalContext",
     "tensor", "as_tensor", "batch", "as_batch", "dtype", "device",
     "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
     "float32", "float64", "bfloat16", "bool",
-    "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math", "random", "readers", "types",
-    "resize", "crop", "crop_mirror_normalize", "flip", "random_resized_crop", "cast", "copy",
-    "transpose", "reshape", "peek_image_shape", "imread", "explain",
-    "set_max_image_pixels", "get_max_image_pixels",
+    "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math",
+    "random", "readers", "types",
+    *_ops,
+    "imread", "explain", "set_max_image_pixels", "get_max_image_pixels",
 ]

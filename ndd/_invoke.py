@@ -73,19 +73,14 @@ def _const_from_handle(x):
     return arr.item() if arr.ndim == 0 else tuple(arr.reshape(-1).tolist())
 
 
-# DALI's deprecated arguments that DALI-style code still passes: op -> {name: the argument it
-# is an alias of, or None when DALI no longer uses it}.  A DeprecationWarning, as in DALI.
-_DEPRECATED = {
-    "crop_mirror_normalize": {"output_dtype": "dtype", "image_type": None},
-    "resize": {"image_type": None, "save_attrs": None},
-    "crop": {"image_type": None},
-}
-
-
-def _deprecated_arguments(op: str, kwargs: dict) -> dict:
-    table = _DEPRECATED[op]
+def _deprecated_arguments(schema: S.OpSchema, kwargs: dict) -> dict:
+    """Apply the schema's ``deprecated`` table (DALI's deprecated arguments, which DALI-style
+    code still passes): an alias is renamed, an argument DALI no longer uses is dropped, each
+    with a DeprecationWarning, as in DALI."""
+    table = schema.deprecated
     if not any(k in kwargs for k in table):
         return kwargs
+    op = schema.name
     kwargs = dict(kwargs)
     for old, new in table.items():
         if old not in kwargs:
@@ -111,8 +106,8 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     """
     schema = S.get(op)
     site = _callsite(2)
-    if op in _DEPRECATED:
-        kwargs = _deprecated_arguments(op, kwargs)
+    if schema.deprecated:
+        kwargs = _deprecated_arguments(schema, kwargs)
     # ---- inputs
     if len(inputs) < schema.min_inputs or (not schema.variadic and len(inputs) > len(schema.inputs)):
         want = (f"{schema.min_inputs}" if schema.min_inputs == len(schema.inputs)

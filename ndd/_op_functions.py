@@ -1,10 +1,15 @@
-"""Generates the public ``ndd.<op>`` functions from the op schemas (signature + docstring)."""
+"""Generates the public ``ndd.<op>`` functions from the op schemas (signature + docstring).
+
+``ndd/__init__.py`` and the namespace modules (``ndd.decoders``, ``ndd.random``) take their op
+functions from :func:`namespace_functions`, which walks the schema registry: a new schema with a
+``public_name`` appears in its namespace (and its ``__all__``) without touching the front end.
+"""
 from __future__ import annotations
 
 import inspect
 
 from compiler import ops as _catalogue  # noqa: F401  (declares the schemas)
-from compiler.schema import REQUIRED, OpSchema, get
+from compiler.schema import REQUIRED, OpSchema, get, public_schemas
 from ndd._invoke import invoke
 
 _P = inspect.Parameter
@@ -43,6 +48,8 @@ def make_docstring(schema: OpSchema) -> str:
 
 
 def make_function(op: str, public_name: str | None = None, module: str = "ndd"):
+    """The public function of op ``op``: positional inputs, then keyword-only ``batch_size``,
+    ``device``, the schema's arguments and, for random ops, ``rng``."""
     schema = get(op)
     n_in = len(schema.inputs)
     min_in = schema.min_inputs
@@ -70,11 +77,21 @@ def make_function(op: str, public_name: str | None = None, module: str = "ndd"):
     return fn
 
 
-def make_reshape():
+def namespace_functions(namespace: str) -> dict:
+    """``{function name: function}`` for every schema whose public name lies in ``ndd``
+    (``namespace=""``) or ``ndd.<namespace>``, in declaration order."""
+    module = "ndd." + namespace if namespace else "ndd"
+    return {s.function_name: make_function(s.name, s.function_name, module)
+            for s in public_schemas(namespace)}
+
+
+def make_reshape(base):
     """``ndd.reshape(data, shape_input=None, /, *, shape=None, rel_shape=None, layout=None)``:
     DALI's positional ``shape_input`` (a Tensor/array: the same shape for every sample; a
-    Batch: one per sample) means ``shape=``."""
-    base = make_function("reshape")
+    Batch: one per sample) means ``shape=``.
+
+    Hand-written: a second positional input that is really the ``shape`` argument is not
+    something a schema declares. ``base`` is the generated ``reshape`` function."""
 
     def reshape(data, shape_input=None, /, **kwargs):
         if shape_input is not None:
@@ -86,6 +103,7 @@ def make_reshape():
     params = list(base.__signature__.parameters.values())
     params.insert(1, _P("shape_input", _P.POSITIONAL_ONLY, default=None))
     reshape.__signature__ = inspect.Signature(params)
+    reshape.__qualname__ = "reshape"
     reshape.__module__ = "ndd"
     reshape.__doc__ = base.__doc__
     return reshape

@@ -2,11 +2,10 @@
 
 Use ``device="gpu"`` (not ``"mixed"``) for GPU decoding in dynamic mode.
 """
-from ndd._op_functions import make_function as _make_function
+from ndd._op_functions import namespace_functions as _functions
 
-image = _make_function("decoders.image", module="ndd.decoders")
-image_crop = _make_function("decoders.image_crop", module="ndd.decoders")
-image_slice = _make_function("decoders.image_slice", module="ndd.decoders")
-image_random_crop = _make_function("decoders.image_random_crop", module="ndd.decoders")
+# one function per schema whose public name is decoders.<name>
+_ops = _functions("decoders")
+globals().update(_ops)
 
-__all__ = ["image", "image_crop", "image_slice", "image_random_crop"]
+__all__ = list(_ops)

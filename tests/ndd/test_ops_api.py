@@ -342,6 +342,34 @@ def test_dalis_deprecated_and_tuning_arguments_are_accepted(photo_jpegs, tmp_pat
         ndd.readers.File(file_root=str(tmp_path), device="gpu")
 
 
+# A call of each op with DALI's deprecated arguments, and what each argument gives.
+_DEPRECATED_CALLS = {
+    ("crop_mirror_normalize", "output_dtype"): ({"crop": (4, 4)}, ndd.float16, "dtype"),
+    ("crop_mirror_normalize", "image_type"): ({"crop": (4, 4)}, "RGB", None),
+    ("resize", "image_type"): ({"size": (4, 4)}, "RGB", None),
+    ("resize", "save_attrs"): ({"size": (4, 4)}, True, None),
+    ("crop", "image_type"): ({"crop": (4, 4)}, "RGB", None),
+}
+
+
+def test_every_declared_deprecated_argument_warns_and_acts(img):
+    """Each schema's deprecated table (compiler/ops/): an alias gives the same result as the
+    argument it stands for, an argument DALI no longer uses changes nothing; both warn."""
+    from compiler.schema import REGISTRY
+    declared = {(s.name, old) for s in REGISTRY.values() for old in s.deprecated}
+    assert declared == set(_DEPRECATED_CALLS)
+    b = ndd.batch([img, img[:8]])
+    for (op, old), (base, value, new) in _DEPRECATED_CALLS.items():
+        fn = getattr(ndd, op)
+        expected = fn(b, **base, **({new: value} if new else {}))
+        with pytest.warns(DeprecationWarning, match=f"{op}: argument '{old}'") as record:
+            got = fn(b, **base, **{old: value})
+        assert record[0].filename == __file__      # points at the user's line
+        assert got.dtype == expected.dtype
+        for x, y in zip(got.tensors, expected.tensors):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
 def test_imread_reads_and_decodes_paths(photo_jpegs, tmp_path):
     """DALI's ``imread``: a path gives a Tensor, a list of paths a Batch, paths stored as
     bytes in a Tensor/Batch work too; the pixels are ``decoders.image``'s."""
