@@ -9,7 +9,7 @@ from ndd._batch import Batch
 from ndd._construct import encoded_batch
 from ndd._tensor import Tensor
 from ndd.decoders import image
-from runtime.readers.file_reader import _read_file
+from runtime.readers.file_io import read_file as _read_file
 
 
 def imread(filepaths, /, *, device="cpu", **kwargs):

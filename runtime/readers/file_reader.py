@@ -15,7 +15,9 @@ import weakref
 
 import numpy as np
 
+from runtime.readers.epoch import EpochIterator, EpochRun
 from runtime.readers.file_index import DEFAULT_FILE_FILTERS, build_file_index
+from runtime.readers.file_io import make_loader
 from runtime.readers.prefetch import Prefetcher
 from runtime.readers.sharding import ShardSpec, epoch_order, split_batches
 
@@ -48,164 +50,6 @@ def _resolve_seed(seed, name):
                         and seed == -1):
         return int(np.random.SeedSequence().entropy % (2**63))
     return _check_int(seed, name, minimum=0)
-
-
-def _read_file(path):
-    """Whole file as a writable uint8 array, shape (size,). Raises RuntimeError naming the path.
-
-    One ``open``, ``fstat`` and ``readv`` into an array of the file's size: ~12 us per photo
-    of the sample data against ~35 us for ``np.fromfile`` (which goes through a Python file
-    object), read on the prefetch thread while the lanes decode the previous batch."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        try:
-            return _read_all(fd, os.fstat(fd).st_size)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        raise RuntimeError(f"File reader: cannot read {path!r}: {e.strerror or e}") from e
-
-
-def _read_all(fd, size):
-    """Everything ``fd`` holds: ``size`` bytes expected (``fstat``), fewer or more accepted (a
-    file that shrank or grew meanwhile, or a special file reporting size 0)."""
-    buf = np.empty(size, np.uint8)
-    view, got = memoryview(buf), 0
-    while got < size:
-        n = _readinto(fd, view[got:])
-        if n == 0:
-            return buf[:got].copy()
-        got += n
-    rest = []
-    while True:
-        more = os.read(fd, 1 << 16)
-        if not more:
-            break
-        rest.append(more)
-    if not rest:
-        return buf
-    return np.concatenate([buf] + [np.frombuffer(b, np.uint8) for b in rest])
-
-
-def _readinto(fd, view) -> int:
-    if _readv is not None:
-        return _readv(fd, [view])
-    data = os.read(fd, len(view))
-    view[:len(data)] = data
-    return len(data)
-
-
-_readv = getattr(os, "readv", None)
-
-
-def _make_loader(paths, labels, with_indices):
-    """Return ``indices -> (encoded list, label list[, index list])``, run on the worker."""
-
-    def load(indices):
-        encoded, out_labels, cache = [], [], {}
-        for i in indices.tolist():
-            if i in cache:  # a padding repeat: same content, separate buffer
-                encoded.append(cache[i].copy())
-            else:
-                cache[i] = data = _read_file(paths[i])
-                encoded.append(data)
-            out_labels.append(labels[i:i + 1].copy())
-        if with_indices:
-            return encoded, out_labels, indices.tolist()
-        return encoded, out_labels
-
-    return load
-
-
-class _EpochRun:
-    """Bookkeeping of the epoch in progress (consumer side)."""
-
-    __slots__ = ("epoch", "order", "position", "finished", "iterator", "__weakref__")
-
-    def __init__(self, epoch, order, position):
-        self.epoch = epoch
-        self.order = order
-        self.position = position  # index into `order` of the next sample to deliver
-        self.finished = False
-        self.iterator = None  # weakref to the EpochIterator
-
-
-class EpochIterator:
-    """Iterator over one epoch of a ``FileReaderCore``.
-
-    Yields ``(encoded, label)`` per sample, or ``(list of encoded, list of labels)`` per
-    batch (plus a list of dataset indices when ``return_indices=True``). ``close()`` ends the
-    epoch early; the reader's next ``next_epoch`` then starts the following epoch.
-    """
-
-    def __init__(self, reader, run, prefetcher, batch_size, with_indices):
-        self._reader = reader
-        self._run = run
-        self._prefetcher = prefetcher
-        self._batch_size = batch_size
-        self._with_indices = with_indices
-        self._pending = []  # sample mode: samples of the current chunk not yet delivered
-        self._counts = []   # batch mode: samples counted for each batch handed out
-        # compile mode: () -> how many of the batches handed out its loop body got (the rest
-        # were read ahead); None: every batch handed out was consumed
-        self.delivered = None
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._run.finished:
-            raise StopIteration
-        try:
-            return self._next_item()
-        except StopIteration:
-            raise
-        except BaseException:
-            self.close()  # a failed read ends the epoch; the next one can start
-            raise
-
-    def _next_item(self):
-        if self._batch_size is not None:
-            item = self._prefetcher.get()
-            count = min(self._batch_size, len(self._run.order) - self._run.position)
-            self._counts.append(count)
-            self._reader._advance(self._run, count)
-            return tuple(item)
-        if not self._pending:
-            chunk = self._prefetcher.get()
-            self._pending = list(zip(*chunk))[::-1]
-        sample = self._pending.pop()
-        self._reader._advance(self._run, 1)
-        return sample
-
-    def give_back(self, batches: int) -> None:
-        """Count the last ``batches`` batches as not read: a compiled loop's prefetcher read
-        them ahead but the loop body never got them (it left the epoch early), so the
-        epoch's position -- and the "not fully consumed" check of the next ``next_epoch`` --
-        is that of the batches the body got.  The batches themselves are not delivered again;
-        ``close()`` still ends the epoch."""
-        batches = min(int(batches), len(self._counts))
-        if batches <= 0:
-            return
-        count = sum(self._counts[-batches:])
-        del self._counts[-batches:]
-        self._reader._unadvance(self._run, count)
-
-    def consumed(self) -> int:
-        """Samples the consumer got: the position, less what a compiled loop read ahead."""
-        got = self.delivered() if self.delivered is not None else len(self._counts)
-        return self._run.position - sum(self._counts[max(0, got):])
-
-    def close(self):
-        """End this epoch now (remaining samples are skipped) and stop prefetching."""
-        self.delivered = None       # closed: what was not delivered is skipped, not pending
-        self._prefetcher.close()
-        self._reader._finish(self._run)
-
-    def __len__(self):
-        """Number of items (batches or samples) this iterator yields in total."""
-        n = len(self._run.order)
-        return n if self._batch_size is None else -(-n // self._batch_size)
 
 
 def dataset_fingerprint(paths, labels):
@@ -321,7 +165,7 @@ class FileReaderCore:
         self._lock = threading.RLock()
         self._epoch = 0          # number of the next epoch to start
         self._start_position = 0  # where the next epoch starts (set_state)
-        self._run = None          # _EpochRun in progress
+        self._run = None          # EpochRun in progress
         self._last_run = None     # the last finished one (a compiled loop may still be in it)
         self._mode = None         # "batch" or "sample" once used
         self._batch_size = None
@@ -445,7 +289,7 @@ class FileReaderCore:
                     f"a multiple of batch_size={batch_size}")
             self._mode, self._batch_size, self._started = mode, batch_size, True
             order = epoch_order(self._spec, self._epoch)
-            run = _EpochRun(self._epoch, order, self._start_position)
+            run = EpochRun(self._epoch, order, self._start_position)
             self._start_position = 0
             self._run = run
             rest = order[run.position:]
@@ -453,23 +297,24 @@ class FileReaderCore:
                 items = split_batches(rest, batch_size, self._spec.pad_last_batch)
             else:
                 items = [rest[i:i + _SAMPLE_CHUNK] for i in range(0, len(rest), _SAMPLE_CHUNK)]
-            loader = _make_loader(index.paths, index.labels, return_indices)
+            loader = make_loader(index.paths, index.labels, return_indices)
             prefetcher = Prefetcher(loader, items, self._depth, name=f"ndd-{self._label()}")
             it = EpochIterator(self, run, prefetcher, batch_size, return_indices)
             run.iterator = weakref.ref(it)
             if run.position >= len(order):
-                self._finish(run)
+                self.finish(run)
             return it
 
-    def _advance(self, run, count):
+    def advance(self, run, count):
+        """``count`` more samples of ``run`` were handed out (called by its iterator)."""
         with self._lock:
             run.position += count
             if run.position >= len(run.order):
-                self._finish(run)
+                self.finish(run)
 
-    def _unadvance(self, run, count):
-        """Undo ``_advance`` of ``count`` samples (see ``EpochIterator.give_back``); a run that
-        reached its end that way is open again, unless another epoch started since."""
+    def unadvance(self, run, count):
+        """Undo :meth:`advance` of ``count`` samples (see ``EpochIterator.give_back``); a run
+        that reached its end that way is open again, unless another epoch started since."""
         with self._lock:
             run.position = max(0, run.position - count)
             if run.finished and run.position < len(run.order) and self._run is None \
@@ -478,7 +323,9 @@ class FileReaderCore:
                 self._run = run
                 self._epoch = run.epoch
 
-    def _finish(self, run):
+    def finish(self, run):
+        """``run`` is over (consumed or closed): the next ``next_epoch`` starts the following
+        epoch."""
         with self._lock:
             if not run.finished:
                 run.finished = True
@@ -509,7 +356,7 @@ class FileReaderCore:
             if it is not None:
                 it.close()
             else:
-                self._finish(run)
+                self.finish(run)
 
     def __enter__(self):
         return self

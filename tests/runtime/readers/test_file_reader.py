@@ -415,24 +415,24 @@ def test_read_error_raised_in_consumer_with_path(ten):
 
 
 def test_read_file_whole_writable_and_exact(tmp_path):
-    from runtime.readers.file_reader import _read_file
+    from runtime.readers.file_io import read_file
     data = bytes(range(256)) * 301 + b"tail"           # 77,060 bytes: several pages
     path = tmp_path / "f.bin"
     path.write_bytes(data)
-    arr = _read_file(str(path))
+    arr = read_file(str(path))
     assert arr.dtype == np.uint8 and arr.shape == (len(data),) and arr.tobytes() == data
     arr[0] = 7                                          # the sample is the caller's to modify
     assert path.read_bytes() == data
     path.write_bytes(b"")
-    assert _read_file(str(path)).shape == (0,)
+    assert read_file(str(path)).shape == (0,)
     with pytest.raises(RuntimeError, match=r"cannot read .*f\.bin.*directory"):
         os.remove(path)
         os.mkdir(path)
-        _read_file(str(path))
+        read_file(str(path))
 
 
 def test_read_all_takes_what_the_file_holds_not_its_stat_size():
-    from runtime.readers.file_reader import _read_all
+    from runtime.readers.file_io import read_all
     # a pipe reports size 0 and holds more (like /proc files); a file that shrank holds less
     payload = os.urandom(200_000)
     for stat_size, held in ((0, payload), (len(payload) + 500, payload), (1000, payload[:10])):
@@ -440,7 +440,7 @@ def test_read_all_takes_what_the_file_holds_not_its_stat_size():
         writer = threading.Thread(target=lambda: (os.write(w, held), os.close(w)))
         writer.start()
         try:
-            got = _read_all(r, stat_size)
+            got = read_all(r, stat_size)
         finally:
             writer.join()
             os.close(r)

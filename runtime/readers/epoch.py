@@ -1,0 +1,96 @@
+"""One epoch of a reader: its bookkeeping (:class:`EpochRun`) and its iterator
+(:class:`EpochIterator`), which moves the reader's position as items are handed out."""
+from __future__ import annotations
+
+__all__ = ["EpochRun", "EpochIterator"]
+
+
+class EpochRun:
+    """Bookkeeping of the epoch in progress (consumer side)."""
+
+    __slots__ = ("epoch", "order", "position", "finished", "iterator", "__weakref__")
+
+    def __init__(self, epoch, order, position):
+        self.epoch = epoch
+        self.order = order
+        self.position = position  # index into `order` of the next sample to deliver
+        self.finished = False
+        self.iterator = None  # weakref to the EpochIterator
+
+
+class EpochIterator:
+    """Iterator over one epoch of a ``FileReaderCore``.
+
+    Yields ``(encoded, label)`` per sample, or ``(list of encoded, list of labels)`` per
+    batch (plus a list of dataset indices when ``return_indices=True``). ``close()`` ends the
+    epoch early; the reader's next ``next_epoch`` then starts the following epoch.
+    """
+
+    def __init__(self, reader, run, prefetcher, batch_size, with_indices):
+        self._reader = reader
+        self._run = run
+        self._prefetcher = prefetcher
+        self._batch_size = batch_size
+        self._with_indices = with_indices
+        self._pending = []  # sample mode: samples of the current chunk not yet delivered
+        self._counts = []   # batch mode: samples counted for each batch handed out
+        # compile mode: () -> how many of the batches handed out its loop body got (the rest
+        # were read ahead); None: every batch handed out was consumed
+        self.delivered = None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._run.finished:
+            raise StopIteration
+        try:
+            return self._next_item()
+        except StopIteration:
+            raise
+        except BaseException:
+            self.close()  # a failed read ends the epoch; the next one can start
+            raise
+
+    def _next_item(self):
+        if self._batch_size is not None:
+            item = self._prefetcher.get()
+            count = min(self._batch_size, len(self._run.order) - self._run.position)
+            self._counts.append(count)
+            self._reader.advance(self._run, count)
+            return tuple(item)
+        if not self._pending:
+            chunk = self._prefetcher.get()
+            self._pending = list(zip(*chunk))[::-1]
+        sample = self._pending.pop()
+        self._reader.advance(self._run, 1)
+        return sample
+
+    def give_back(self, batches: int) -> None:
+        """Count the last ``batches`` batches as not read: a compiled loop's prefetcher read
+        them ahead but the loop body never got them (it left the epoch early), so the
+        epoch's position -- and the "not fully consumed" check of the next ``next_epoch`` --
+        is that of the batches the body got.  The batches themselves are not delivered again;
+        ``close()`` still ends the epoch."""
+        batches = min(int(batches), len(self._counts))
+        if batches <= 0:
+            return
+        count = sum(self._counts[-batches:])
+        del self._counts[-batches:]
+        self._reader.unadvance(self._run, count)
+
+    def consumed(self) -> int:
+        """Samples the consumer got: the position, less what a compiled loop read ahead."""
+        got = self.delivered() if self.delivered is not None else len(self._counts)
+        return self._run.position - sum(self._counts[max(0, got):])
+
+    def close(self):
+        """End this epoch now (remaining samples are skipped) and stop prefetching."""
+        self.delivered = None       # closed: what was not delivered is skipped, not pending
+        self._prefetcher.close()
+        self._reader.finish(self._run)
+
+    def __len__(self):
+        """Number of items (batches or samples) this iterator yields in total."""
+        n = len(self._run.order)
+        return n if self._batch_size is None else -(-n // self._batch_size)
