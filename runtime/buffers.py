@@ -111,7 +111,7 @@ _SHM_DIR = "/dev/shm"
 
 class SharedBufferPool(BufferPool):
     """A :class:`BufferPool` whose buffers are POSIX shared memory (``/dev/shm`` files), so a
-    worker process (:mod:`runtime.proclanes`) can write a batch in place.
+    worker process (:mod:`runtime.workers`) can write a batch in place.
 
     Only kept buffers are shared: when every kept buffer of a size is in use, :meth:`empty`
     returns ``(array, None)`` with a private array.  A segment's file is unlinked as soon as
@@ -212,7 +212,7 @@ class SharedBufferPool(BufferPool):
 
 
 shared_pool = SharedBufferPool()
-# Encoded inputs shipped to the process lanes (sizes rounded up to a power of two by the
+# Encoded inputs shipped to the worker processes (sizes rounded up to a power of two by the
 # caller, so a few segments serve every batch).
 input_pool = SharedBufferPool(max_per_size=4, max_sizes=3)
 for _pool in (shared_pool, input_pool):
@@ -304,3 +304,8 @@ def sync_mappings(sync) -> None:
     for n in gone:
         _, fd = _mapped.pop(n)
         os.close(fd)        # the mapping itself goes when the last array viewing it does
+
+
+def mapped_count() -> int:
+    """In a worker: how many shared segments it keeps mapped (the pools' live ones)."""
+    return len(_mapped)

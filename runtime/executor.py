@@ -43,9 +43,24 @@ def wrap_error(node: Node, exc: BaseException) -> BaseException:
     return new
 
 
+_kernels_loaded = False
+
+
+def kernel_for(node: Node):
+    """The registered kernel of the node's op on its device (the CPU kernel modules are
+    imported at the first call)."""
+    global _kernels_loaded
+    if not _kernels_loaded:
+        # lazily: the kernels import torch and nvImageCodec (~1 s), which `import ndd` does
+        # not need
+        import runtime.kernels.cpu.catalog  # noqa: F401 - registers every CPU kernel
+        _kernels_loaded = True
+    return lookup(node.op, node.device.kind)
+
+
 def run_node(node: Node) -> None:
     """Execute one node whose inputs are all materialized; sets ``data`` on its outputs."""
-    kernel = lookup(node.op, node.device.kind)
+    kernel = kernel_for(node)
     inputs = []
     for v in node.inputs:
         if v.data is None:
@@ -83,7 +98,8 @@ def release_inputs(node: Node) -> None:
 
 
 class LaneRunner:
-    """Runs a plan's lanes concurrently, one thread per lane, with events between lanes."""
+    """Runs a plan's schedule lanes (``compiler/passes/schedule.py``) concurrently: one thread
+    per lane, an event per step for the waits between lanes."""
 
     @staticmethod
     def run(plan) -> None:

@@ -11,3 +11,12 @@ class SampleList(list):
     def __init__(self, samples, source_info=None):
         super().__init__(samples)
         self.source_info = source_info
+
+
+def sample_name(samples, i: int) -> str:
+    """How messages name sample ``i`` of a batch: ``"sample 3 ('photos/cat/3.jpg')"`` when
+    the storage knows where its samples came from (:class:`SampleList`), else ``"sample 3"``."""
+    info = getattr(samples, "source_info", None)
+    if info is not None:
+        return f"sample {i} ({info[i]!r})"
+    return f"sample {i}"

@@ -8,8 +8,8 @@ import pathlib
 import numpy as np
 import pytest
 
-# Process lanes (runtime/proclanes.py) start worker processes in the background on first use;
-# tests run on threads unless they turn the lanes on themselves (tests/runtime/test_proclanes.py)
+# Worker processes (runtime/workers/pool.py) start in the background on first use;
+# tests run on threads unless they turn them on themselves (tests/runtime/workers/test_pool.py)
 # so that every other test takes the same, deterministic path.
 os.environ.setdefault("NDD_PROCESS_LANES", "0")
 

@@ -23,9 +23,9 @@ import ndd
 from ndd.datasets.sample import build_sample_dataset, default_root
 from ndd.tools.args import UsageError
 from ndd.tools.bench_pipelines import PIPELINES
-from runtime.kernels.cpu.jit import warm_up
-from runtime.proclanes import wait_ready
+from runtime.kernels.cpu.catalog import warm_up
 from runtime.readers.file_index import build_file_index
+from runtime.workers.pool import wait_ready
 
 NDD_MODES = ("eager", "deferred", "compile")
 COMPARES = ("dali", "torchvision")

@@ -4,6 +4,10 @@ A kernel is ``fn(ctx, inputs, args) -> list of outputs`` working on a whole batc
 list with one storage per regular input (a list of per-sample arrays), ``args`` holds the node's
 constant arguments plus, for every per-sample tensor argument, the list of its per-sample arrays.
 Kernels never see ndd handles.
+
+Each kernel module registers its own kernels (``@register(op, device)``) when it is imported;
+the registry imports none of them.  ``runtime/kernels/cpu/catalog.py`` imports every CPU kernel
+module (the executor imports it before its first op).
 """
 from __future__ import annotations
 
@@ -38,6 +42,13 @@ class KernelContext:
 
 
 def register(op: str, device: str = "cpu"):
+    """Decorator: ``fn`` is the kernel of ``op`` on ``device`` (``"cpu"``, ``"gpu"``).
+
+    Raises
+    ------
+    ValueError
+        A kernel for ``(op, device)`` was registered already.
+    """
     def deco(fn):
         key = (op, device)
         if key in KERNELS:
@@ -48,7 +59,13 @@ def register(op: str, device: str = "cpu"):
 
 
 def lookup(op: str, device: str) -> Callable:
-    _ensure_loaded()
+    """The kernel of ``op`` on ``device`` among those registered.
+
+    Raises
+    ------
+    NotImplementedError
+        No kernel module imported so far registered one.
+    """
     try:
         return KERNELS[(op, device)]
     except KeyError:
@@ -76,6 +93,17 @@ def sample_args(ctx: KernelContext, args: dict, i: int) -> dict:
     return out
 
 
+def given(args: dict, names) -> dict:
+    """The arguments among ``names`` that ``args`` gives (not None), as keyword arguments for a
+    per-sample function whose own defaults stand for the others."""
+    out = {}
+    for k in names:
+        v = args.get(k)
+        if v is not None:
+            out[k] = v
+    return out
+
+
 def per_sample(fn: Callable) -> Callable:
     """Adapt ``fn(ctx, sample_inputs: list, args: dict, i: int) -> array | tuple`` to a batch
     kernel. An input with a single sample (a Tensor operand) is broadcast to every sample."""
@@ -91,13 +119,3 @@ def per_sample(fn: Callable) -> Callable:
     kernel.__name__ = getattr(fn, "__name__", "kernel")
     kernel.__doc__ = fn.__doc__
     return kernel
-
-
-_loaded = False
-
-
-def _ensure_loaded():
-    global _loaded
-    if not _loaded:
-        import runtime.kernels.cpu.bindings  # noqa: F401  (registers the CPU kernels)
-        _loaded = True

@@ -3,6 +3,7 @@ bad files (decompression bombs, truncated files, a crashing worker) cost only th
 import contextlib
 import io
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -185,25 +186,25 @@ def test_a_bad_file_costs_its_batch_in_every_mode(bad_folder):
 def lanes():
     """Process lanes up (two workers) for this module's lane tests; off again afterwards."""
     import time
-    from runtime import proclanes
+    from runtime.workers import pool as worker_pool
     ndd.set_num_threads(2)
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
     deadline = time.monotonic() + 180
-    while (got := proclanes.get_lanes(2)) is None:
-        if proclanes._state["failed"] or time.monotonic() > deadline:
+    while (got := worker_pool.get_workers(2)) is None:
+        if worker_pool.state.failed or time.monotonic() > deadline:
             pytest.fail("process lanes did not start")
         time.sleep(0.05)
     yield got
-    proclanes.set_enabled(None)
-    proclanes.shutdown()
+    worker_pool.set_enabled(None)
+    worker_pool.shutdown()
 
 
 def _lanes_now():
     """The process lanes, once (re)started."""
     import time
-    from runtime import proclanes
+    from runtime.workers import pool as worker_pool
     deadline = time.monotonic() + 180
-    while (got := proclanes.get_lanes(2)) is None and time.monotonic() < deadline:
+    while (got := worker_pool.get_workers(2)) is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert got is not None, "process lanes did not start"
     return got
@@ -231,15 +232,15 @@ def test_the_size_limit_travels_to_the_process_lanes(lanes):
 def test_a_bad_file_costs_its_batch_with_process_lanes(bad_folder, lanes, mode):
     """The fused decode chain runs in the worker processes: the same batches fail with the
     same messages, the others come out with the same values as on threads."""
-    from runtime import proclanes
+    from runtime.workers import pool as worker_pool
     calls = _lanes_now().calls
     got = _bad_epoch(bad_folder, mode)
     assert _lanes_now().calls > calls                   # the lanes did run batches
-    proclanes.set_enabled(False)
+    worker_pool.set_enabled(False)
     try:
         want = _bad_epoch(bad_folder, mode)
     finally:
-        proclanes.set_enabled(True)
+        worker_pool.set_enabled(True)
     _check_bad_epoch(got, want)
 
 
@@ -263,18 +264,19 @@ def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes
     crashes the workers' decoder) costs that batch a rerun on threads -- here an error, the
     file being no image -- and a warning; the training process and the epoch's other
     batches go on, on new workers."""
-    from runtime import proclanes
-    monkeypatch.setitem(proclanes._state, "deaths", 0)
+    from runtime.workers import pool as worker_pool
+    monkeypatch.setattr(worker_pool.state, "deaths", 0)
     root = tmp_path / "crash"
     (root / "a").mkdir(parents=True)
     for k in range(6):
         data = b"NDD-CRASH: not an image" if k == 2 else photo_jpegs[k % len(photo_jpegs)]
         (root / "a" / f"{k}.jpg").write_bytes(data)
     hooked = _lanes_now()
-    hooked.broadcast("builtins:exec", _CRASH_HOOK, {})     # the hook, in every worker
+    with ThreadPoolExecutor(2) as helper:   # the hook, in every worker (a busy one: once free)
+        hooked.broadcast("builtins:exec", _CRASH_HOOK, {}, helper=helper.submit)
     reader = ndd.readers.File(file_root=str(root))
     got = []
-    with pytest.warns(RuntimeWarning, match="process lane .* died .*redone on threads"):
+    with pytest.warns(RuntimeWarning, match="worker process died .*redone on threads"):
         with ndd.EvalMode.deferred:
             for jpegs, _ in reader.next_epoch(batch_size=2):
                 out = ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(jpegs),
@@ -286,6 +288,6 @@ def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes
                     got.append(str(exc))
     assert len(got) == 3 and not isinstance(got[0], str) and not isinstance(got[2], str)
     assert "2.jpg" in got[1] and "not a recognised image format" in got[1], got[1]
-    assert hooked._closed and proclanes._state["deaths"] == 1
+    assert hooked.closed and worker_pool.state.deaths == 1
     fresh = _lanes_now()                                 # new workers, without the hook
     assert fresh is not hooked

@@ -18,8 +18,11 @@ shared state, numpy error flags are set through the thread-local ``np.errstate``
 
 :data:`NUMPY_IMPL` maps each op to a function ``f(*operands, out_dtype) -> ndarray`` that does no
 validation: operands are numpy arrays (or 0-d arrays for scalars) in their *own* dtypes and
-``out_dtype`` is the promoted result dtype (a ``numpy.dtype``). A fused elementwise kernel calls
-these in sequence; :func:`apply` is the validating entry point.
+``out_dtype`` is the promoted result dtype (a ``numpy.dtype``). :func:`apply` is the validating
+entry point.
+
+Registers the kernels of ``arithmetic`` (one op of an expression) and ``elementwise_fused``
+(a chain of arithmetic and cast steps the compiler's elementwise fusion made, run per sample).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ from typing import Callable
 import numpy as np
 
 from compiler import promotion
+from runtime.kernels.registry import per_sample, register
+
+from .cast import cast as cast_op
 
 __all__ = ["apply", "NUMPY_IMPL", "cast", "prepare_operand", "IntegerDivisionByZero"]
 
@@ -179,7 +185,7 @@ def _truediv(a, b, out_dtype):
 def _libm():
     """The C-library math kernels (numba-compiled; imported on first use, not by ``import ndd``).
     Floats go through them rather than numpy's per-CPU SIMD routines: see ``libm.py``."""
-    from . import libm
+    from . import libm  # lazy: libm imports numba (~0.3 s), which only float math needs
     return libm
 
 
@@ -422,3 +428,36 @@ def apply(op: str, *operands, out_dtype: str | None = None) -> np.ndarray:
         promotion.bit_width(np.dtype(out_dtype).name)  # rejects unsupported dtypes
         return cast(result, out_dtype)
     return result
+
+
+# ------------------------------------------------------------------------------------------------
+# kernels
+# ------------------------------------------------------------------------------------------------
+
+@register("arithmetic", "cpu")
+@per_sample
+def arithmetic_kernel(ctx, ins, a, i):
+    """``arithmetic``: :func:`apply` of ``op`` to every sample.  ``operands`` lists
+    ``("t", k)`` (regular input ``k``) or ``("s", value)`` (a Python scalar)."""
+    ops = [ins[item[1]] if item[0] == "t" else item[1] for item in a["operands"]]
+    return apply(a["op"], *ops, out_dtype=ctx.out_metas[0].dtype)
+
+
+@register("elementwise_fused", "cpu")
+@per_sample
+def elementwise_fused(ctx, ins, a, i):
+    """Evaluate the fused arithmetic/cast program on one sample.
+
+    ``program`` is a list of steps ``(op, operands, dtype)``; an operand is ``("t", k)``
+    (regular input ``k``), ``("r", j)`` (the result of step ``j``) or ``("s", value)``; a
+    ``cast`` step converts as the ``cast`` op does, any other step is :func:`apply`.  The last
+    step's result is the sample's output."""
+    results = []
+    for op, operands, dt in a["program"]:
+        vals = [ins[o[1]] if o[0] == "t" else results[o[1]] if o[0] == "r" else o[1]
+                for o in operands]
+        if op == "cast":
+            results.append(cast_op(vals[0], dt))
+        else:
+            results.append(apply(op, *vals, out_dtype=dt))
+    return results[-1]

@@ -14,12 +14,14 @@ Semantics follow ``nvidia.dali.fn.cast`` (DALI 2.4, observed):
   depending on the type; see ``docs/semantics.md``); NaN -> bool is True.
 
 The same conversion is used by ``crop`` / ``crop_mirror_normalize`` for their
-``dtype`` and ``fill_values`` arguments.
+``dtype`` and ``fill_values`` arguments.  Registers the ``cast`` kernel.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from runtime.kernels.registry import per_sample, register
 
 __all__ = ["cast", "to_numpy_dtype", "round_half_away"]
 
@@ -202,3 +204,10 @@ def cast(x, dtype):
     if dst.kind == "f":
         return x.astype(dst)
     return _int_to_int(x, dst)
+
+
+@register("cast", "cpu")
+@per_sample
+def cast_kernel(ctx, ins, a, i):
+    """``cast``: :func:`cast` of every sample to ``dtype``."""
+    return cast(ins[0], a["dtype"])

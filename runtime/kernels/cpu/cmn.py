@@ -4,7 +4,7 @@ layout permutation, channel padding and type conversion in one pass (CPU).
 Semantics follow ``nvidia.dali.fn.crop_mirror_normalize`` (DALI 2.4, checked
 against DALI as an oracle):
 
-* the window is placed as in ``crop`` (:func:`runtime.kernels.cpu.crop_window.crop_window`)
+* the window is placed as in ``crop`` (:func:`runtime.kernels.params.windows.crop_window`)
   and may leave the image under ``out_of_bounds_policy``;
 * ``mirror`` flips the produced window horizontally (padding included);
 * ``out = (in - mean) / std * scale + shift``, evaluated in float32 as DALI does:
@@ -18,184 +18,31 @@ against DALI as an oracle):
 
 The work is one torch elementwise pass (uint8 -> float32 subtract written
 straight into the permuted output buffer) plus an in-place multiply; torch is
-used single-threaded by the runtime.
+used single-threaded by the runtime.  The arguments are folded by
+:mod:`runtime.kernels.params.normalize`, the pixels computed by :mod:`.cmn_pixels`.
+
+Registers the ``crop_mirror_normalize`` kernel (:func:`cmn_kernel`): the batch path of
+:mod:`.cmn_batch` when the batch allows it, else one :func:`cmn_to_window` per sample.
 """
 
 from __future__ import annotations
 
-import functools
 import numbers
 
 import numpy as np
-import torch
 
-from .cast import cast, to_numpy_dtype
-from .crop import clip_window, fill_vector, layout_axes
-from .crop_window import crop_window
+from runtime.kernels.params.layouts import hw_axes, layout_axes, meta_layout
+from runtime.kernels.params.normalize import (mirror_flag, next_pow2, normalize_params,
+                                              resolve_output_layout)
+from runtime.kernels.params.windows import CROP_ARGS, clip_window, crop_args, crop_window
+from runtime.kernels.registry import given, register, sample_arg, sample_args
 
-__all__ = ["crop_mirror_normalize", "cmn_window_from_crop", "cmn_to_window",
-           "resolve_output_layout", "normalize_params"]
+from .cast import to_numpy_dtype
+from .cmn_batch import cmn_batch, cmn_batch_fits
+from .cmn_pixels import normalize_into
+from .crop import fill_vector
 
-# dtypes torch can subtract from directly (others go through float32 first)
-_TORCH_OK = {np.dtype(t) for t in ("uint8", "int8", "int16", "int32", "int64",
-                                   "float16", "float32", "float64")}
-
-
-def _next_pow2(n):
-    p = 1
-    while p < n:
-        p *= 2
-    return p
-
-
-def resolve_output_layout(layout, output_layout):
-    """Validate ``output_layout`` against the input ``layout``.
-
-    Parameters
-    ----------
-    layout : str
-        Input layout (validated), e.g. ``"HWC"``.
-    output_layout : str or None
-        A permutation of ``layout``'s letters. ``None`` means the input layout.
-        The default ``"CHW"`` given for an input without channels (``"HW"``)
-        means ``"HW"``.
-
-    Returns
-    -------
-    tuple
-        ``(output_layout, perm)`` where output axis ``i`` is input axis ``perm[i]``.
-
-    Raises
-    ------
-    ValueError
-        ``output_layout`` is not a permutation of ``layout``.
-    """
-    if output_layout is None or output_layout == "":
-        output_layout = layout
-    if not isinstance(output_layout, str):
-        raise TypeError(f"output_layout={output_layout!r}: expected a layout string")
-    if "C" not in layout and output_layout == "CHW":
-        output_layout = "HW"
-    if sorted(output_layout) != sorted(layout):
-        raise ValueError(
-            f"output_layout={output_layout!r} is not a permutation of the input layout "
-            f"{layout!r}")
-    return output_layout, tuple(layout.index(c) for c in output_layout)
-
-
-def _per_channel(value, channels, name):
-    try:
-        vec = np.asarray(value, dtype=np.float32).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}={value!r}: expected a number or a list of numbers") from None
-    if vec.size != 1 and vec.size != (channels or 1):
-        raise ValueError(
-            f"{name}={value!r} has {vec.size} values; expected 1 or one per input channel "
-            f"({channels or 1})")
-    return vec
-
-
-def _scalar(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        arr = np.asarray(value)
-        if arr.size != 1 or arr.dtype.kind not in "iuf":
-            raise TypeError(f"{name}={value!r}: expected a number")
-        value = arr.item()
-    return np.float32(value)
-
-
-def _as_key(value, name):
-    """Hashable form of a scalar / per-channel argument (for the cache)."""
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        return (float(value),)
-    try:
-        return tuple(float(v) for v in np.asarray(value, dtype=np.float64).ravel())
-    except (TypeError, ValueError):
-        raise TypeError(f"{name}={value!r}: expected a number or a list of numbers") from None
-
-
-def normalize_params(mean, std, scale, shift, channels):
-    """Fold ``mean``/``std``/``scale``/``shift`` into DALI's float32 form.
-
-    Parameters
-    ----------
-    mean, std : float or sequence of float
-        One value or one per input channel.
-    scale, shift : float
-        Scalars.
-    channels : int or None
-        Input channel count (``None``: no ``C`` axis).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(base, inv, post_shift)``: ``out = (in - base) * inv + post_shift``,
-        float32 vectors of equal length (1 or ``channels``); ``post_shift`` is
-        0 unless ``scale == 0``. The arrays are shared (cached): do not modify.
-
-    Raises
-    ------
-    ValueError
-        A zero or non-finite ``std``, or wrong vector lengths.
-    TypeError
-        Non-numeric values.
-    """
-    _scalar(scale, "scale")
-    _scalar(shift, "shift")
-    return _folded(_as_key(mean, "mean"), _as_key(std, "std"), float(np.asarray(scale)),
-                   float(np.asarray(shift)), channels)
-
-
-@functools.lru_cache(maxsize=256)
-def _folded(mean, std, scale, shift, channels):
-    mean_v = _per_channel(mean, channels, "mean")
-    std_v = _per_channel(std, channels, "std")
-    if np.any(std_v == 0) or not np.all(np.isfinite(std_v)):
-        raise ValueError(f"std={list(std)!r}: expected finite, non-zero values")
-    scale32, shift32 = np.float32(scale), np.float32(shift)
-    n = max(mean_v.size, std_v.size)
-    mean_v, std_v = np.broadcast_to(mean_v, (n,)), np.broadcast_to(std_v, (n,))
-    if scale32 == 0:
-        base, inv, post = mean_v.copy(), np.zeros(n, np.float32), shift32
-    else:
-        inv = (scale32 / std_v).astype(np.float32)
-        base = (mean_v - shift32 * std_v / scale32).astype(np.float32)
-        post = np.float32(0)
-    return base, inv, post
-
-
-def cmn_window_from_crop(in_hw, *, crop=None, crop_h=None, crop_w=None, crop_pos_x=0.5,
-                         crop_pos_y=0.5, out_of_bounds_policy="error"):
-    """The window ``crop_mirror_normalize`` reads, after ``out_of_bounds_policy``.
-
-    For fusion (e.g. ROI decode or resize -> crop_mirror_normalize): the
-    producer only needs to deliver the in-bounds part of this window.
-
-    Parameters
-    ----------
-    in_hw : tuple of int
-        Input ``(H, W)``.
-    crop, crop_h, crop_w, crop_pos_x, crop_pos_y, out_of_bounds_policy
-        As in :func:`crop_mirror_normalize`.
-
-    Returns
-    -------
-    tuple of int
-        ``(y0, x0, h, w)``; out of bounds only with ``out_of_bounds_policy="pad"``.
-    """
-    window = crop_window(in_hw, crop=crop, crop_h=crop_h, crop_w=crop_w,
-                         crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y)
-    return clip_window(window, in_hw, out_of_bounds_policy)
-
-
-def _mirror_flag(mirror):
-    if isinstance(mirror, (numbers.Integral, np.integer, bool, np.bool_)):
-        return bool(mirror)
-    arr = np.asarray(mirror)
-    if arr.size == 1 and arr.dtype.kind in "biu":
-        return bool(arr.item())
-    raise TypeError(f"mirror={mirror!r}: expected an integer (0 = no flip, 1 = flip)")
-
+__all__ = ["crop_mirror_normalize", "cmn_to_window", "cmn_kernel"]
 
 def cmn_to_window(image, window, *, layout="HWC", mirror=0, mean=0.0, std=1.0, scale=1.0,
                   shift=0.0, output_layout="CHW", dtype="float32", pad_output=False,
@@ -216,13 +63,13 @@ def cmn_to_window(image, window, *, layout="HWC", mirror=0, mean=0.0, std=1.0, s
     policy = policy.lower() if isinstance(policy, str) else policy
     y0, x0, h, w = clip_window(window, (H, W), policy, image.shape, layout)
     out_dtype = to_numpy_dtype(dtype)
-    flip = _mirror_flag(mirror)
+    flip = mirror_flag(mirror)
     c_in = image.shape[ac] if ac is not None else None
     if not isinstance(pad_output, (bool, np.bool_, numbers.Integral)):
         raise TypeError(f"pad_output={pad_output!r}: expected a bool")
     if pad_output and ac is None:
         raise ValueError(f"pad_output=True needs a channel axis; layout {layout!r} has none")
-    c_out = _next_pow2(c_in) if (pad_output and c_in) else c_in
+    c_out = next_pow2(c_in) if (pad_output and c_in) else c_in
     base, inv, post_shift = normalize_params(mean, std, scale, shift, c_in)
 
     # output buffer in the output layout, and a view of it in input-axis order
@@ -262,7 +109,7 @@ def cmn_to_window(image, window, *, layout="HWC", mirror=0, mean=0.0, std=1.0, s
         dst[ac] = slice(0, c_in)
     region = image[tuple(src)]
     target = view[tuple(dst)]
-    _normalize_into(region, target, base, inv, post_shift, ac, aw if flip else None)
+    normalize_into(region, target, base, inv, post_shift, ac, aw if flip else None)
     return out
 
 
@@ -273,68 +120,6 @@ def _broadcast_fill(view, fill, c_axis):
         shape = [1] * view.ndim
         shape[c_axis] = fill.size
         view[...] = fill.reshape(shape)
-
-
-def _lut_table(base, inv, post_shift, dtype):
-    """Per-channel 256-entry tables ``cast((v - base[c]) * inv[c] + post_shift, dtype)``."""
-    lut = (np.arange(256, dtype=np.float32)[None, :] - base[:, None]) * inv[:, None]
-    if post_shift != 0:
-        lut = lut + post_shift
-    return cast(lut, dtype)
-
-
-def _lut_apply(region, target, lut, c_axis, flip_axis):
-    """Gather ``lut`` (from :func:`_lut_table`) at the uint8 ``region`` into ``target``."""
-    if flip_axis is not None:
-        flipper = [slice(None)] * region.ndim
-        flipper[flip_axis] = slice(None, None, -1)
-        region = region[tuple(flipper)]
-    if c_axis is None or lut.shape[0] == 1:
-        target[...] = np.take(lut[0], region)
-        return
-    for c in range(lut.shape[0]):
-        sel = [slice(None)] * region.ndim
-        sel[c_axis] = c
-        sel = tuple(sel)
-        target[sel] = np.take(lut[c], region[sel])
-
-
-def _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis):
-    """uint8 input, non-float32 output: per-channel 256-entry tables.
-
-    The table holds exactly what the direct path computes (same float32
-    operations, then :func:`cast`), so results are identical, in one gather.
-    """
-    _lut_apply(region, target, _lut_table(base, inv, post_shift, target.dtype), c_axis,
-               flip_axis)
-
-
-def _normalize_into(region, target, base, inv, post_shift, c_axis, flip_axis):
-    """Write ``(region - base) * inv + post_shift`` into ``target`` (same axis order)."""
-    if region.dtype == np.uint8 and target.dtype != np.float32:
-        _lut_into(region, target, base, inv, post_shift, c_axis, flip_axis)
-        return
-    if region.dtype not in _TORCH_OK:
-        region = region.astype(np.float32)  # bool / uint16 / uint32 / uint64
-    src = torch.from_numpy(region)
-    if flip_axis is not None:
-        src = src.flip(flip_axis)
-    bshape = [1] * region.ndim
-    if c_axis is not None and base.size > 1:
-        bshape[c_axis] = base.size
-    base_t = torch.from_numpy(base.reshape(bshape))
-    inv_t = torch.from_numpy(inv.reshape(bshape))
-    if target.dtype == np.float32:
-        dst = torch.from_numpy(target)
-        torch.sub(src, base_t, out=dst)
-        dst.mul_(inv_t)
-        if post_shift != 0:
-            dst.add_(float(post_shift))
-        return
-    res = torch.sub(src, base_t).to(torch.float32).mul_(inv_t)
-    if post_shift != 0:
-        res.add_(float(post_shift))
-    target[...] = cast(res.numpy(), target.dtype)
 
 
 def crop_mirror_normalize(image, *, layout="HWC", crop=None, crop_h=None, crop_w=None,
@@ -394,3 +179,76 @@ def crop_mirror_normalize(image, *, layout="HWC", crop=None, crop_h=None, crop_w
                          scale=scale, shift=shift, output_layout=output_layout, dtype=dtype,
                          pad_output=pad_output, fill_values=fill_values,
                          out_of_bounds_policy=out_of_bounds_policy)
+
+
+# ------------------------------------------------------------------ the kernel
+# arguments of cmn_to_window besides the window
+_CMN_ARGS = ("out_of_bounds_policy", "fill_values", "dtype", "mirror", "mean", "std", "scale",
+             "shift", "output_layout", "pad_output")
+# arguments that must be constant over the batch for the batch path
+_BATCH_CONSTANT = ("out_of_bounds_policy", "fill_values", "dtype", "mean", "std", "scale",
+                   "shift", "output_layout", "pad_output")
+_BATCH_ARGS = ("mean", "std", "scale", "shift", "output_layout", "dtype")
+
+
+@register("crop_mirror_normalize", "cpu")
+def cmn_kernel(ctx, inputs, args):
+    """crop_mirror_normalize; when every sample's output has the same shape, the outputs are
+    views of one preallocated batch array, so ``Batch.torch()`` needs no copy.
+
+    Batch path (:func:`runtime.kernels.cpu.cmn_batch.cmn_batch`, arguments folded once, one
+    pool task per thread): HWC/CHW input, no ``pad_output``, windows of one size inside their
+    images (policy "error") and constant normalization arguments (``mirror`` and the
+    crop may vary per sample).  Anything else goes sample by sample."""
+    layout = meta_layout(ctx.in_metas[0])
+    images = inputs[0]
+    n = ctx.batch_size
+    h_ax, w_ax = hw_axes(layout)
+    tensor = set(ctx.tensor_arg_names or ())
+    policy = args.get("out_of_bounds_policy", "error")
+    policy = getattr(policy, "name", policy)
+    if (n > 0 and len(images) == n and layout in ("HWC", "CHW") and not args.get("pad_output")
+            and isinstance(policy, str) and policy.lower() == "error"
+            and not tensor.intersection(_BATCH_CONSTANT)):
+        if tensor.intersection(CROP_ARGS):
+            windows = [crop_window((images[i].shape[h_ax], images[i].shape[w_ax]),
+                                   **crop_args(sample_args(ctx, args, i)))
+                       for i in range(n)]
+        else:
+            crop = crop_args(args)
+            memo = {}
+            windows = []
+            for img in images:
+                hw = (img.shape[h_ax], img.shape[w_ax])
+                if hw not in memo:
+                    memo[hw] = crop_window(hw, **crop)
+                windows.append(memo[hw])
+        if cmn_batch_fits(images, windows, layout):
+            mirror = args.get("mirror", 0)
+            if "mirror" in tensor:
+                mirror = [sample_arg(m) for m in mirror]
+            out = cmn_batch(images, windows, mirror, layout=layout,
+                            map_fn=ctx.pool.map, parts=getattr(ctx.pool, "num_threads", 1),
+                            **given(args, _BATCH_ARGS))
+            return [[out[i] for i in range(n)]]
+
+    per = [sample_args(ctx, args, i) for i in range(n)]
+    windows = [crop_window((images[i].shape[h_ax], images[i].shape[w_ax]),
+                           **crop_args(per[i])) for i in range(n)]
+    targets = [None] * n
+    simple = (args.get("out_of_bounds_policy", "error") != "trim_to_shape"
+              and not args.get("pad_output") and layout in ("HWC", "CHW"))
+    if simple:
+        out_layout = args.get("output_layout") or layout
+        shapes = set()
+        for img, (y0, x0, h, w) in zip(images, windows):
+            dims = {"H": h, "W": w, "C": img.shape[2 if layout == "HWC" else 0]}
+            shapes.add(tuple(dims[c] for c in out_layout))
+        if len(shapes) == 1:
+            batch = np.empty((n,) + shapes.pop(), to_numpy_dtype(args.get("dtype", "float32")))
+            targets = [batch[i] for i in range(n)]
+
+    def one(i):
+        return cmn_to_window(images[i], windows[i], layout=layout, out=targets[i],
+                             **given(per[i], _CMN_ARGS))
+    return [ctx.pool.map(one, n)]

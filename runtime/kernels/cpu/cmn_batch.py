@@ -23,14 +23,17 @@ import numpy as np
 import torch
 
 from runtime.buffers import batch_array
+from runtime.kernels.caching import call_cached
+from runtime.kernels.params.layouts import layout_axes
+from runtime.kernels.params.normalize import (mirror_flag, normalization_key,
+                                              normalize_params, resolve_output_layout)
 
 from .cast import to_numpy_dtype
-from .cmn import (_TORCH_OK, _as_key, _lut_apply, _lut_table, _mirror_flag, _normalize_into,
-                  _scalar, normalize_params, resolve_output_layout)
-from .crop import layout_axes
+from .cmn_pixels import TORCH_OK, lut_apply, lut_table, normalize_into
 from .jit import compiled
 
-__all__ = ["CmnPlan", "cmn_plan", "cmn_plan_into", "cmn_batch_fits", "cmn_batch"]
+__all__ = ["CmnPlan", "cmn_plan", "make_plan", "cmn_plan_into", "cmn_batch_fits", "cmn_batch",
+           "warm_up"]
 
 
 class CmnPlan(NamedTuple):
@@ -49,7 +52,7 @@ class CmnPlan(NamedTuple):
     c_axis : int or None
         Input axis of ``C``.
     base, inv : numpy.ndarray
-        float32 vectors of :func:`runtime.kernels.cpu.cmn.normalize_params`.
+        float32 vectors of :func:`runtime.kernels.params.normalize.normalize_params`.
     post_shift : numpy.float32
     base_t, inv_t : torch.Tensor
         ``base``/``inv`` shaped to broadcast against an input-order window.
@@ -100,29 +103,24 @@ def cmn_plan(layout, ndim, channels, output_layout="CHW", mean=0.0, std=1.0, sca
     ValueError, TypeError
         As :func:`runtime.kernels.cpu.cmn.crop_mirror_normalize` for the same arguments.
     """
-    if mean.__class__ is list or std.__class__ is list:
-        return _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
-    try:
-        return _cached_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
-    except TypeError as exc:        # an unhashable argument (e.g. a list): no caching
-        if "unhashable" not in str(exc):
-            raise
-    return _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+    if mean.__class__ is list or std.__class__ is list:    # unhashable: no caching
+        return make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+    return call_cached(_cached_plan, layout, ndim, channels, output_layout, mean, std, scale,
+                       shift)
 
 
 @functools.lru_cache(maxsize=256, typed=True)
 def _cached_plan(layout, ndim, channels, output_layout, mean, std, scale, shift) -> CmnPlan:
-    """:func:`_make_plan` memoised on the arguments themselves (constants of a node)."""
-    return _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
+    """:func:`make_plan` memoised on the arguments themselves (constants of a node)."""
+    return make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift)
 
 
-def _make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift) -> CmnPlan:
+def make_plan(layout, ndim, channels, output_layout, mean, std, scale, shift) -> CmnPlan:
+    """:func:`cmn_plan` without its cache on the arguments (the folded normalization is still
+    cached on its values)."""
     layout, axes = layout_axes(layout, ndim)
     out_layout, perm = resolve_output_layout(layout, output_layout)
-    _scalar(scale, "scale")
-    _scalar(shift, "shift")
-    key = (_as_key(mean, "mean"), _as_key(std, "std"), float(np.asarray(scale)),
-           float(np.asarray(shift)), channels)
+    key = normalization_key(mean, std, scale, shift, channels)
     return _plan(layout, out_layout, perm, axes["H"], axes["W"], axes.get("C"), key)
 
 
@@ -144,7 +142,7 @@ def _plan(layout, out_layout, perm, ah, aw, ac, key):
 @functools.lru_cache(maxsize=64)
 def _table(plan_key, dtype):
     base, inv, post = normalize_params(*plan_key)
-    return _lut_table(base, inv, post, dtype)
+    return lut_table(base, inv, post, dtype)
 
 
 def cmn_plan_into(plan: CmnPlan, image, window, mirror, target) -> None:
@@ -175,8 +173,8 @@ def cmn_plan_into(plan: CmnPlan, image, window, mirror, target) -> None:
         # the common case (uint8 HWC -> float32 CHW) in one compiled pass: the same float32
         # operations as the torch branch below, so the same bits
         _hwc_to_chw()(region, plan.base_c, plan.inv_c, plan.post_shift, bool(mirror), target)
-    elif target.dtype == np.float32 and region.dtype in _TORCH_OK:
-        # the float32 branch of _normalize_into, with the tensors prepared once
+    elif target.dtype == np.float32 and region.dtype in TORCH_OK:
+        # the float32 branch of normalize_into, with the tensors prepared once
         s = torch.from_numpy(region)
         if mirror:
             s = s.flip(plan.w_axis)
@@ -186,10 +184,10 @@ def cmn_plan_into(plan: CmnPlan, image, window, mirror, target) -> None:
         if plan.post_shift != 0:
             d.add_(float(plan.post_shift))
     elif region.dtype == np.uint8:
-        _lut_apply(region, view, _table(plan.key, target.dtype), plan.c_axis, flip_axis)
+        lut_apply(region, view, _table(plan.key, target.dtype), plan.c_axis, flip_axis)
     else:
-        _normalize_into(region, view, plan.base, plan.inv, plan.post_shift, plan.c_axis,
-                        flip_axis)
+        normalize_into(region, view, plan.base, plan.inv, plan.post_shift, plan.c_axis,
+                       flip_axis)
 
 
 @compiled
@@ -301,9 +299,9 @@ def cmn_batch(images: Sequence[np.ndarray], windows, mirrors, *, layout="HWC", m
     if isinstance(mirrors, (list, tuple, np.ndarray)) and np.ndim(mirrors) > 0:
         if len(mirrors) != n:
             raise ValueError(f"mirrors has {len(mirrors)} values; expected one per sample ({n})")
-        flips = [_mirror_flag(m) for m in mirrors]
+        flips = [mirror_flag(m) for m in mirrors]
     else:
-        flips = [_mirror_flag(mirrors)] * n
+        flips = [mirror_flag(mirrors)] * n
     first = images[0]
     lay, axes = layout_axes(layout, first.ndim)
     c = first.shape[axes["C"]] if "C" in axes else None

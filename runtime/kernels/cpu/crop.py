@@ -2,123 +2,25 @@
 
 Semantics follow ``nvidia.dali.fn.crop`` (DALI 2.4): window size from ``crop`` or
 ``crop_h``/``crop_w``, placed by ``crop_pos_x``/``crop_pos_y`` (see
-:mod:`runtime.kernels.cpu.crop_window`), windows that leave the image handled by
-``out_of_bounds_policy``. Deliberate differences from DALI are listed in
-``docs/semantics.md``.
+:mod:`runtime.kernels.params.windows`), windows that leave the image handled by
+``out_of_bounds_policy`` (:func:`runtime.kernels.params.windows.clip_window`). Deliberate
+differences from DALI are listed in ``docs/semantics.md``.  Registers the ``crop`` kernel.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from runtime.kernels.params.layouts import layout_axes, meta_layout
+from runtime.kernels.params.windows import CROP_ARGS, clip_window, crop_window
+from runtime.kernels.registry import given, per_sample, register
+
 from .cast import cast, to_numpy_dtype
-from .crop_window import crop_window
 
-__all__ = ["crop", "crop_to_window", "layout_axes", "clip_window", "OUT_OF_BOUNDS_POLICIES"]
+__all__ = ["crop", "crop_to_window", "fill_vector"]
 
-OUT_OF_BOUNDS_POLICIES = ("error", "pad", "trim_to_shape")
-
-
-def layout_axes(layout, ndim, *, name="layout", spatial=("H", "W")):
-    """Validate an image layout and map its letters to axes.
-
-    Parameters
-    ----------
-    layout : str or None
-        Layout string such as ``"HWC"``, ``"CHW"``, ``"HW"``, ``"FHWC"``. ``None``
-        or ``""`` means ``"HWC"`` for 3-D input and ``"HW"`` for 2-D input.
-    ndim : int
-        Number of dimensions of the sample.
-    name : str
-        Argument name for error messages.
-    spatial : tuple of str
-        Letters that must be present.
-
-    Returns
-    -------
-    tuple
-        ``(layout, axes)`` with ``axes`` a dict letter -> axis index.
-
-    Raises
-    ------
-    ValueError
-        Layout length differs from ``ndim``, repeated letters, or a required
-        letter is missing.
-    TypeError
-        ``layout`` is not a string.
-    """
-    if layout is None or layout == "":
-        if ndim == 3:
-            layout = "HWC"
-        elif ndim == 2:
-            layout = "HW"
-        else:
-            raise ValueError(
-                f"{name} is not given and cannot be inferred for a {ndim}-D input; "
-                f"expected a layout such as 'HWC', 'CHW' or 'HW'")
-    if not isinstance(layout, str):
-        raise TypeError(f"{name}={layout!r}: expected a layout string such as 'HWC'")
-    if len(layout) != ndim:
-        raise ValueError(
-            f"{name}={layout!r} has {len(layout)} letters but the input has {ndim} dimensions")
-    if len(set(layout)) != len(layout):
-        raise ValueError(f"{name}={layout!r}: repeated axis letters")
-    for letter in spatial:
-        if letter not in layout:
-            raise ValueError(f"{name}={layout!r}: expected a layout with a {letter!r} axis "
-                             f"(e.g. 'HWC', 'CHW', 'HW')")
-    return layout, {c: i for i, c in enumerate(layout)}
-
-
-def _check_policy(policy):
-    key = getattr(policy, "name", policy)
-    if isinstance(key, str) and key.lower() in OUT_OF_BOUNDS_POLICIES:
-        return key.lower()
-    raise ValueError(
-        f"out_of_bounds_policy={policy!r}: expected one of {list(OUT_OF_BOUNDS_POLICIES)}")
-
-
-def clip_window(window, in_hw, policy, shape=None, layout=None):
-    """Apply ``out_of_bounds_policy`` to a window.
-
-    Parameters
-    ----------
-    window : tuple of int
-        ``(y0, x0, h, w)``; may extend past the input.
-    in_hw : tuple of int
-        Input ``(H, W)``.
-    policy : str
-        ``"error"``, ``"pad"`` or ``"trim_to_shape"``.
-    shape, layout : optional
-        Full input shape and layout, only used in the error message.
-
-    Returns
-    -------
-    tuple of int
-        The window to produce: unchanged for ``"error"`` (when inside) and
-        ``"pad"``; intersected with the image for ``"trim_to_shape"``.
-
-    Raises
-    ------
-    ValueError
-        ``policy == "error"`` and the window is not inside the input, or an
-        unknown policy.
-    """
-    policy = _check_policy(policy)
-    y0, x0, h, w = window
-    H, W = in_hw
-    inside = y0 >= 0 and x0 >= 0 and y0 + h <= H and x0 + w <= W
-    if inside or policy == "pad":
-        return window
-    if policy == "error":
-        what = f"{tuple(shape)} (layout {layout!r})" if shape is not None else f"(H, W)={in_hw}"
-        raise ValueError(
-            f"crop window (y0={y0}, x0={x0}, h={h}, w={w}) does not fit in the input of "
-            f"shape {what} with out_of_bounds_policy='error'; expected a window inside "
-            f"the image, or out_of_bounds_policy='pad' / 'trim_to_shape'")
-    ny0, nx0 = max(y0, 0), max(x0, 0)
-    ny1, nx1 = min(y0 + h, H), min(x0 + w, W)
-    return ny0, nx0, max(ny1 - ny0, 0), max(nx1 - nx0, 0)
+# the arguments of ``crop`` besides the window's
+_CROP_OUTPUT_ARGS = ("out_of_bounds_policy", "fill_values", "dtype")
 
 
 def fill_vector(fill_values, channels, dtype, *, name="fill_values"):
@@ -262,3 +164,11 @@ def crop(image, *, layout="HWC", crop=None, crop_h=None, crop_w=None, crop_pos_x
                          crop_pos_x=crop_pos_x, crop_pos_y=crop_pos_y)
     return crop_to_window(image, window, layout=layout, out_of_bounds_policy=out_of_bounds_policy,
                           fill_values=fill_values, dtype=dtype)
+
+
+@register("crop", "cpu")
+@per_sample
+def crop_kernel(ctx, ins, a, i):
+    """``crop``: :func:`crop` of every sample, in the input's layout (the arguments given)."""
+    return crop(ins[0], layout=meta_layout(ctx.in_metas[0]),
+                **given(a, CROP_ARGS + _CROP_OUTPUT_ARGS))

@@ -4,6 +4,7 @@ Semantics follow ``nvidia.dali.fn.flip`` (DALI 2.4): ``horizontal`` flips the
 ``W`` axis, ``vertical`` the ``H`` axis, ``depthwise`` the ``D`` axis; any
 non-zero value means "flip" (DALI accepts 2 or -1 as true). A requested axis
 that the layout lacks (e.g. ``depthwise`` on ``"HWC"``) is ignored, as in DALI.
+Registers the ``flip`` kernel.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import numbers
 
 import numpy as np
 
-from .crop import layout_axes
+from runtime.kernels.params.layouts import layout_axes, meta_layout
+from runtime.kernels.registry import per_sample, register
 
 __all__ = ["flip"]
 
@@ -59,3 +61,11 @@ def flip(image, *, layout="HWC", horizontal=1, vertical=0, depthwise=0):
         if _flag(value, name) and letter in axes:
             index[axes[letter]] = slice(None, None, -1)
     return image[tuple(index)].copy(order="C")
+
+
+@register("flip", "cpu")
+@per_sample
+def flip_kernel(ctx, ins, a, i):
+    """``flip``: :func:`flip` of every sample, in the input's layout."""
+    return flip(ins[0], layout=meta_layout(ctx.in_metas[0]), horizontal=a.get("horizontal", 1),
+                vertical=a.get("vertical", 0), depthwise=a.get("depthwise", 0))

@@ -6,7 +6,7 @@
   only the cropped part of the resize (``resample(out_window=...)``) and decodes only the
   source lines that part reads.
 
-A decoded region is placed at its position in a reused full-size canvas (:func:`_canvas`) on
+A decoded region is placed at its position in a reused full-size canvas (:func:`canvas`) on
 which the public ``resample`` runs unchanged, so taps, weights and summation order are those
 of the unfused kernels (bit-exact, tested with noise-filled canvases).
 """
@@ -19,73 +19,52 @@ import threading
 import numpy as np
 
 from compiler.ir import stage_args
+from runtime.codecs.image import decode, parse_image
+from runtime.kernels.caching import call_cached
+from runtime.kernels.params.interp import FILTER_SUPPORT, filter_name
+from runtime.kernels.params.resize_geometry import (crop_resize_params, resize_output_shape,
+                                                    resize_size_args)
+from runtime.kernels.params.windows import crop_args, crop_window, random_window
+from runtime.kernels.registry import given
 
-_CROP = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
+from .resize import resample, resample_part, resize_sample
+from .resize_uint8 import torchable
 
+__all__ = ["DECODE_ARGS", "INTERP_ARGS", "ROI_MAX_AREA", "source_region", "roi_resample",
+           "roi_finish", "canvas", "rrc_plan", "resize_crop_plan", "resize_crop_finish",
+           "resize_for_crop"]
 
-def _stage(a: dict, stage: str, names) -> dict:
-    """The non-None arguments ``names`` of the stage called ``stage`` (its record)."""
-    args = stage_args(a, stage)
-    out = {}
-    for k in names:
-        v = args.get(k)
-        if v is not None:
-            out[k] = v
-    return out
+#: the arguments of a fused chain's decode stage
+DECODE_ARGS = ("output_type", "dtype", "adjust_orientation")
+#: the filter arguments of a resize / random_resized_crop stage
+INTERP_ARGS = ("interp_type", "min_filter", "mag_filter", "antialias")
 
 
 # ------------------------------------------------------------------ ROI decode + resample
-# Support radius of each filter in units of max(1, window / out) (DALI's filter widths, see
-# ``runtime/kernels/cpu/resize.py``): linear/triangular r, gaussian ~r (2r taken), cubic 2r,
-# lanczos3 3r; NN reads one pixel.  The margin added around the window is
-# ``ceil(factor * max(1, window / out)) + 2`` pixels per side (the +2 covers the tap rounding).
-_SUPPORT = {"nn": 1, "linear": 1, "triangular": 1, "gaussian": 2, "cubic": 2, "lanczos3": 3}
-_INTERP_NAMES = {0: "nn", 1: "linear", 2: "cubic", 3: "lanczos3", 4: "triangular",
-                 5: "gaussian", "nearest": "nn", "bilinear": "linear", "bicubic": "cubic",
-                 "lanczos": "lanczos3", "triangle": "triangular"}
+# The margin added around the window is ``ceil(factor * max(1, window / out)) + 2`` pixels per
+# side (the +2 covers the tap rounding), ``factor`` the filter's support
+# (:data:`runtime.kernels.params.interp.FILTER_SUPPORT`).
 
-
-# A region decode still entropy-decodes the whole JPEG (libjpeg-turbo skips scanlines by
-# decoding them), so it saves only the IDCT/colour work outside the region; above this fraction
-# of the image area the canvas copy costs more than it saves and the image is decoded whole.
-_ROI_MAX_AREA = 0.8
-
-
-def _filter_name(value):
-    """Normalised filter name of an interp argument (``None`` -> ``None``), or ``"?"`` when the
-    value is not understood here (the caller then falls back to a full decode)."""
-    if value is None:
-        return None
-    name = getattr(value, "name", value)
-    if isinstance(name, str):
-        name = name.lower()
-        name = name[len("interp_"):] if name.startswith("interp_") else name
-    try:
-        name = _INTERP_NAMES.get(name, name)
-    except TypeError:
-        return "?"
-    return name if name in _SUPPORT else "?"
+#: A region decode still entropy-decodes the whole JPEG (libjpeg-turbo skips scanlines by
+#: decoding them), so it saves only the IDCT/colour work outside the region; above this
+#: fraction of the image area the canvas copy costs more than it saves and the image is decoded
+#: whole.
+ROI_MAX_AREA = 0.8
 
 
 def _support_factor(interp: dict) -> int | None:
     """Largest support factor of the filters ``interp`` may use; ``None``: unknown filter."""
-    key = (interp.get("interp_type", "linear"), interp.get("min_filter"),
-           interp.get("mag_filter"))
-    try:
-        return _support_of(*key)
-    except TypeError as exc:        # an unhashable filter argument: no caching
-        if "unhashable" not in str(exc):
-            raise
-        return _support_of.__wrapped__(*key)
+    return call_cached(_support_of, interp.get("interp_type", "linear"),
+                       interp.get("min_filter"), interp.get("mag_filter"))
 
 
 @functools.lru_cache(maxsize=64)
 def _support_of(interp_type, min_filter, mag_filter) -> int | None:
-    kind = _filter_name(interp_type) or "linear"
-    names = {_filter_name(min_filter) or kind, _filter_name(mag_filter) or kind}
+    kind = filter_name(interp_type) or "linear"
+    names = {filter_name(min_filter) or kind, filter_name(mag_filter) or kind}
     if "?" in names:
         return None
-    return max(_SUPPORT[n] for n in names)
+    return max(FILTER_SUPPORT[n] for n in names)
 
 
 def source_region(full_hw, params, factor: int) -> tuple[int, int, int, int]:
@@ -99,7 +78,7 @@ def source_region(full_hw, params, factor: int) -> tuple[int, int, int, int]:
         From ``resize_output_shape(full_hw, ...)`` (window ``y0..y1`` x ``x0..x1``, output
         ``out_h`` x ``out_w``; the window may be flipped: start > end).
     factor : int
-        Filter support factor (see ``_SUPPORT``).
+        Filter support factor (see ``FILTER_SUPPORT``).
 
     Returns
     -------
@@ -122,11 +101,11 @@ def roi_resample(data, name, full_hw, params, interp: dict, dec: dict, dtype):
     """``resample(decode(data), params, ...)`` decoding only the source region it reads.
 
     The region (:func:`source_region`) is decoded and placed at its position in a full-size
-    canvas (a reused per-thread buffer, see :func:`_canvas`); ``resample`` then runs unchanged
+    canvas (a reused per-thread buffer, see :func:`canvas`); ``resample`` then runs unchanged
     on the canvas, so the taps, weights and summation order are those of the unfused kernel and
     the result is bit-exact as long as the region covers every pixel it reads.  Falls back to a
     full decode when the filter is unknown, the output is empty or the region covers more than
-    ``_ROI_MAX_AREA`` of the image.
+    ``ROI_MAX_AREA`` of the image.
 
     Parameters
     ----------
@@ -150,10 +129,9 @@ def roi_resample(data, name, full_hw, params, interp: dict, dec: dict, dtype):
     numpy.ndarray
         HWC ``(out_h, out_w, C)``, exactly ``resample(decode(data, **dec), params, ...)``.
     """
-    from runtime.codecs.image import decode
     region = _roi_region(full_hw, params, interp)
     img = decode(data, roi=region, sample=name, **dec)
-    return _roi_finish(img, region, full_hw, params, interp, dtype)
+    return roi_finish(img, region, full_hw, params, interp, dtype)
 
 
 def _roi_region(full_hw, params, interp: dict):
@@ -162,14 +140,13 @@ def _roi_region(full_hw, params, interp: dict):
     if factor is None or not (params.out_h and params.out_w):
         return None
     y0, x0, y1, x1 = source_region(full_hw, params, factor)
-    if (y1 - y0) * (x1 - x0) > _ROI_MAX_AREA * full_hw[0] * full_hw[1]:
+    if (y1 - y0) * (x1 - x0) > ROI_MAX_AREA * full_hw[0] * full_hw[1]:
         return None
     return y0, x0, y1, x1
 
 
-def _roi_finish(part, region, full_hw, params, interp: dict, dtype):
+def roi_finish(part, region, full_hw, params, interp: dict, dtype):
     """``resample`` of the image whose ``region`` (None: all of it) was decoded as ``part``."""
-    from runtime.kernels.cpu.resize import resample, resample_part
     if region is None:
         return resample(part, params, dtype=dtype, layout="HWC", **interp)
     y0, x0, y1, x1 = region
@@ -177,7 +154,7 @@ def _roi_finish(part, region, full_hw, params, interp: dict, dtype):
     res = resample_part(part, (y0, x0), full_hw, params, dtype=dtype, **interp)
     if res is not None:
         return res
-    img = _canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
+    img = canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
     img[y0:y1, x0:x1] = part
     res = resample(img, params, dtype=dtype, layout="HWC", **interp)
     return res.copy() if np.may_share_memory(res, img) else res
@@ -192,7 +169,7 @@ _CANVAS_KEEP = 32 << 20
 _local = threading.local()
 
 
-def _canvas(shape, dtype) -> np.ndarray:
+def canvas(shape, dtype) -> np.ndarray:
     """A ``shape`` array of ``dtype`` for the calling thread (contents undefined)."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes > _CANVAS_KEEP:
@@ -210,23 +187,16 @@ def rrc_plan(data, name, a, i):
     ``random_crop_window`` on the oriented image size, ``image_info``).  Returns
     ``(todo, finish)``: ``decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])`` decodes
     only the region read (:func:`_roi_region`; ``roi`` None: the whole image) and
-    ``_roi_finish(part, *finish)`` gives the HWC result of ``random_resized_crop(decode(data))``.
+    ``roi_finish(part, *finish)`` gives the HWC result of ``random_resized_crop(decode(data))``.
     """
-    from runtime.codecs.image import parse_image
-    from runtime.kernels.cpu.crop_window import random_crop_window
-    from runtime.kernels.cpu.random import sample_rng
-    from runtime.kernels.cpu.resize_params import crop_resize_params
     data = parse_image(data, sample=name)      # parsed once: decode reuses the header
     info = data.info()
     H, W = info.height, info.width
-    rng = sample_rng(a["_seeds"], i)
     ra = stage_args(a, "rrc")
-    y0, x0, h, w = random_crop_window((H, W), rng, random_area=ra["random_area"],
-                                      random_aspect_ratio=ra["random_aspect_ratio"],
-                                      num_attempts=ra["num_attempts"])
+    y0, x0, h, w = random_window((H, W), ra, a["_seeds"], i)
     params = crop_resize_params((H, W), ra["size"], y0, x0, y0 + h, x0 + w)
-    interp = _stage(a, "rrc", ("interp_type", "min_filter", "mag_filter", "antialias"))
-    dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
+    interp = given(ra, INTERP_ARGS)
+    dec = given(stage_args(a, "decode"), DECODE_ARGS)
     region = _roi_region((H, W), params, interp)
     return (data, region, name, dec), (region, (H, W), params, interp, ra.get("dtype"))
 
@@ -235,17 +205,14 @@ def resize_crop_plan(data, name, a):
     """Plan of a fused decode -> resize -> cmn-with-crop sample (``None``: not applicable).
 
     Only the part of the resize output inside the cmn window is computed
-    (:func:`_resize_for_crop`), so only the source lines those output pixels read are
+    (:func:`resize_for_crop`), so only the source lines those output pixels read are
     decoded: along an axis resampled by torch's tent (integer window) every output line is
     computed, so all lines of its window; along a fractional axis the lines of the cropped
     outputs (+ the filter margin of :func:`source_region`).  Returns ``(todo, finish)`` as
     :func:`rrc_plan` does; ``finish = ("resize", region, full_hw, params, window, ra)`` for
-    :func:`_resize_crop_finish`.
+    :func:`resize_crop_finish`.
     """
-    from runtime.codecs.image import parse_image
-    from runtime.kernels.cpu.bindings import resize_size_args
-    from runtime.kernels.cpu.resize_params import resize_output_shape
-    dec = _stage(a, "decode", ("output_type", "dtype", "adjust_orientation"))
+    dec = given(stage_args(a, "decode"), DECODE_ARGS)
     ra = stage_args(a, "resize")
     data = parse_image(data, sample=name)      # parsed once: decode reuses the header
     info = data.info()
@@ -262,11 +229,10 @@ def _resize_crop_region(full_hw, params, window, ra: dict, dec: dict):
     """Source box ``(y0, x0, y1, x1)`` read by ``resample(..., out_window=window)`` on the
     uint8 tent paths, or None (decode everything: other filters, dtypes or channel counts
     take paths that read the whole window, or the box is most of the image)."""
-    from runtime.kernels.cpu.resize import _torchable
     if dec.get("output_type", "RGB") not in ("RGB", "BGR") or \
             dec.get("dtype") not in (None, "uint8") or ra.get("dtype") not in (None, "uint8"):
         return None
-    names = {_filter_name(ra.get(k)) for k in ("interp_type", "min_filter", "mag_filter")}
+    names = {filter_name(ra.get(k)) for k in ("interp_type", "min_filter", "mag_filter")}
     if not names <= {None, "linear", "triangular"}:
         return None
     aa = bool(ra.get("antialias", True))
@@ -275,7 +241,7 @@ def _resize_crop_region(full_hw, params, window, ra: dict, dec: dict):
     for lo, hi, out, o0, n, full in ((params.y0, params.y1, params.out_h, oy0, ch, full_hw[0]),
                                      (params.x0, params.x1, params.out_w, ox0, cw, full_hw[1])):
         scale = (hi - lo) / out
-        if _torchable("linear", lo, hi, full, out, aa):
+        if torchable("linear", lo, hi, full, out, aa):
             a, b = lo, hi                       # torch resamples the whole window
         else:
             a, b = lo + o0 * scale, lo + (o0 + n) * scale
@@ -287,18 +253,18 @@ def _resize_crop_region(full_hw, params, window, ra: dict, dec: dict):
         hi_line = max(min(math.ceil(b) + margin, full), lo_line + 1)
         box.append((lo_line, hi_line))
     (y0, y1), (x0, x1) = box
-    if (y1 - y0) * (x1 - x0) > _ROI_MAX_AREA * full_hw[0] * full_hw[1]:
+    if (y1 - y0) * (x1 - x0) > ROI_MAX_AREA * full_hw[0] * full_hw[1]:
         return None
     return y0, x0, y1, x1
 
 
-def _resize_crop_finish(part, region, full_hw, params, window, ra):
+def resize_crop_finish(part, region, full_hw, params, window, ra):
     """The cmn-window part of the resize of the image whose ``region`` (None: all of it)
     was decoded as ``part``; returns ``(image, cmn window)``."""
     img = part
     if region is not None:
         y0, x0, y1, x1 = region
-        img = _canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
+        img = canvas((full_hw[0], full_hw[1], part.shape[2]), part.dtype)
         img[y0:y1, x0:x1] = part
     res = _resample_window(img, params, ra, "HWC", window)
     if region is not None and np.may_share_memory(res, img):
@@ -306,30 +272,27 @@ def _resize_crop_finish(part, region, full_hw, params, window, ra):
     return res, (0, 0, window[2], window[3])
 
 
-def _resize_for_crop(x, layout, ra, size_args, a):
+def resize_for_crop(x, layout, ra, size_args, a):
     """A resize whose output only feeds a cmn crop: ``(part, window)``.
 
     When the cmn window lies inside the resize output, only that part is resampled
     (``resample(..., out_window=...)``, bit-exact with slicing the full output: e.g. val's
     ``resize_shorter=256`` -> 224x224 centre crop computes ~60 % of the output) and the cmn
     window becomes the whole part; otherwise ``(full resize, None)``."""
-    from runtime.kernels.cpu.bindings import _resize_sample
-    from runtime.kernels.cpu.resize_params import resize_output_shape
     if layout not in ("HWC", "HW"):
-        return _resize_sample(x, layout, ra, size_args), None
+        return resize_sample(x, layout, ra, size_args), None
     params = resize_output_shape(x.shape[:2], **size_args)
     window = _crop_inside(params, a)
     if window is None:
-        return _resize_sample(x, layout, ra, size_args), None
+        return resize_sample(x, layout, ra, size_args), None
     return _resample_window(x, params, ra, layout, window), (0, 0, window[2], window[3])
 
 
 def _crop_inside(params, a: dict):
     """The cmn crop window ``(y0, x0, h, w)`` on the resize output of ``params``, or None
     when it is empty or reaches outside that output (cmn then pads or raises as usual)."""
-    from runtime.kernels.cpu.crop_window import crop_window
     oh, ow = params.out_h, params.out_w
-    y0, x0, h, w = crop_window((oh, ow), **_stage(a, "cmn", _CROP))
+    y0, x0, h, w = crop_window((oh, ow), **crop_args(stage_args(a, "cmn")))
     if not (0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow):
         return None
     return y0, x0, h, w
@@ -337,7 +300,6 @@ def _crop_inside(params, a: dict):
 
 def _resample_window(img, params, ra: dict, layout: str, window):
     """``resample(img, params, out_window=window)`` with the resize stage's arguments."""
-    from runtime.kernels.cpu.resize import resample
     return resample(img, params, interp_type=ra.get("interp_type", "linear"),
                     antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
                     min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),

@@ -7,7 +7,9 @@ them in parallel; ``cache=True``: the machine code is kept next to the source, s
 processes load it instead of compiling: ~0.3 s to import numba, then ~0.05 s a kernel; where no
 cache location is writable they are compiled in memory, with one warning).
 
-numba is imported only when a kernel is first needed, never at ``import ndd``.
+numba is imported only when a kernel is first needed, never at ``import ndd``.  Each module
+with compiled kernels has a ``warm_up()`` that builds (or loads) them;
+:func:`runtime.kernels.cpu.catalog.warm_up` runs them all.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import threading
 import warnings
 from typing import Callable
 
-__all__ = ["compiled", "warm_up"]
+__all__ = ["compiled"]
 
 
 def _build(build):
@@ -61,12 +63,3 @@ def compiled(build: Callable[[Callable], Callable]) -> Callable[[], Callable]:
 
     get.__doc__ = build.__doc__
     return get
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) every kernel now, e.g. before timing or in a worker
-    process before it reports ready."""
-    from .cmn_batch import warm_up as warm_cmn
-    from .resize_edges import warm_up as warm_edges
-    warm_edges()
-    warm_cmn()

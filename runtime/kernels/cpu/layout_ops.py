@@ -3,6 +3,10 @@
 Semantics follow ``nvidia.dali.fn.transpose`` and ``nvidia.dali.fn.reshape``
 (DALI 2.4 documentation, checked against DALI). Layouts are strings (or
 ``None`` for "no layout"); both functions return ``(array, layout)``.
+
+Registers the kernels of the ops that move or reinterpret a sample's elements without
+computing: ``copy``, ``transpose``, ``reshape`` and ``subscript`` (``Tensor`` indexing,
+``Batch.slice``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import math
 import numbers
 
 import numpy as np
+
+from runtime.kernels.registry import per_sample, register
 
 __all__ = ["transpose", "reshape"]
 
@@ -198,3 +204,64 @@ def reshape(x, *, shape=None, rel_shape=None, layout=None, src_layout=None, src_
     else:
         out_layout = None
     return out, out_layout
+
+
+# ------------------------------------------------------------------ kernels
+@register("copy", "cpu")
+@per_sample
+def copy_kernel(ctx, ins, a, i):
+    """``copy``: a new array of every sample."""
+    return np.array(ins[0], copy=True)
+
+
+@register("transpose", "cpu")
+@per_sample
+def transpose_kernel(ctx, ins, a, i):
+    """``transpose``: the sample's axes permuted by ``perm`` (default: reversed), contiguous."""
+    x = ins[0]
+    perm = a.get("perm")
+    perm = tuple(range(x.ndim - 1, -1, -1)) if perm is None else tuple(perm)
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"perm {perm} is not a permutation of the {x.ndim} axes of the sample")
+    return np.ascontiguousarray(np.transpose(x, perm))
+
+
+@register("reshape", "cpu")
+@per_sample
+def reshape_kernel(ctx, ins, a, i):
+    """``reshape``: :func:`reshape` of every sample (the layout is the node's metadata)."""
+    out, _ = reshape(ins[0], shape=a.get("shape"), rel_shape=a.get("rel_shape"),
+                     layout=a.get("layout"), src_layout=ctx.in_metas[0].layout or None)
+    return out
+
+
+@register("subscript", "cpu")
+@per_sample
+def subscript_kernel(ctx, ins, a, i):
+    """``subscript``: basic indexing of every sample by the node's ``spec``.
+
+    ``spec`` holds one item per index: ``("ellipsis",)``, ``("new",)``, ``("idx", v)`` or
+    ``("slice", lo, hi, step)``; a bound given per sample is ``("t",)`` and its values are the
+    tensor arguments ``at_<k>`` / ``lo_<k>`` / ``hi_<k>``.
+    """
+    x = ins[0]
+    index = []
+    for k, item in enumerate(a["spec"]):
+        kind = item[0]
+        if kind == "ellipsis":
+            index.append(Ellipsis)
+        elif kind == "new":
+            index.append(None)
+        elif kind == "idx":
+            v = a[f"at_{k}"] if item[1] == ("t",) else item[1]
+            index.append(int(v))
+        else:
+            lo = a[f"lo_{k}"] if item[1] == ("t",) else item[1]
+            hi = a[f"hi_{k}"] if item[2] == ("t",) else item[2]
+            index.append(slice(None if lo is None else int(lo), None if hi is None else int(hi),
+                               item[3]))
+    try:
+        out = np.asarray(x[tuple(index)])  # integers on every axis: a 0-d sample (DALI)
+        return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+    except IndexError as exc:
+        raise IndexError(f"sample {i} of shape {x.shape}: {exc}") from None

@@ -1,16 +1,18 @@
-"""CPU resampling kernel of DALI's ``resize`` operator (2D images, one sample per call).
+"""CPU kernels of ``resize`` and ``random_resized_crop``: DALI's resampling (2D images).
 
 Separable resampling: per output axis a banded matrix (source taps + weights, restricted to the
 source pixels actually read) is built from DALI's filter definition and cached; each pass is one
 torch sparse-CSR (or, for wide filters, dense) matrix product on a 2-D float32 view with that
 axis as rows, so the work is proportional to taps x pixels.  Intermediate values
 are float32, as in DALI's CPU kernel; integer outputs are rounded half away from zero and
-saturated.  Filter and tap tables live in :mod:`.resize_taps`.
+saturated.  Filters live in :mod:`.resize_filters`, tap tables in :mod:`.resize_taps`; the
+output size and source window come from :mod:`runtime.kernels.params.resize_geometry`.
 
-uint8 linear/triangular fast paths (within 1 of the float32 path): both windows integer
-(``random_resized_crop``, fixed sizes) -> torch's antialiased bilinear plus exact edge lines
-(:func:`_fast_uint8`); only W integer (portrait ``resize_shorter``) -> torch along W, a
-weighted sum of rows along H (:func:`_mixed_uint8`); a fractional W window (landscape
+uint8 linear/triangular fast paths (within 1 of the float32 path, :mod:`.resize_uint8`): both
+windows integer (``random_resized_crop``, fixed sizes) -> torch's antialiased bilinear plus
+exact edge lines (:func:`.resize_uint8.fast_uint8`); only W integer (portrait
+``resize_shorter``) -> torch along W, a weighted sum of rows along H
+(:func:`.resize_uint8.mixed_uint8`); a fractional W window (landscape
 ``resize_shorter``) and the other tent cases, 3 channels -> :func:`.resize_frac.frac_uint8`
 (row sums on a pixel-transposed copy).  Their heavy work runs with the GIL released (single
 torch calls on whole images, or a TorchScript function); the per-call numpy work is small
@@ -34,31 +36,28 @@ Filter semantics (DALI 2.4 CPU ``resize``, checked against the operator):
   ``mag_filter``; ``interp_type`` sets both.
 
 Functions here are thread-safe (module-level and cached tables are read-only) and start no
-threads.
+threads.  Registers the ``resize`` and ``random_resized_crop`` kernels.
 """
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import torch
 
-from .resize_frac import bag_taps, bag_taps_window, frac_uint8, row_table, rows_pass_u8
-from .resize_params import ResizeParams, resize_output_shape
-from .resize_taps import (_LUTS, _Filter, _axis_matrix, _axis_taps,  # noqa: F401
-                          _make_filter, gather_taps, tent_plan)
-from .resize_edges import fix_edges
+from runtime.kernels.params.interp import INTERP_TYPES, interp_name
+from runtime.kernels.params.layouts import hw_axes, meta_layout
+from runtime.kernels.params.resize_geometry import (ResizeParams, resize_output_shape,
+                                                    resize_size_args)
+from runtime.kernels.params.windows import random_window
+from runtime.kernels.registry import per_sample, register
 
-__all__ = ["resample", "resize", "INTERP_TYPES", "ResizeParams", "resize_output_shape"]
+from .resize_frac import frac_uint8
+from .resize_taps import axis_matrix, axis_taps
+from .resize_uint8 import TORCH_KINDS, fast_uint8, mixed_uint8
+
+__all__ = ["resample", "resample_part", "resize", "resize_sample", "separable",
+           "INTERP_TYPES", "ResizeParams", "resize_output_shape"]
 
 _f32 = np.float32
-
-INTERP_TYPES = ("nn", "linear", "cubic", "lanczos3", "triangular", "gaussian")
-# DALI's DALIInterpType numbering, so that DALI/ndd enums given as ints are understood.
-_INTERP_BY_NUMBER = {0: "nn", 1: "linear", 2: "cubic", 3: "lanczos3", 4: "triangular",
-                     5: "gaussian"}
-_INTERP_ALIASES = {"nearest": "nn", "bilinear": "linear", "bicubic": "cubic",
-                   "lanczos": "lanczos3", "triangle": "triangular"}
 
 _IN_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32)
 _OUT_DTYPES = _IN_DTYPES
@@ -72,131 +71,8 @@ def _transposed(a: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# Fast path: uint8 linear/triangular via torch's antialiased bilinear, edges recomputed exactly
-# --------------------------------------------------------------------------------------------
-# torch's ``interpolate(mode="bilinear", antialias=True)`` samples output ``i`` of a window of
-# ``L`` source pixels at ``(i + 0.5) * L / n`` with a tent of radius ``max(L / n, 1)``: DALI's
-# LINEAR/TRIANGULAR filter for a window with integer ends.  It differs only where the tent
-# leaves the window (torch trims and renormalises, DALI reads the pixels beyond the window,
-# edge-replicated at the image border), so those output lines are recomputed with DALI's taps
-# (one compiled call, :mod:`.resize_edges`).  torch keeps a uint8 intermediate between its
-# passes (error < 0.5 before the final rounding, filters non-negative), so results are
-# within 1 of the float32 path.
-
-_TORCH_KINDS = ("linear", "triangular")
-
-
-def _torchable(kind: str, start: float, end: float, in_len: int, out_len: int,
-               antialias: bool) -> bool:
-    return (kind in _TORCH_KINDS and float(start).is_integer() and float(end).is_integer()
-            and 0 <= start < end <= in_len and (antialias or out_len >= end - start))
-
-
-def _script(fn):
-    """``torch.jit.script(fn)`` (its ops then run in C++ with the GIL released), else ``fn``."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return torch.jit.script(fn)
-    except Exception:       # TorchScript missing or unable to compile: eager is equivalent
-        return fn
-
-
-# Most multiply-adds the edge fix may take per image; above it (tiny outputs of big windows,
-# where nearly every line is an edge line) the separable paths are cheaper.
-_EDGE_WORK_LIMIT = 4 << 20
-
-
-def _fast_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
-                kind_x: str, antialias: bool, origin=(0, 0), full_hw=None):
-    """uint8 HWC result via torch, or ``None`` unless both axes qualify (see above).
-
-    torch's antialiased bilinear (one call, GIL released) does the whole window; the output
-    lines whose taps leave the window (1-4 per side, from the cached :class:`TentPlan` of
-    each axis) are then recomputed in float32 with DALI's edge-clamped taps
-    (:func:`runtime.kernels.cpu.resize_edges.fix_edges`, compiled, GIL released).  A
-    fractional window on either axis, or an edge fix costlier than ``_EDGE_WORK_LIMIT``
-    (tiny outputs of big windows), return ``None``.
-
-    ``hwc`` may be a part of the image: the lines at ``origin`` ``(y, x)`` of an image of
-    ``full_hw`` (the whole image when omitted); ``None`` is then also returned when the
-    computation reads a line outside the part.  Only coordinates shift: the torch call sees
-    the same window pixels and the edge lines the same taps, so the bits are those of the
-    whole image.
-    """
-    in_h, in_w = full_hw if full_hw is not None else hwc.shape[:2]
-    chans = hwc.shape[2]
-    py0, py1, px0, px1 = params.y0, params.y1, params.x0, params.x1
-    if not (_torchable(kind_y, py0, py1, in_h, oh, antialias)
-            and _torchable(kind_x, px0, px1, in_w, ow, antialias)):
-        return None
-    y0, y1, x0, x1 = int(py0), int(py1), int(px0), int(px1)
-    oy, ox = origin
-    if (oh, ow) == (y1 - y0, x1 - x0):      # scale 1: DALI's tent is the identity
-        if not (oy <= y0 and y1 <= oy + hwc.shape[0] and ox <= x0 and x1 <= ox + hwc.shape[1]):
-            return None
-        return np.array(hwc[y0 - oy:y1 - oy, x0 - ox:x1 - ox])
-    ylo, py = tent_plan(in_h, oh, y0, y1, kind_y, antialias)
-    xlo, px = tent_plan(in_w, ow, x0, x1, kind_x, antialias)
-    edge_y, edge_x = py.head + oh - py.tail, px.head + ow - px.tail
-    if (edge_y * ow + edge_x * oh) * chans * py.w.shape[1] * px.w.shape[1] > _EDGE_WORK_LIMIT:
-        return None
-    if oy or ox or hwc.shape[:2] != (in_h, in_w):
-        # every line read (torch's window, the edge taps' lines) must lie in the part
-        if not (oy <= min(y0, ylo) and max(y1, ylo + py.n) <= oy + hwc.shape[0]
-                and ox <= min(x0, xlo) and max(x1, xlo + px.n) <= ox + hwc.shape[1]):
-            return None
-        y0, y1, ylo, x0, x1, xlo = y0 - oy, y1 - oy, ylo - oy, x0 - ox, x1 - ox, xlo - ox
-    if not hwc.flags.c_contiguous:
-        hwc = np.ascontiguousarray(hwc)
-    res = np.empty((oh, ow, chans), np.uint8)
-    # out= a CHW view of the HWC buffer (channels-last strides, which the kernel keeps)
-    torch._C._nn._upsample_bilinear2d_aa(
-        torch.from_numpy(hwc[y0:y1, x0:x1]).permute(2, 0, 1).unsqueeze(0), [oh, ow], False,
-        None, None, out=torch.from_numpy(res).permute(2, 0, 1).unsqueeze(0))
-    if edge_y or edge_x:
-        fix_edges(hwc, ylo, xlo, py, px, res)
-    return res
-
-
-# torch.from_numpy warns once per process on read-only arrays (which we only ever read): use
-# up that warning here, quietly, at import (single-threaded).
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    _ro = np.zeros(1, np.uint8)
-    _ro.setflags(write=False)
-    torch.from_numpy(_ro)
-    del _ro
-
-
-# --------------------------------------------------------------------------------------------
 # Argument handling
 # --------------------------------------------------------------------------------------------
-
-def _interp_name(arg_name: str, value) -> str:
-    if value is None:
-        return None
-    if value.__class__ is str and value in INTERP_TYPES:     # the common case, quickly
-        return value
-    if isinstance(value, str):
-        key = value.strip().lower()
-        if key.startswith("interp_"):
-            key = key[len("interp_"):]
-        key = _INTERP_ALIASES.get(key, key)
-        if key in INTERP_TYPES:
-            return key
-        raise ValueError(f"resize: `{arg_name}` must be one of {INTERP_TYPES} (or a DALI "
-                         f"INTERP_* enum), got {value!r}")
-    name = getattr(value, "name", None)
-    if isinstance(name, str):
-        return _interp_name(arg_name, name)
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        if int(value) in _INTERP_BY_NUMBER:
-            return _INTERP_BY_NUMBER[int(value)]
-        raise ValueError(f"resize: `{arg_name}` enum value must be 0..5, got {value!r}")
-    raise TypeError(f"resize: `{arg_name}` must be a string or an INTERP_* enum, got "
-                    f"{value!r} ({type(value).__name__})")
-
 
 def _out_dtype(dtype, in_dtype: np.dtype) -> np.dtype:
     if dtype is None:
@@ -241,64 +117,7 @@ def _to_output(res: np.ndarray, dt: np.dtype) -> np.ndarray:
     return res.astype(dt)
 
 
-def _tent_cols(src: torch.Tensor, a: int, b: int, out_w: int, lo: int, n: int,
-               w: torch.Tensor, edge: torch.Tensor, idx_e: torch.Tensor,
-               w_e: torch.Tensor) -> torch.Tensor:
-    """uint8 HWC ``src`` resampled along W only, with torch's tent: ``(H, out_w, C)`` uint8.
-
-    The integer window ``[a, b)`` of the W axis goes to ``out_w`` with torch's antialiased
-    bilinear (uint8 result); the edge columns ``edge`` are recomputed with DALI's taps
-    (``lo``, ``n``, ``idx_e``, ``w_e`` of a cols :class:`AxisGather`; ``w`` gives K) and
-    rounded half up.
-    """
-    h, wd, chans = src.shape[0], src.shape[1], src.shape[2]
-    mid = torch.empty([h, out_w, chans], dtype=torch.uint8)
-    torch._C._nn._upsample_bilinear2d_aa(src[:, a:b].permute(2, 0, 1).unsqueeze(0),
-                                         [h, out_w], False, None, None,
-                                         out=mid.permute(2, 0, 1).unsqueeze(0))
-    m = edge.shape[0]
-    if m > 0:
-        g = src.view(h, wd * chans)[:, lo * chans:(lo + n) * chans].index_select(1, idx_e)
-        v = g.float().view(h, w.shape[0], m * chans).mul_(w_e).sum(1)
-        mid.index_copy_(1, edge, v.add_(0.5).to(torch.uint8).view(h, m, chans))
-    return mid
-
-
-_tent_cols_scripted = _script(_tent_cols)
-
-
-def _mixed_uint8(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
-                 kind_x: str, antialias: bool, out_window=None):
-    """uint8 HWC result when only the W axis suits torch's tent, else None.
-
-    This is ``resize_shorter`` of a portrait image with ``subpixel_scale``: W keeps its
-    integer window, H gets a fractional one.  W goes first (:func:`_tent_cols`, uint8
-    intermediate), then H is a weighted sum of contiguous rows with DALI's taps
-    (:func:`.resize_frac.rows_pass_u8`, an embedding bag; no transposes).  torch's uint8
-    intermediate (error < 0.5, tent weights non-negative) keeps results within 1 of the
-    float32 path, as in :func:`_fast_uint8`.  ``out_window=(oy0, ox0, ch, cw)``: only those
-    output rows go through the H pass (and only the source rows they read through the W
-    pass), giving exactly ``full[oy0:oy0 + ch, ox0:ox0 + cw]``.
-    """
-    in_h, in_w, chans = hwc.shape
-    if (not hwc.flags.c_contiguous or kind_y not in _TORCH_KINDS
-            or _torchable(kind_y, params.y0, params.y1, in_h, oh, antialias)
-            or not _torchable(kind_x, params.x0, params.x1, in_w, ow, antialias)):
-        return None
-    oy0, ox0, ch, cw = out_window if out_window is not None else (0, 0, oh, ow)
-    a, b = int(params.x0), int(params.x1)
-    g = gather_taps(in_w, ow, a, b, kind_x, antialias, chans, False)
-    lo, n, bags = bag_taps_window(in_h, oh, float(params.y0), float(params.y1), kind_y,
-                                  antialias, True, oy0, oy0 + ch)
-    # only the rows the H taps read go through the W pass
-    mid = _tent_cols_scripted(torch.from_numpy(hwc[lo:lo + n]), a, b, ow, g.lo, g.n, g.w,
-                              g.edge, g.idx_e, g.w_e)
-    res = np.empty((ch, ow, chans), np.uint8)
-    rows_pass_u8(row_table(mid.numpy(), True), bags, res.reshape(ch, ow * chans))
-    return res if cw == ow else np.ascontiguousarray(res[:, ox0:ox0 + cw])
-
-
-def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
+def separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: str,
                kind_x: str, antialias: bool, out_dt: np.dtype) -> np.ndarray:
     """Two 1-D passes (sparse/dense matrix products in float32) -> ``(oh, ow, C)`` ``out_dt``.
 
@@ -308,9 +127,9 @@ def _separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: 
     order is chosen to move the fewest elements.
     """
     in_h, in_w, chans = hwc.shape
-    ylo, yhi, my = _axis_matrix(in_h, oh, float(params.y0), float(params.y1), kind_y,
+    ylo, yhi, my = axis_matrix(in_h, oh, float(params.y0), float(params.y1), kind_y,
                                 antialias, True, 1)
-    xlo, xhi, mx = _axis_matrix(in_w, ow, float(params.x0), float(params.x1), kind_x,
+    xlo, xhi, mx = axis_matrix(in_w, ow, float(params.x0), float(params.x1), kind_x,
                                 antialias, False, chans)
     hc, wc = yhi - ylo, xhi - xlo
     # elements moved by the transposes (the products cost about the same either way)
@@ -391,9 +210,9 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
         raise ValueError(f"resize: input dtype must be one of "
                          f"{[np.dtype(d).name for d in _IN_DTYPES]}, got {image.dtype.name!r}")
     out_dt = _out_dtype(dtype, image.dtype)
-    kind = _interp_name("interp_type", interp_type) or "linear"
-    kind_min = _interp_name("min_filter", min_filter) or kind
-    kind_mag = _interp_name("mag_filter", mag_filter) or kind
+    kind = interp_name("interp_type", interp_type) or "linear"
+    kind_min = interp_name("min_filter", min_filter) or kind
+    kind_mag = interp_name("mag_filter", mag_filter) or kind
 
     hwc = image.transpose(1, 2, 0) if layout == "CHW" else (
         image[:, :, None] if layout == "HW" else image)
@@ -415,8 +234,8 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
         kind_y = _axis_kind(oh, params.y0, params.y1, kind_min, kind_mag)
         kind_x = _axis_kind(ow, params.x0, params.x1, kind_min, kind_mag)
         if kind_y == "nn" and kind_x == "nn":  # pure nearest neighbour: a gather
-            idx_y, _ = _axis_taps(in_h, oh, params.y0, params.y1, "nn", False, True)
-            idx_x, _ = _axis_taps(in_w, ow, params.x0, params.x1, "nn", False, False)
+            idx_y, _ = axis_taps(in_h, oh, params.y0, params.y1, "nn", False, True)
+            idx_x, _ = axis_taps(in_w, ow, params.x0, params.x1, "nn", False, False)
             picked = hwc[idx_y[:, 0][:, None], idx_x[:, 0][None, :]]
             if picked.dtype == out_dt:
                 res = np.ascontiguousarray(picked)
@@ -425,10 +244,10 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
             return _from_hwc(_window_of(res, out_window), layout)
         res = None
         if (hwc.dtype == np.uint8 and out_dt == np.uint8 and layout != "CHW"
-                and (kind_y in _TORCH_KINDS or kind_x in _TORCH_KINDS)):
-            res = _fast_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
+                and (kind_y in TORCH_KINDS or kind_x in TORCH_KINDS)):
+            res = fast_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias))
             if res is None:
-                res = _mixed_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias),
+                res = mixed_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias),
                                    out_window)
                 if res is None:
                     res = frac_uint8(hwc, oh, ow, params, kind_y, kind_x, bool(antialias),
@@ -436,7 +255,7 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
                 if res is not None:
                     out_window = None       # computed for the window only
         if res is None:
-            res = _separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
+            res = separable(hwc, oh, ow, params, kind_y, kind_x, bool(antialias), out_dt)
 
     return _from_hwc(_window_of(res, out_window), layout)
 
@@ -460,12 +279,12 @@ def resample_part(part: np.ndarray, origin, full_hw, params: ResizeParams,
     oh, ow = params.out_h, params.out_w
     if not (oh and ow and part.shape[0] and part.shape[1] and part.shape[2]):
         return None
-    kind = _interp_name("interp_type", interp_type) or "linear"
-    kind_min = _interp_name("min_filter", min_filter) or kind
-    kind_mag = _interp_name("mag_filter", mag_filter) or kind
+    kind = interp_name("interp_type", interp_type) or "linear"
+    kind_min = interp_name("min_filter", min_filter) or kind
+    kind_mag = interp_name("mag_filter", mag_filter) or kind
     kind_y = _axis_kind(oh, params.y0, params.y1, kind_min, kind_mag)
     kind_x = _axis_kind(ow, params.x0, params.x1, kind_min, kind_mag)
-    return _fast_uint8(part, oh, ow, params, kind_y, kind_x, bool(antialias), tuple(origin),
+    return fast_uint8(part, oh, ow, params, kind_y, kind_x, bool(antialias), tuple(origin),
                        tuple(full_hw))
 
 
@@ -536,3 +355,53 @@ def resize(image, layout="HWC", interp_type="linear", antialias=True, dtype=None
         raise
     return resample(image, params, interp_type=interp_type, antialias=antialias, dtype=dtype,
                     min_filter=min_filter, mag_filter=mag_filter, layout=layout)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------------
+
+def resize_sample(image, layout: str, a: dict, size_args: dict) -> np.ndarray:
+    """``resize`` of one sample: :func:`resample` on the grid ``size_args`` give.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        The sample in ``layout`` (``HWC``, ``CHW``, ``HW``, or ``F`` + one of them: every
+        frame resized alike).
+    layout : str
+    a : dict
+        The node's filter and type arguments (``interp_type``, ``antialias``, ``dtype``,
+        ``min_filter``, ``mag_filter``).
+    size_args : dict
+        Keyword arguments of :func:`resize_output_shape` (e.g. :func:`resize_size_args`).
+    """
+    if layout.startswith("F"):      # a sequence: every frame alike
+        frames = [resize_sample(f, layout[1:], a, size_args) for f in image]
+        return np.stack(frames) if frames else np.empty((0,) + image.shape[1:], image.dtype)
+    h_axis, w_axis = hw_axes(layout)
+    in_hw = (image.shape[h_axis], image.shape[w_axis])
+    params = resize_output_shape(in_hw, **size_args)
+    return resample(image, params, interp_type=a.get("interp_type", "linear"),
+                    antialias=a.get("antialias", True), dtype=a.get("dtype"),
+                    min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"), layout=layout)
+
+
+@register("resize", "cpu")
+@per_sample
+def resize_kernel(ctx, ins, a, i):
+    """``resize``: :func:`resize_sample` of every sample with the node's size arguments."""
+    return resize_sample(ins[0], meta_layout(ctx.in_metas[0]), a, resize_size_args(a))
+
+
+@register("random_resized_crop", "cpu")
+@per_sample
+def random_resized_crop_kernel(ctx, ins, a, i):
+    """``random_resized_crop``: sample ``i``'s random window
+    (:func:`runtime.kernels.params.windows.random_window`) resized to ``size``."""
+    layout = meta_layout(ctx.in_metas[0])
+    img = ins[0]
+    h_axis, w_axis = hw_axes(layout)
+    y0, x0, h, w = random_window((img.shape[h_axis], img.shape[w_axis]), a, a["_seeds"], i)
+    size_args = {"size": a["size"], "roi_start": (y0, x0), "roi_end": (y0 + h, x0 + w)}
+    return resize_sample(img, layout, a, size_args)

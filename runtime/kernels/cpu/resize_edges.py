@@ -1,4 +1,4 @@
-"""Edge lines of the uint8 tent fast path (``resize._fast_uint8``), compiled with numba.
+"""Edge lines of the uint8 tent fast path (``resize_uint8.fast_uint8``), compiled with numba.
 
 torch's antialiased bilinear resamples an integer window in one call, but it drops the taps
 that fall outside the window (and renormalises), where DALI reads the pixels there (clamped to
@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled
+from .resize_taps import tent_plan
 
 __all__ = ["fix_edges", "warm_up"]
 
@@ -80,7 +81,6 @@ def fix_edges(src: np.ndarray, ylo: int, xlo: int, ytaps, xtaps, out: np.ndarray
 
 def warm_up() -> None:
     """Compile (or load) the kernel now (both array layouts): a tiny 4x4 -> 2x2 case."""
-    from .resize_taps import tent_plan
     src = np.zeros((4, 4, 1), np.uint8)
     lo, p = tent_plan(4, 2, 0, 4, "linear", True)
     fix_edges(src, lo, lo, p, p, np.zeros((2, 2, 1), np.uint8))

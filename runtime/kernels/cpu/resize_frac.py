@@ -5,12 +5,12 @@ so that torch's antialiased kernel (integer windows only) cannot do the W pass: 
 ``resize_shorter=256`` of a landscape photo keeps an integer H window but gets a fractional W
 one.  Gathers along the contiguous W axis are slow in torch/numpy, so both passes are
 weighted sums of whole *rows* (``torch.embedding_bag`` with per-tap weights: DALI's
-edge-clamped taps and float32 weights from :func:`_axis_taps`), and the W pass runs on a
+edge-clamped taps and float32 weights from :func:`axis_taps`), and the W pass runs on a
 pixel-transposed copy:
 
 1. H pass on the source region the filters read -> ``(oh, wc, 3)`` uint8: torch's
    antialiased bilinear when the H window is integer (the lines whose taps leave the window
-   recomputed with DALI's taps, as in ``_fast_uint8``), else a row sum;
+   recomputed with DALI's taps, as in ``resize_uint8.fast_uint8``), else a row sum;
 2. pixel transpose -> ``(wc, oh, 4)`` uint8 (one unaligned 4-byte load per 3-byte pixel;
    the 4th byte belongs to the next pixel and is carried along unused);
 3. W pass = row sum of that -> ``(ow, oh, 4)`` uint8;
@@ -19,7 +19,7 @@ pixel-transposed copy:
 Semantics are DALI 2.4's (see :mod:`.resize`); each pass accumulates in float32 and rounds half
 up to uint8 (tent weights are non-negative and sum to 1, so no clamping is needed): the uint8
 intermediate is within 0.5 of the float32 one, which keeps results within 1 of the float32
-path (:func:`runtime.kernels.cpu.resize._separable`).  Deterministic (sequential sums).  The
+path (:func:`runtime.kernels.cpu.resize.separable`).  Deterministic (sequential sums).  The
 per-call buffers are private and the cached tap tables read-only, so the functions are
 thread-safe; the heavy steps are single torch/numpy calls, which run without the GIL.
 """
@@ -32,10 +32,12 @@ import threading
 import numpy as np
 import torch
 
-from .bytecache import ByteLRU as _ByteLRU
-from .resize_taps import _axis_taps, gather_taps
+from runtime.kernels.caching import ByteLRU
 
-__all__ = ["frac_uint8", "rows_pass_u8", "row_table", "bag_taps", "bag_taps_window", "Bags"]
+from .resize_taps import axis_taps, gather_taps
+
+__all__ = ["frac_uint8", "rows_pass_u8", "row_table", "bag_taps", "bag_taps_window", "Bags",
+           "bag_taps_uncached", "BAG_CACHE", "pixel_transpose", "unpack_transpose"]
 
 _TENT_KINDS = ("linear", "triangular")
 
@@ -60,20 +62,20 @@ def _scratch(slot: int, shape, dtype) -> np.ndarray:
     return buf[:nbytes].view(dtype).reshape(shape)
 
 
-# bag tables of :func:`bag_taps` (about 20-60 KB per image size at resize_shorter=256)
-_BAG_CACHE = _ByteLRU(64 << 20)
+#: bag tables of :func:`bag_taps` (about 20-60 KB per image size at resize_shorter=256)
+BAG_CACHE = ByteLRU(64 << 20)
 
 
 def bag_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
              antialias: bool, accumulate: bool):
     """Taps of one axis as embedding bags, restricted to the lines they read (cached, LRU
-    bounded to 64 MB; see :func:`_bag_taps_uncached` for the parameters)."""
+    bounded to 64 MB; see :func:`bag_taps_uncached` for the parameters)."""
     key = (in_len, out_len, start, end, kind, antialias, accumulate)
-    res = _BAG_CACHE.get(key)
+    res = BAG_CACHE.get(key)
     if res is None:
-        res = _bag_taps_uncached(in_len, out_len, start, end, kind, antialias, accumulate)
+        res = bag_taps_uncached(in_len, out_len, start, end, kind, antialias, accumulate)
         b = res[2]
-        _BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
+        BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
     return res
 
 
@@ -84,7 +86,7 @@ def bag_taps_window(in_len: int, out_len: int, start: float, end: float, kind: s
     if (o0, o1) == (0, out_len):
         return bag_taps(in_len, out_len, start, end, kind, antialias, accumulate)
     key = (in_len, out_len, start, end, kind, antialias, accumulate, o0, o1)
-    res = _BAG_CACHE.get(key)
+    res = BAG_CACHE.get(key)
     if res is None:
         lo, _, full = bag_taps(in_len, out_len, start, end, kind, antialias, accumulate)
         taps = full.idx.shape[0] // out_len        # K taps + the bias tap per bag
@@ -93,12 +95,12 @@ def bag_taps_window(in_len: int, out_len: int, start: float, end: float, kind: s
         first, last = int(idx.min()), int(idx.max())
         res = (lo + first, last + 1 - first, Bags(idx - first, w, last + 1 - first))
         b = res[2]
-        _BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
+        BAG_CACHE.put(key, res, b.idx.nbytes + b.w.nbytes + b.offsets.nbytes + 256)
     return res
 
 
-def _bag_taps_uncached(in_len: int, out_len: int, start: float, end: float, kind: str,
-                       antialias: bool, accumulate: bool):
+def bag_taps_uncached(in_len: int, out_len: int, start: float, end: float, kind: str,
+                      antialias: bool, accumulate: bool):
     """Taps of one axis as embedding bags, restricted to the lines they read.
 
     Parameters
@@ -110,7 +112,7 @@ def _bag_taps_uncached(in_len: int, out_len: int, start: float, end: float, kind
     kind : str
         Filter name (not ``"nn"``); ``antialias`` as in ``resample``.
     accumulate : bool
-        True for the rows (H) axis (DALI's row-position arithmetic; see :func:`_axis_taps`).
+        True for the rows (H) axis (DALI's row-position arithmetic; see :func:`axis_taps`).
 
     Returns
     -------
@@ -118,7 +120,7 @@ def _bag_taps_uncached(in_len: int, out_len: int, start: float, end: float, kind
         ``(lo, n, bags)``: the taps read source lines ``lo <= j < lo + n`` (edge-clamped),
         ``bags`` a :class:`Bags` indexing lines relative to ``lo``, with the bias line ``n``.
     """
-    idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+    idx, w = axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
     lo = int(idx.min())
     n = int(idx.max()) + 1 - lo
     return lo, n, Bags(idx - lo, w, n)
@@ -155,7 +157,7 @@ def _edge_bags(in_len: int, out_len: int, start: int, end: int, kind: str, antia
     (:class:`Bags`) indexing into ``rows``.  Arrays are read-only.
     """
     edge = gather_taps(in_len, out_len, start, end, kind, antialias, 1, True).edge.numpy()
-    idx, w = _axis_taps(in_len, out_len, float(start), float(end), kind, antialias, True)
+    idx, w = axis_taps(in_len, out_len, float(start), float(end), kind, antialias, True)
     rows, inv = np.unique(idx[edge], return_inverse=True)
     bags = Bags(inv.reshape(edge.shape[0], idx.shape[1]), w[edge], rows.shape[0])
     edge, rows = np.array(edge, np.intp), rows.astype(np.intp)
@@ -202,7 +204,7 @@ def rows_pass_u8(table: np.ndarray, bags: Bags, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pixel_transpose(flat: np.ndarray, h: int, w: int) -> np.ndarray:
+def pixel_transpose(flat: np.ndarray, h: int, w: int) -> np.ndarray:
     """``(h, w, 3)`` uint8 pixels stored in ``flat`` (length ``>= h * w * 3 + 1``) ->
     ``(w, h)`` int32 (a scratch buffer): each element is the pixel's 3 bytes plus the next
     byte in ``flat``."""
@@ -212,7 +214,7 @@ def _pixel_transpose(flat: np.ndarray, h: int, w: int) -> np.ndarray:
     return dst
 
 
-def _unpack_transpose(quads: np.ndarray) -> np.ndarray:
+def unpack_transpose(quads: np.ndarray) -> np.ndarray:
     """``(w, h, 4)`` uint8 -> fresh ``(h, w, 3)`` uint8: transpose the pixels, drop the 4th
     byte (uses scratch buffer 1).
 
@@ -246,7 +248,7 @@ def _tent_rows(hwc: np.ndarray, y0: int, y1: int, xlo: int, wc: int, kind: str,
     (``(oh, wc * 3)`` uint8).
 
     torch's antialiased bilinear samples an integer window like DALI's tent (see
-    :func:`runtime.kernels.cpu.resize._fast_uint8`) except where the taps leave the window;
+    :func:`runtime.kernels.cpu.resize_uint8.fast_uint8`) except where the taps leave the window;
     those output rows are recomputed with DALI's (edge-clamped) taps.
     """
     oh = out.shape[0]
@@ -314,7 +316,7 @@ def frac_uint8(hwc: np.ndarray, oh: int, ow: int, params, kind_y: str, kind_x: s
         ylo, hc, ybags = bag_taps_window(in_h, oh, y0, y1, kind_y, aa, True, oy0, oy0 + ch)
         rows_pass_u8(row_table(hwc[ylo:ylo + hc, xlo:xlo + wc], True), ybags, mid)
     # W pass on the pixel-transposed copy: rows are source columns, (ch, 4) bytes each
-    cols = _pixel_transpose(mid_flat, ch, wc).view(np.uint8)
+    cols = pixel_transpose(mid_flat, ch, wc).view(np.uint8)
     quads = _scratch(2, (cw, ch * 4), np.uint8)
     rows_pass_u8(row_table(cols, True), xbags, quads)
-    return _unpack_transpose(quads.reshape(cw, ch, 4))
+    return unpack_transpose(quads.reshape(cw, ch, 4))

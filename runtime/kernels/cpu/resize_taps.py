@@ -1,159 +1,33 @@
-"""Filters and per-axis tap tables of DALI's ``resize`` (used by :mod:`.resize`).
+"""Per-axis tap tables of DALI's ``resize`` (used by :mod:`.resize` and its fast paths).
 
-Filter semantics (DALI 2.4 CPU ``resize``) are documented in :mod:`runtime.kernels.cpu.resize`.
-Tables are cached (``functools.lru_cache``) and read-only, so the functions here are
+Filter semantics (DALI 2.4 CPU ``resize``) are documented in :mod:`runtime.kernels.cpu.resize`,
+the filters themselves live in :mod:`.resize_filters`.  Tables are cached
+(``functools.lru_cache`` or a byte-bounded LRU) and read-only, so the functions here are
 thread-safe; nothing here starts threads.
 """
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 
 import numpy as np
 import torch
 
-from .bytecache import byte_lru_cache
+from runtime.kernels.caching import byte_lru_cache
+
+from .resize_filters import Filter, make_filter
+
+__all__ = ["axis_taps", "axis_matrix", "gather_taps", "AxisGather", "tent_plan", "TentPlan",
+           "TENT_PLAN_BYTES", "tent_plan_cache_bytes"]
 
 _f32 = np.float32
 
-# --------------------------------------------------------------------------------------------
-# Filter lookup tables (built once, read-only)
-# --------------------------------------------------------------------------------------------
-
-def _cubic_window(x: np.ndarray) -> np.ndarray:
-    ax = np.abs(x).astype(np.float32)
-    x2 = ax * ax
-    x3 = x2 * ax
-    near = _f32(1.5) * x3 - _f32(2.5) * x2 + _f32(1.0)
-    far = _f32(-0.5) * x3 + _f32(2.5) * x2 - _f32(4.0) * ax + _f32(2.0)
-    return np.where(ax >= 2, _f32(0), np.where(ax > 1, far, near)).astype(np.float32)
-
-
-def _sinc(t: float) -> float:
-    return 1.0 if t == 0.0 else math.sin(math.pi * t) / (math.pi * t)
-
-
-def _lanczos_window(x: np.ndarray, a: float) -> np.ndarray:
-    # in float64 with the C library's sin (math.sin): numpy's vectorised sin differs per CPU
-    return np.array([_sinc(t) * _sinc(t / a) if abs(t) < a else 0.0
-                     for t in x.astype(np.float64).tolist()]).astype(np.float32)
-
-
-def _gaussian_window(x: np.ndarray) -> np.ndarray:
-    # DALI: expf(-x * x) in float32. math.exp (the C library's exp) of that float32 value,
-    # rounded to float32, equals expf on all 65 entries (checked with ctypes) and, unlike
-    # numpy's float32 exp, is the same on every CPU (tests/test_cpu_independence.py).
-    neg_sq = (-(x * x)).astype(np.float32)
-    return np.array([math.exp(v) for v in neg_sq.astype(np.float64).tolist()]).astype(np.float32)
-
-
-def _lut_x(n: int, half_range: float) -> np.ndarray:
-    i = np.arange(n, dtype=np.float32)
-    return (_f32(2 * half_range) * (i - _f32((n - 1) * 0.5)) / _f32(n - 1)).astype(np.float32)
-
-
-# name -> (table, initial support width the table is defined over)
-_LUTS = {
-    "triangular": (np.array([0.0, 1.0, 0.0], np.float32), None),
-    "gaussian": (_gaussian_window(_lut_x(65, 2.0)), None),
-    "lanczos3": (_lanczos_window(_lut_x(193, 3.0), 3.0), 6.0),
-    "cubic": (_cubic_window(_lut_x(129, 2.0)), 4.0),
-}
-for _table, _ in _LUTS.values():
-    _table.setflags(write=False)
 # torch warns once per process that sparse CSR support is "beta"; trigger that here, quietly,
 # at import (single-threaded) rather than at the first resize.
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     torch.sparse_csr_tensor(torch.zeros(2, dtype=torch.int64), torch.zeros(0, dtype=torch.int64),
                             torch.zeros(0), size=(1, 1), check_invariants=False)
-
-
-class _Filter:
-    """A lookup-table filter stretched to a given width (DALI's ResamplingFilter).
-
-    ``values``/``slopes`` are the table (then zeros) and its forward differences, so that the
-    filter at table coordinate ``p >= 0`` is ``values[i] + (p - i) * slopes[i]``, ``i =
-    floor(p)`` (clamped into the zero tail): DALI's linear interpolation of the table, zero
-    beyond it.  ``taps`` is ``arange(support)`` as float32.
-    """
-
-    __slots__ = ("values", "slopes", "cap", "scale", "anchor", "support", "taps", "tent")
-
-    def __init__(self, name: str, width: float):
-        table, first_width = _LUTS[name]
-        n = table.shape[0]
-        scale = _f32((n - 1) * 0.5)
-        anchor = _f32(1.0)
-        for w in ((first_width,) if first_width else ()) + (width,):
-            new_scale = _f32(_f32(n - 1) / _f32(w))
-            anchor = _f32(_f32(anchor * scale) / new_scale)
-            scale = new_scale
-        self.values, self.slopes = _TAILS[name]
-        self.cap = self.values.shape[0] - 1
-        self.scale = scale
-        self.anchor = anchor
-        self.support = int(math.ceil(_f32(_f32(n - 1) / scale)))
-        self.taps = np.arange(self.support, dtype=np.float32)
-        self.tent = name == "triangular"
-
-    def __call__(self, pos: np.ndarray) -> np.ndarray:
-        """Evaluate at non-negative table coordinates ``pos`` (float32 array, may be reused).
-
-        The table ``[0, 1, 0]`` (triangular) is ``max(0, min(p, 2 - p))``: bit for bit the
-        interpolated table (``p - 1`` and ``2 - p`` are exact for ``1 <= p < 2``).
-        """
-        if self.tent:
-            d = np.subtract(_f32(2), pos)
-            np.minimum(pos, d, out=d)
-            return np.maximum(d, _f32(0), out=d)
-        fl = np.floor(pos)
-        d = pos - fl
-        i0 = fl.astype(np.intp)
-        np.minimum(i0, self.cap, out=i0)
-        d *= self.slopes.take(i0)
-        d += self.values.take(i0)
-        return d
-
-
-def _tails(table: np.ndarray):
-    values = np.concatenate([table, np.zeros(2, np.float32)]).astype(np.float32)
-    slopes = np.zeros_like(values)
-    slopes[:-1] = values[1:] - values[:-1]
-    values.setflags(write=False)
-    slopes.setflags(write=False)
-    return values, slopes
-
-
-_TAILS = {name: _tails(table) for name, (table, _) in _LUTS.items()}
-
-
-@functools.lru_cache(maxsize=4096)
-def _make_filter(kind: str, antialias: bool, in_size: float, out_size: int) -> _Filter | None:
-    """DALI's filter choice for one axis; ``None`` means nearest neighbour (cached)."""
-    aa = bool(antialias) and in_size > out_size
-    ratio = _f32(_f32(in_size) / _f32(out_size)) if out_size else _f32(1)
-    if kind == "nn":
-        return None
-    if kind == "linear":
-        if aa:
-            return _Filter("triangular", max(_f32(1), _f32(2) * ratio))
-        return _Filter("triangular", _f32(2))
-    if kind == "triangular":
-        radius = ratio if aa else _f32(1)
-        return _Filter("triangular", max(_f32(1), _f32(2) * radius))
-    if kind == "gaussian":
-        radius = ratio if aa else _f32(1)
-        sigma = _f32(float(radius * _f32(0.5)) / math.sqrt(2.0))
-        return _Filter("gaussian", max(_f32(1), _f32(_f32(4 * math.sqrt(2.0)) * sigma)))
-    if kind == "cubic":
-        radius = _f32(2) * ratio if aa else _f32(2)
-        return _Filter("cubic", _f32(2) * max(_f32(2), _f32(radius)))
-    if kind == "lanczos3":
-        radius = _f32(3) * ratio if aa else _f32(3)
-        return _Filter("lanczos3", _f32(2) * max(_f32(3), _f32(radius)))
-    raise ValueError(f"resize: unknown interpolation {kind!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,11 +45,11 @@ _KRANGE.setflags(write=False)
 @functools.lru_cache(maxsize=512)
 def _axis_table(in_len: int, out_len: int, start: float, end: float, kind: str,
                 antialias: bool, accumulate: bool):
-    """Cached, read-only ``(idx, w)`` of one axis (arguments as :func:`_axis_taps`)."""
+    """Cached, read-only ``(idx, w)`` of one axis (arguments as :func:`axis_taps`)."""
     start32, end32 = _f32(start), _f32(end)
     scale = _f32(_f32(end32 - start32) / _f32(out_len))
     win = abs(float(_f32(end32 - start32)))
-    flt = _make_filter(kind, bool(antialias), win, out_len)
+    flt = make_filter(kind, bool(antialias), win, out_len)
     if flt is None:
         # DALI's NN: columns use ``origin + (x + 0.5) * scale``; rows accumulate
         # ``sy = origin + 0.5 * scale; sy += scale`` in float32 (which rounds differently).
@@ -234,7 +108,7 @@ def _plan_nbytes(plan) -> int:
 # and keep worker memory flat (an entry-count bound let it grow ~3 MB per epoch as new
 # window lengths kept arriving).
 _REL_TAPS_BYTES = 12 << 20
-_TENT_PLAN_BYTES = 12 << 20
+TENT_PLAN_BYTES = 12 << 20
 
 
 @byte_lru_cache(_REL_TAPS_BYTES, _arrays_nbytes)
@@ -249,7 +123,7 @@ def _rel_taps(length: int, out_len: int, kind: str, antialias: bool):
     hundred tables.
     """
     end32 = _f32(length)
-    flt = _make_filter(kind, bool(antialias), float(end32), out_len)
+    flt = make_filter(kind, bool(antialias), float(end32), out_len)
     first, w = _raw_taps(out_len, _f32(0), _f32(end32 / _f32(out_len)), flt)
     idx = first.astype(np.intp)[:, None] + np.arange(w.shape[1])
     return _frozen(idx, idx - int(idx[0, 0]), w, _edges(first, w.shape[1], 0, length))
@@ -259,7 +133,7 @@ def _arange_f32(n: int) -> np.ndarray:
     return _ARANGE[:n] if n <= _ARANGE.shape[0] else np.arange(n, dtype=np.float32)
 
 
-def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
+def axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
                antialias: bool, accumulate: bool = False):
     """Source indices ``(out_len, K)`` (clamped to the image) and float32 weights ``(out_len, K)``.
 
@@ -269,7 +143,7 @@ def _axis_taps(in_len: int, out_len: int, start: float, end: float, kind: str,
                        bool(accumulate))
 
 
-def _raw_taps(out_len: int, start32, scale, flt: _Filter):
+def _raw_taps(out_len: int, start32, scale, flt: Filter):
     """Unclamped first source index ``(out_len,)`` int64 and weights ``(out_len, K)``."""
     origin = _f32(start32 + _f32(_f32(_f32(_f32(0.5) * scale) - _f32(0.5)) - flt.anchor))
     first = _arange_f32(out_len) * scale
@@ -302,7 +176,7 @@ def _banded(idx: np.ndarray, w: np.ndarray, in_len: int):
 
 
 @functools.lru_cache(maxsize=256)
-def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
+def axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
                  antialias: bool, accumulate: bool, chans: int):
     """Resampling matrix of one axis, restricted to the source range it reads.
 
@@ -312,7 +186,7 @@ def _axis_matrix(in_len: int, out_len: int, start: float, end: float, kind: str,
     that ``m @ x`` resamples axis 0 of ``x`` (``((hi - lo) * chans, N)``).  Cached: centre
     crops and fixed-size resizes repeat the same tables; the tensors are never written to.
     """
-    idx, w = _axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
+    idx, w = axis_taps(in_len, out_len, start, end, kind, antialias, accumulate)
     first, wts = _banded(idx, w, in_len)
     keff = wts.shape[1]
     lo, hi = int(first.min()), int(first.max()) + keff
@@ -454,7 +328,7 @@ class TentPlan:
     __slots__ = ("n", "rel", "w", "head", "tail")
 
 
-@byte_lru_cache(_TENT_PLAN_BYTES, _plan_nbytes)
+@byte_lru_cache(TENT_PLAN_BYTES, _plan_nbytes)
 def _tent_plan_rel(length: int, out_len: int, kind: str, antialias: bool, cut_lo: int,
                    cut_hi: int) -> TentPlan:
     """:class:`TentPlan` of a window of ``length`` whose taps run ``cut_lo`` / ``cut_hi``
@@ -501,3 +375,8 @@ def tent_plan(in_len: int, out_len: int, start: int, end: int, kind: str,
     cut_lo = -a if a < 0 else 0
     cut_hi = a + span - in_len if a + span > in_len else 0
     return a + cut_lo, _tent_plan_rel(end - start, out_len, kind, antialias, cut_lo, cut_hi)
+
+
+def tent_plan_cache_bytes() -> int:
+    """Bytes held by the cache of :func:`tent_plan` (at most :data:`TENT_PLAN_BYTES`)."""
+    return _tent_plan_rel.cache.used

@@ -1,9 +1,9 @@
-"""Crop windows: fixed-size windows placed by relative position, and random
-area/aspect-ratio windows (``random_resized_crop`` / ``decoders.image_random_crop``).
+"""Crop windows: fixed-size windows placed by relative position (``crop``,
+``crop_mirror_normalize``, ``decoders.image_crop``), the out-of-bounds policy applied to them,
+and random area/aspect-ratio windows (``random_resized_crop``, ``decoders.image_random_crop``).
 
-Windows are ``(y0, x0, h, w)`` tuples of Python ints, in input pixels. Pure
-Python on scalars; thread-safe (no shared state; the random generator is the
-caller's).
+Windows are ``(y0, x0, h, w)`` tuples of Python ints, in input pixels. Pure Python on
+scalars; thread-safe (no shared state; the random generator is the caller's).
 """
 
 from __future__ import annotations
@@ -14,7 +14,25 @@ import numbers
 
 import numpy as np
 
-__all__ = ["crop_window", "crop_size", "random_crop_window", "round_half_away_scalar"]
+from runtime.kernels.caching import call_cached
+from runtime.kernels.registry import given
+
+from .seeds import sample_rng
+
+__all__ = ["crop_window", "crop_size", "random_crop_window", "round_half_away_scalar",
+           "clip_window", "check_policy", "OUT_OF_BOUNDS_POLICIES", "CROP_ARGS", "crop_args",
+           "random_window", "window_roi"]
+
+#: The arguments that place a fixed-size window (those of :func:`crop_window`).
+CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
+
+OUT_OF_BOUNDS_POLICIES = ("error", "pad", "trim_to_shape")
+
+
+def crop_args(args: dict) -> dict:
+    """The window arguments (:data:`CROP_ARGS`) among ``args`` that are given (not None), as
+    :func:`crop_window` takes them."""
+    return given(args, CROP_ARGS)
 
 
 def round_half_away_scalar(v):
@@ -230,14 +248,8 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
     H, W = _check_hw(in_hw)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng={rng!r}: expected a numpy.random.Generator")
-    try:
-        area_lo, area_hi, ar_lo, ar_hi = _random_args(random_area, random_aspect_ratio,
-                                                      num_attempts)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-        area_lo, area_hi, ar_lo, ar_hi = _random_args.__wrapped__(
-            random_area, random_aspect_ratio, num_attempts)
+    area_lo, area_hi, ar_lo, ar_hi = call_cached(_random_args, random_area,
+                                                 random_aspect_ratio, num_attempts)
     if H == 0 or W == 0:
         return 0, 0, 0, 0
 
@@ -289,3 +301,94 @@ def _random_args(random_area, random_aspect_ratio, num_attempts):
             or num_attempts < 1:
         raise ValueError(f"num_attempts={num_attempts!r}: expected an integer >= 1")
     return area_lo, area_hi, ar_lo, ar_hi
+
+
+def random_window(in_hw, args: dict, seeds, i: int):
+    """The random window of sample ``i`` of a ``random_resized_crop`` or
+    ``decoders.image_random_crop``: :func:`random_crop_window` on ``in_hw`` with the op's
+    ``random_area`` / ``random_aspect_ratio`` / ``num_attempts`` (in ``args``), drawn from the
+    generator of the sample's seed (``seeds`` the node's ``_seeds``,
+    :func:`.seeds.sample_rng`).
+
+    Every kernel of these ops (unfused, fused, on any device) draws its windows here, so the
+    same seeds give the same windows everywhere.
+
+    Returns
+    -------
+    tuple of int
+        ``(y0, x0, h, w)``, inside the image.
+    """
+    rng = sample_rng(seeds, i)
+    return random_crop_window(in_hw, rng, random_area=args["random_area"],
+                              random_aspect_ratio=args["random_aspect_ratio"],
+                              num_attempts=args["num_attempts"])
+
+
+def check_policy(policy):
+    """The ``out_of_bounds_policy`` as one of :data:`OUT_OF_BOUNDS_POLICIES` (an enum's
+    ``name`` or a string, any case)."""
+    key = getattr(policy, "name", policy)
+    if isinstance(key, str) and key.lower() in OUT_OF_BOUNDS_POLICIES:
+        return key.lower()
+    raise ValueError(
+        f"out_of_bounds_policy={policy!r}: expected one of {list(OUT_OF_BOUNDS_POLICIES)}")
+
+
+def clip_window(window, in_hw, policy, shape=None, layout=None):
+    """Apply ``out_of_bounds_policy`` to a window.
+
+    Parameters
+    ----------
+    window : tuple of int
+        ``(y0, x0, h, w)``; may extend past the input.
+    in_hw : tuple of int
+        Input ``(H, W)``.
+    policy : str
+        ``"error"``, ``"pad"`` or ``"trim_to_shape"``.
+    shape, layout : optional
+        Full input shape and layout, only used in the error message.
+
+    Returns
+    -------
+    tuple of int
+        The window to produce: unchanged for ``"error"`` (when inside) and
+        ``"pad"``; intersected with the image for ``"trim_to_shape"``.
+
+    Raises
+    ------
+    ValueError
+        ``policy == "error"`` and the window is not inside the input, or an
+        unknown policy.
+    """
+    policy = check_policy(policy)
+    y0, x0, h, w = window
+    H, W = in_hw
+    inside = y0 >= 0 and x0 >= 0 and y0 + h <= H and x0 + w <= W
+    if inside or policy == "pad":
+        return window
+    if policy == "error":
+        what = f"{tuple(shape)} (layout {layout!r})" if shape is not None else f"(H, W)={in_hw}"
+        raise ValueError(
+            f"crop window (y0={y0}, x0={x0}, h={h}, w={w}) does not fit in the input of "
+            f"shape {what} with out_of_bounds_policy='error'; expected a window inside "
+            f"the image, or out_of_bounds_policy='pad' / 'trim_to_shape'")
+    ny0, nx0 = max(y0, 0), max(x0, 0)
+    ny1, nx1 = min(y0 + h, H), min(x0 + w, W)
+    return ny0, nx0, max(ny1 - ny0, 0), max(nx1 - nx0, 0)
+
+
+def window_roi(window, in_hw, what: str) -> tuple[int, int, int, int]:
+    """A window ``(y0, x0, h, w)`` that must lie inside the image, as the end-exclusive box
+    ``(y0, x0, y1, x1)`` a region decode takes.
+
+    Raises
+    ------
+    ValueError
+        The window is empty or leaves the ``in_hw`` image (``what`` names it).
+    """
+    y0, x0, h, w = window
+    H, W = in_hw
+    if y0 < 0 or x0 < 0 or y0 + h > H or x0 + w > W or h <= 0 or w <= 0:
+        raise ValueError(f"{what} (y={y0}, x={x0}, h={h}, w={w}) is outside the image of "
+                         f"{H}x{W} pixels")
+    return (y0, x0, y0 + h, x0 + w)

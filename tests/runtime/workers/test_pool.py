@@ -1,4 +1,6 @@
-"""Process lanes: fused nodes run in worker processes with the same results as on threads."""
+"""The worker pool (runtime/workers/pool.py, switched by ``NDD_PROCESS_LANES``): calls, starts,
+deaths and restarts; fused nodes run in the worker processes with the same results as on
+threads."""
 from __future__ import annotations
 
 import glob
@@ -9,28 +11,28 @@ import numpy as np
 import pytest
 
 import ndd
-from runtime import proclanes
 from runtime.buffers import shared_pool
+from runtime.workers import pool as worker_pool
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
 
 @pytest.fixture(scope="module")
-def lanes():
+def workers():
     ndd.set_num_threads(2)
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
     deadline = time.monotonic() + 180
-    while (got := proclanes.get_lanes(2)) is None:
-        state = proclanes._state
-        if state["failed"]:
-            pytest.fail(f"process lanes failed to start: {state['lanes'] and state['lanes'].error}")
+    while (got := worker_pool.get_workers(2)) is None:
+        state = worker_pool.state
+        if state.failed:
+            pytest.fail(f"worker processes failed to start: {state.pool and state.pool.error}")
         if time.monotonic() > deadline:
-            pytest.fail("process lanes did not start within 180 s")
+            pytest.fail("worker processes did not start within 180 s")
         time.sleep(0.05)
     yield got
-    proclanes.set_enabled(None)
-    proclanes.shutdown()
+    worker_pool.set_enabled(None)
+    worker_pool.shutdown()
 
 
 def _train(jpegs):
@@ -55,7 +57,7 @@ def _ragged(jpegs):
 
 
 def _epoch(root, body, mode, on):
-    proclanes.set_enabled(on)
+    worker_pool.set_enabled(on)
     ndd.random.set_seed(9)
     reader = ndd.readers.File(file_root=str(root), random_shuffle=True, seed=2)
     out = []
@@ -67,33 +69,33 @@ def _epoch(root, body, mode, on):
     return out
 
 
-def test_call_runs_in_another_process_and_raises_the_same_type(lanes):
-    assert lanes.call("os:getpid") != os.getpid()
+def test_call_runs_in_another_process_and_raises_the_same_type(workers):
+    assert workers.call("os:getpid") != os.getpid()
     with pytest.raises(ValueError, match="math domain error"):
-        lanes.call("math:sqrt", -1.0)
+        workers.call("math:sqrt", -1.0)
 
 
-def test_broadcast_runs_the_call_on_every_lane(lanes):
+def test_broadcast_runs_the_call_on_every_lane(workers):
     # the same call on both workers (two different pids), one error among the replies is
-    # raised after both replies were read: the lanes answer the next call correctly
+    # raised after both replies were read: the workers answer the next call correctly
     import threading
 
     from runtime.threadpool import ThreadPool
-    pids = lanes.broadcast("os:getpid")
+    pids = workers.broadcast("os:getpid")
     assert len(pids) == 2 and len(set(pids)) == 2 and os.getpid() not in pids
     with pytest.raises(ValueError, match="math domain error"):
-        lanes.broadcast("math:sqrt", -1.0)
-    assert sorted(lanes.broadcast("math:sqrt", 4.0)) == [2.0, 2.0]
+        workers.broadcast("math:sqrt", -1.0)
+    assert sorted(workers.broadcast("math:sqrt", 4.0)) == [2.0, 2.0]
     # one lane busy with another caller: the idle one runs the call at once, and a helper
     # thread runs it once more on the first lane to free up (for remote_claims: whatever
     # samples are left); without a helper only the idle lane runs it
     pool = ThreadPool(2)
     for helper, runs in ((pool.submit, 2), (None, 1)):
-        busy = threading.Thread(target=lanes.call, args=("time:sleep", 0.5))
+        busy = threading.Thread(target=workers.call, args=("time:sleep", 0.5))
         busy.start()
         time.sleep(0.1)
         t0 = time.monotonic()
-        got = lanes.broadcast("os:getpid", helper=helper)
+        got = workers.broadcast("os:getpid", helper=helper)
         assert len(got) == runs and set(got) <= set(pids)
         if helper is None:
             assert time.monotonic() - t0 < 0.3        # did not wait for the busy lane
@@ -103,12 +105,12 @@ def test_broadcast_runs_the_call_on_every_lane(lanes):
 
 @pytest.mark.parametrize("body", [_train, _val, _ragged], ids=["train", "val", "ragged"])
 @pytest.mark.parametrize("mode", ["deferred", "compile"])
-def test_lanes_equal_threads_and_eager(sample_dataset, lanes, body, mode):
+def test_lanes_equal_threads_and_eager(sample_dataset, workers, body, mode):
     eager = _epoch(sample_dataset, body, "eager", False)
     threads = _epoch(sample_dataset, body, mode, False)
-    before = lanes.calls
+    before = workers.calls
     remote = _epoch(sample_dataset, body, mode, True)
-    assert lanes.calls > before, "the fused node did not run on the process lanes"
+    assert workers.calls > before, "the fused node did not run on the worker processes"
     assert len(remote) == len(eager) == len(threads) > 3
     for e, t, r in zip(eager, threads, remote):
         for x, y, z in zip(e, t, r):
@@ -116,8 +118,8 @@ def test_lanes_equal_threads_and_eager(sample_dataset, lanes, body, mode):
             np.testing.assert_array_equal(y, z)
 
 
-def test_held_batches_are_not_overwritten(sample_dataset, lanes):
-    proclanes.set_enabled(True)
+def test_held_batches_are_not_overwritten(sample_dataset, workers):
+    worker_pool.set_enabled(True)
     reader = ndd.readers.File(file_root=str(sample_dataset))
     kept = []
     hits = shared_pool.hits
@@ -131,27 +133,27 @@ def test_held_batches_are_not_overwritten(sample_dataset, lanes):
     assert shared_pool.hits > hits, "shared batch buffers were never recycled"
 
 
-def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, lanes):
-    proclanes.set_enabled(True)
+def test_a_corrupt_file_names_the_op_and_the_file(tmp_path, sample_dataset, workers):
+    worker_pool.set_enabled(True)
     src = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:7]
     (tmp_path / "a").mkdir()
     for k, f in enumerate(src):
         (tmp_path / "a" / f"{k}.jpg").write_bytes(open(f, "rb").read())
     (tmp_path / "a" / "7.jpg").write_bytes(b"\xff\xd8 not a jpeg at all")
     reader = ndd.readers.File(file_root=str(tmp_path))
-    before = lanes.calls
+    before = workers.calls
     with pytest.raises(Exception) as info:
         with ndd.EvalMode.deferred:
             for jpegs, _ in reader.next_epoch(batch_size=8):
                 _train(jpegs).evaluate()
-    assert lanes.calls > before
+    assert workers.calls > before
     msg = str(info.value)
     assert "decoders.image" in msg and "7.jpg" in msg, msg
     # the same exception type as on threads (the codec's DecodeError, a ValueError)
     assert type(info.value).__name__ == "DecodeError" and isinstance(info.value, ValueError)
 
 
-def test_two_corrupt_files_give_the_same_error_every_time(tmp_path, sample_dataset, lanes):
+def test_two_corrupt_files_give_the_same_error_every_time(tmp_path, sample_dataset, workers):
     """Which bad sample a lane reaches first depends on the claims; the error must not."""
     src = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:6]
     (tmp_path / "a").mkdir()
@@ -164,7 +166,7 @@ def test_two_corrupt_files_give_the_same_error_every_time(tmp_path, sample_datas
         (tmp_path / "a" / f"{k}.jpg").write_bytes(data)
 
     def message(on):
-        proclanes.set_enabled(on)
+        worker_pool.set_enabled(on)
         reader = ndd.readers.File(file_root=str(tmp_path))
         with pytest.raises(Exception) as info:
             with ndd.EvalMode.deferred:
@@ -173,10 +175,10 @@ def test_two_corrupt_files_give_the_same_error_every_time(tmp_path, sample_datas
         return type(info.value), str(info.value)
     expected = message(False)
     assert [message(True) for _ in range(4)] == [expected] * 4
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
 
 
-def test_segments_are_unlinked(lanes):
+def test_segments_are_unlinked(workers):
     from runtime.buffers import input_pool
     shared_pool.clear()
     input_pool.clear()
@@ -186,68 +188,68 @@ def test_segments_are_unlinked(lanes):
 def test_workers_that_cannot_start_turn_lanes_off(monkeypatch):
     import sys
     monkeypatch.setattr(sys, "executable", "/bin/false")
-    monkeypatch.setitem(proclanes._state, "failed", False)
-    monkeypatch.setitem(proclanes._state, "deaths", 0)
-    for attempt in range(proclanes._MAX_DEATHS):    # each start's worker exits at once
-        private = proclanes.ProcessLanes(1)
+    monkeypatch.setattr(worker_pool.state, "failed", False)
+    monkeypatch.setattr(worker_pool.state, "deaths", 0)
+    for attempt in range(worker_pool.MAX_DEATHS):    # each start's worker exits at once
+        private = worker_pool.WorkerPool(1)
         with pytest.warns(RuntimeWarning, match="died while starting"):
-            private._starter.join(timeout=60)
+            private.wait_started(timeout=60)
         assert not private.ready.is_set() and private.error is not None
-        assert proclanes._state["failed"] == (attempt == proclanes._MAX_DEATHS - 1)
+        assert worker_pool.state.failed == (attempt == worker_pool.MAX_DEATHS - 1)
 
 
 def test_a_worker_killed_while_starting_counts_as_a_death(monkeypatch):
-    monkeypatch.setitem(proclanes._state, "failed", False)
-    monkeypatch.setitem(proclanes._state, "deaths", 0)
-    private = proclanes.ProcessLanes(2)
+    monkeypatch.setattr(worker_pool.state, "failed", False)
+    monkeypatch.setattr(worker_pool.state, "deaths", 0)
+    private = worker_pool.WorkerPool(2)
     deadline = time.monotonic() + 30
-    while not private._spawned and time.monotonic() < deadline:
+    while not private.spawned() and time.monotonic() < deadline:
         time.sleep(0.001)
-    private._spawned[0].kill()
-    with pytest.warns(RuntimeWarning, match="died while starting.*new lanes start"):
-        private._starter.join(timeout=60)
-    assert not private.ready.is_set() and private._closed
-    assert proclanes._state["deaths"] == 1 and not proclanes._state["failed"]
-    assert all(p.poll() is not None for p in private._spawned)
+    private.spawned()[0].kill()
+    with pytest.warns(RuntimeWarning, match="died while starting.*new workers start"):
+        private.wait_started(timeout=60)
+    assert not private.ready.is_set() and private.closed
+    assert worker_pool.state.deaths == 1 and not worker_pool.state.failed
+    assert all(p.poll() is not None for p in private.spawned())
 
 
 def test_lanes_closed_while_starting_leave_no_process(monkeypatch):
     """close() while the workers still boot (a thread-count change, the program's exit) kills
-    them: none is left running, none joins the closed lanes, and lanes are not turned off."""
-    monkeypatch.setitem(proclanes._state, "failed", False)
-    private = proclanes.ProcessLanes(2)
+    them: none is left running, none joins the closed workers, and workers are not turned off."""
+    monkeypatch.setattr(worker_pool.state, "failed", False)
+    private = worker_pool.WorkerPool(2)
     deadline = time.monotonic() + 30
-    while len(private._spawned) < 2 and time.monotonic() < deadline:
+    while len(private.spawned()) < 2 and time.monotonic() < deadline:
         time.sleep(0.001)
-    procs = list(private._spawned)
+    procs = private.spawned()
     assert len(procs) == 2 and not private.ready.is_set()   # booting takes ~1 s or more
     t0 = time.monotonic()
     private.close()
     assert time.monotonic() - t0 < 10
     assert all(p.poll() is not None for p in procs)
-    private._starter.join(timeout=30)
-    assert not private._starter.is_alive() and not private._workers
-    assert not private.ready.is_set() and not proclanes._state["failed"]
+    private.wait_started(timeout=30)
+    assert not private.starting and not private.processes()
+    assert not private.ready.is_set() and not worker_pool.state.failed
 
 
 def test_a_worker_that_dies_raises_lane_died(monkeypatch):
-    monkeypatch.setitem(proclanes._state, "failed", False)
-    monkeypatch.setitem(proclanes._state, "deaths", proclanes._MAX_DEATHS - 1)
-    private = proclanes.ProcessLanes(1)
+    monkeypatch.setattr(worker_pool.state, "failed", False)
+    monkeypatch.setattr(worker_pool.state, "deaths", worker_pool.MAX_DEATHS - 1)
+    private = worker_pool.WorkerPool(1)
     assert private.ready.wait(180), private.error
-    procs = [w.proc for w in private._workers]
-    with pytest.warns(RuntimeWarning, match="process lane .* died.* from now on"), \
-            pytest.raises(proclanes.LaneDied):
+    procs = private.processes()
+    with pytest.warns(RuntimeWarning, match="worker process died.* from now on"), \
+            pytest.raises(worker_pool.WorkerDied):
         private.call("os:_exit", 3)
-    assert proclanes._state["failed"]          # the last death allowed: lanes stay off
-    deadline = time.monotonic() + 30    # the lanes close themselves in the background
-    while private._workers and time.monotonic() < deadline:
+    assert worker_pool.state.failed          # the last death allowed: workers stay off
+    deadline = time.monotonic() + 30    # the workers close themselves in the background
+    while private.processes() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not private._workers and all(p.returncode is not None for p in procs)
+    assert not private.processes() and all(p.returncode is not None for p in procs)
     private.close()
 
 
-def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
+def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(workers):
     import multiprocessing as mp
     arr, name = shared_pool.shared_empty((4, 5), np.float32)
     assert name is not None
@@ -257,7 +259,7 @@ def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
 
     def child():
         got, child_name = shared_pool.shared_empty((4, 5), np.float32)
-        q.put((proclanes._state["lanes"] is None, child_name != name))
+        q.put((worker_pool.state.pool is None, child_name != name))
         del got
         shared_pool.clear()         # fork children leave by os._exit: no atexit
     p = ctx.Process(target=child)
@@ -266,80 +268,11 @@ def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(lanes):
     assert q.get(timeout=10) == (True, True)
 
 
-def test_cost_order_puts_the_largest_files_first():
-    from runtime.kernels.cpu.fused_lanes import _cost_order
-    data = [np.zeros(s, np.uint8) for s in (10, 5000, 300, 5000, 70)]
-    assert _cost_order(data, 5) == [1, 3, 2, 4, 0]
-    assert _cost_order(data[:1], 4) == [0, 1, 2, 3]       # one sample broadcast
-
-
-def test_claims_hand_out_every_sample_once_in_shrinking_groups():
-    from runtime.kernels.cpu.fused_lanes import _claim
-    claims = np.zeros(32, np.uint8)
-    order = list(range(31, -1, -1))
-    sizes, seen = [], []
-    while True:
-        group = _claim(claims, order, 2)
-        if not group:
-            break
-        assert group == sorted(group)
-        sizes.append(len(group))
-        seen += group
-    assert sorted(seen) == list(range(32))
-    assert sizes[0] == 8 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True)
-    assert seen[:8] == list(range(24, 32))                 # costliest (first in order) first
-    claims[:] = 0
-    claims[[31, 30, 5]] = 1                                # taken by another lane
-    assert _claim(claims, order, 2) == list(range(22, 30))   # skips what is taken
-    assert claims[22:32].all() and claims[5] and not claims[:5].any()
-
-
-def test_per_sample_arguments_travel_stacked_and_come_back_the_same():
-    import pickle
-    from runtime.kernels.cpu.fused_lanes import _compact_args, _Stacked
-    from runtime.kernels.registry import KernelContext, sample_args
-    flips = [np.array(i % 2, np.int32) for i in range(5)]
-    crops = [np.array([i, 2 * i], np.float32) for i in range(5)]
-    ragged = [np.zeros(i + 1, np.float32) for i in range(5)]
-    objs = [np.array(None, object)] * 5
-    args = {"flip": flips, "crop": crops, "ragged": ragged, "objs": objs, "size": (4.0, 4.0)}
-    names = {"flip", "crop", "ragged", "objs"}
-    sent = _compact_args(args, names)
-    assert isinstance(sent["flip"], _Stacked) and isinstance(sent["crop"], _Stacked)
-    assert sent["ragged"] is ragged and sent["objs"] is objs and sent["size"] == (4.0, 4.0)
-    assert args["flip"] is flips                           # the caller's dict is not changed
-    got = pickle.loads(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
-    back = {k: v.samples() if isinstance(v, _Stacked) else v for k, v in got.items()}
-    for k in ("flip", "crop"):
-        assert [(x.shape, x.dtype) for x in back[k]] == [(x.shape, x.dtype) for x in args[k]]
-    ctx = KernelContext(None, [], [], names, 5, "fused.image")
-    for i in range(5):
-        want, have = sample_args(ctx, args, i), sample_args(ctx, back, i)
-        assert have["flip"] == want["flip"] == i % 2
-        assert have["crop"] == want["crop"] == (float(i), float(2 * i))
-    assert _compact_args(args, set()) is args
-
-
-def test_pack_inputs_lays_out_claims_then_the_files():
-    from runtime.kernels.cpu.fused_lanes import _pack_inputs
-    data = [np.arange(n, dtype=np.uint8) for n in (5, 0, 300)] + [b"abc"]
-    packed = _pack_inputs(data, 4)
-    if packed is None:
-        pytest.skip("no /dev/shm here")
-    buf, name, offsets = packed
-    assert buf.nbytes >= 1 << 20 and name
-    assert not buf[:4].any() and offsets[0] >= 4 and len(offsets) == 5
-    for k, x in enumerate(data):
-        np.testing.assert_array_equal(buf[offsets[k]:offsets[k + 1]],
-                                      np.frombuffer(bytes(x), np.uint8))
-    assert _pack_inputs([np.zeros((2, 2), np.uint8)], 1) is None     # not a 1-D byte buffer
-
-
 def test_a_runtime_module_in_the_working_directory_is_not_imported(tmp_path, monkeypatch):
     (tmp_path / "runtime.py").write_text('raise SystemExit("the user\'s runtime.py ran")\n')
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setitem(proclanes._state, "failed", False)
-    private = proclanes.ProcessLanes(1)
+    monkeypatch.setattr(worker_pool.state, "failed", False)
+    private = worker_pool.WorkerPool(1)
     try:
         assert private.ready.wait(180), private.error
         assert private.call("os:getcwd") == str(tmp_path)
@@ -381,24 +314,24 @@ def _rrc_batch(files, size, seed):
     return [np.asarray(s).copy() for s in x.tensors]
 
 
-def test_many_output_sizes_keep_working(sample_dataset, lanes):
+def test_many_output_sizes_keep_working(sample_dataset, workers):
     """Progressive resizing: a new batch shape every few batches makes more shared segments
     than any fixed mapping cache; workers keep every live one (a segment's file is gone once
     all workers mapped it) and unmap what the pools dropped."""
     from runtime import buffers
     files = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:6]
-    proclanes.set_enabled(True)
-    before = lanes.calls
+    worker_pool.set_enabled(True)
+    before = workers.calls
     for k, size in enumerate(range(20, 44)):
         with ndd.EvalMode.deferred:
             got = _rrc_batch(files, size, k)
-        proclanes.set_enabled(False)
+        worker_pool.set_enabled(False)
         with ndd.EvalMode.eager:
             ref = _rrc_batch(files, size, k)
-        proclanes.set_enabled(True)
+        worker_pool.set_enabled(True)
         for x, y in zip(got, ref):
             np.testing.assert_array_equal(x, y)
-    assert lanes.calls >= before + 2 * 20
+    assert workers.calls >= before + 2 * 20
     assert buffers.drop_cursor() > 0          # the pools did drop segments meanwhile
 
 
@@ -410,54 +343,54 @@ def _rss_anon_mb(pid):
     return 0.0
 
 
-def test_worker_memory_stays_bounded_over_20_compiled_epochs(sample_dataset, lanes):
+def test_worker_memory_stays_bounded_over_20_compiled_epochs(sample_dataset, workers):
     """Workers keep no per-batch state: their mappings are the pools' live segments and the
     tap caches stay within their byte budgets, so memory levels off."""
     from runtime.kernels.cpu import resize_taps
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
     reader = ndd.readers.File(file_root=str(sample_dataset), random_shuffle=True, seed=1)
-    pids = [w.proc.pid for w in lanes._workers]
+    pids = [p.pid for p in workers.processes()]
     rss = []
     for epoch in range(20):
         for jpegs, _ in reader.next_epoch(batch_size=8, compile=True):
             _train(jpegs).evaluate()
         if epoch in (4, 19):
             rss.append([_rss_anon_mb(p) for p in pids])
-    probe = ("(len(__import__('runtime.buffers').buffers._mapped), "
+    probe = ("(__import__('runtime.buffers').buffers.mapped_count(), "
              "__import__('runtime.kernels.cpu.resize_taps').kernels.cpu.resize_taps"
-             "._tent_plan_rel.cache.used)")
+             ".tent_plan_cache_bytes())")
     for _ in range(len(pids)):
-        mapped, plan_bytes = lanes.call("builtins:eval", probe)
+        mapped, plan_bytes = workers.call("builtins:eval", probe)
         assert mapped <= 4 * 6 + 3 * 4          # at most every kept segment of both pools
-        assert plan_bytes <= resize_taps._TENT_PLAN_BYTES
+        assert plan_bytes <= resize_taps.TENT_PLAN_BYTES
     for before, after in zip(*rss):
         assert after - before < 40, rss         # MB, epochs 5 -> 20
 
 
-def test_a_new_lane_count_gets_fresh_segments(sample_dataset, lanes):
+def test_a_new_lane_count_gets_fresh_segments(sample_dataset, workers):
     files = sorted(glob.glob(str(sample_dataset / "*" / "*.jpg")))[:7]
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
     with ndd.EvalMode.deferred:
         ref = _rrc_batch(files, 24, 1)
         ndd.set_num_threads(3)
         try:
-            assert proclanes.wait_ready(3)
-            calls = proclanes._state["lanes"].calls
+            assert worker_pool.wait_ready(3)
+            calls = worker_pool.state.pool.calls
             for _ in range(3):
                 for x, y in zip(_rrc_batch(files, 24, 1), ref):
                     np.testing.assert_array_equal(x, y)
-            assert proclanes._state["lanes"].calls > calls
+            assert worker_pool.state.pool.calls > calls
         finally:
             ndd.set_num_threads(2)
-            assert proclanes.wait_ready(2)
+            assert worker_pool.wait_ready(2)
 
 
-def test_thread_count_changes_inside_a_compiled_epoch(sample_dataset, lanes):
-    """Two batches are in flight in compile mode: the one running on the old lanes / pool
+def test_thread_count_changes_inside_a_compiled_epoch(sample_dataset, workers):
+    """Two batches are in flight in compile mode: the one running on the old workers / pool
     finishes there (close() waits for running calls; a shut-down pool runs work inline)."""
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
     ref = _epoch(sample_dataset, _val, "eager", False)
-    proclanes.set_enabled(True)
+    worker_pool.set_enabled(True)
     ndd.random.set_seed(9)
     reader = ndd.readers.File(file_root=str(sample_dataset), random_shuffle=True, seed=2)
     got = []
@@ -471,4 +404,4 @@ def test_thread_count_changes_inside_a_compiled_epoch(sample_dataset, lanes):
     assert len(got) == len(ref)
     for x, y in zip(got, ref):
         np.testing.assert_array_equal(x, y)
-    assert not proclanes._state["failed"]
+    assert not worker_pool.state.failed

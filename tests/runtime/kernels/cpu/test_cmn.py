@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from runtime.kernels.cpu.cmn import cmn_window_from_crop, crop_mirror_normalize
+from runtime.kernels.cpu.cmn import crop_mirror_normalize
+from runtime.kernels.params.normalize import cmn_window_from_crop
 
 IMG = np.arange(5 * 7 * 3, dtype=np.uint8).reshape(5, 7, 3)
 MEAN = [123.675, 116.28, 103.53]

@@ -11,7 +11,7 @@ import ndd
 from runtime.kernels.cpu.cmn import cmn_to_window
 from runtime.kernels.cpu import cmn_batch as cmn_batch_module
 from runtime.kernels.cpu.cmn_batch import cmn_batch, cmn_batch_fits, cmn_plan
-from runtime.kernels.cpu.crop_window import crop_window
+from runtime.kernels.params.windows import crop_window
 from runtime.threadpool import ThreadPool, get_num_threads
 
 MEAN = [123.675, 116.28, 103.53]
@@ -183,10 +183,10 @@ def _check_eager(threads, calls):
 @pytest.mark.parametrize("scale,shift", [(1.0, 0.0), (0.0, 3.5), (2.0, -1.0)])
 def test_compiled_hwc_kernel_equals_torch_arithmetic(chans, scale, shift):
     # uint8 HWC -> float32 CHW runs the compiled kernel; the torch sub/mul/add of the general
-    # branch (_normalize_into) must give the same bits: strided windows, both mirrors, one
+    # branch (normalize_into) must give the same bits: strided windows, both mirrors, one
     # or per-channel mean/std, a post shift (scale 0)
-    from runtime.kernels.cpu.cmn import _normalize_into
     from runtime.kernels.cpu.cmn_batch import cmn_plan_into
+    from runtime.kernels.cpu.cmn_pixels import normalize_into
     rng = np.random.default_rng(chans)
     img = rng.integers(0, 256, (23, 31, chans), dtype=np.uint8)
     for mean, std in ((7.5, 3.0), (list(rng.uniform(0, 255, chans)),
@@ -198,8 +198,8 @@ def test_compiled_hwc_kernel_equals_torch_arithmetic(chans, scale, shift):
                 got = np.full((chans, h, w), np.nan, np.float32)
                 cmn_plan_into(plan, img, window, mirror, got)
                 want = np.full((chans, h, w), np.nan, np.float32)
-                _normalize_into(img[y0:y0 + h, x0:x0 + w], want.transpose(1, 2, 0), plan.base,
-                                plan.inv, plan.post_shift, 2, 1 if mirror else None)
+                normalize_into(img[y0:y0 + h, x0:x0 + w], want.transpose(1, 2, 0), plan.base,
+                               plan.inv, plan.post_shift, 2, 1 if mirror else None)
                 np.testing.assert_array_equal(got, want)
                 # and an independent float32 numpy formula
                 win = img[y0:y0 + h, x0:x0 + w].astype(np.float32)

@@ -4,7 +4,7 @@ This module holds only the *geometry* of ``resize``: given the input extent and 
 arguments (``size``, ``resize_x``/``resize_y``, ``resize_shorter``, ``resize_longer``,
 ``mode``, ``max_size``, ``roi_*``, ``subpixel_scale``) it computes the output extent and the
 source window, in input pixel coordinates, that the output maps onto.  Resampling itself lives
-in :mod:`runtime.kernels.cpu.resize`.
+in the device kernels (:mod:`runtime.kernels.cpu.resize` on the CPU).
 
 Semantics follow DALI 2.4's ``ResizeAttr`` (documented arguments of ``nvidia.dali.fn.resize``),
 checked against DALI 2.4's CPU operator.  DALI stores sizes and ROI coordinates as 32-bit
@@ -21,9 +21,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ResizeParams", "resize_output_shape", "crop_resize_params", "RESIZE_MODES"]
+from runtime.kernels.registry import given
+
+__all__ = ["ResizeParams", "resize_output_shape", "crop_resize_params", "RESIZE_MODES",
+           "SIZE_ARGS", "resize_size_args"]
 
 RESIZE_MODES = ("default", "stretch", "not_larger", "not_smaller")
+
+#: The arguments of ``resize`` that set the output size and source window (the keyword
+#: arguments of :func:`resize_output_shape`).
+SIZE_ARGS = ("size", "resize_x", "resize_y", "resize_shorter", "resize_longer", "mode",
+             "max_size", "roi_start", "roi_end", "roi_relative", "subpixel_scale")
 
 _f32 = np.float32
 # ROI extents below this many pixels are widened symmetrically (DALI's "min_size" of 1e-3).
@@ -361,3 +369,10 @@ def crop_resize_params(in_hw, size, y0: int, x0: int, y1: int, x1: int) -> Resiz
             return ResizeParams(out_h=out[0], out_w=out[1], y0=src[0], x0=src[2], y1=src[1],
                                 x1=src[3], in_h=in_h, in_w=in_w)
     return resize_output_shape(in_hw, size=size, roi_start=(y0, x0), roi_end=(y1, x1))
+
+
+def resize_size_args(a: dict) -> dict:
+    """The size arguments of a ``resize`` (:data:`SIZE_ARGS`, those given: not None) as
+    :func:`resize_output_shape` takes them (a single ``size`` / ``max_size`` value applies to
+    both axes there, as in DALI)."""
+    return given(a, SIZE_ARGS)

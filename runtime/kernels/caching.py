@@ -1,9 +1,14 @@
-"""A least-recently-used cache bounded by the bytes of its values.
+"""Caches of the kernels: a least-recently-used cache bounded by the bytes of its values, and
+``functools.lru_cache`` for arguments that may be unhashable.
 
 The resize kernels cache tap tables per (window length, output size, ...): random windows
 (``random_resized_crop``) and per-image sizes (``resize_shorter``) make thousands of keys of
 tens of KB each, so an entry-count bound either thrashes or lets memory grow epoch after
 epoch as new keys keep arriving.  A byte budget keeps memory flat once it is reached.
+
+Kernels memoise what they derive from a node's constant arguments (folded normalization,
+validated window ranges, filter supports); an argument given as a list (unhashable) is still
+valid and is computed without the cache (:func:`call_cached`).
 """
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import collections
 import functools
 import threading
 
-__all__ = ["ByteLRU", "byte_lru_cache"]
+__all__ = ["ByteLRU", "byte_lru_cache", "call_cached"]
 
 
 class ByteLRU:
@@ -76,3 +81,14 @@ def byte_lru_cache(budget: int, nbytes_of):
         cached.cache = cache
         return cached
     return wrap
+
+
+def call_cached(cached, *args):
+    """``cached(*args)`` for a ``functools.lru_cache``-wrapped function, or, when an argument
+    is unhashable (e.g. a list), the function itself without the cache (same result)."""
+    try:
+        return cached(*args)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+    return cached.__wrapped__(*args)

@@ -1,11 +1,11 @@
-"""Tests for runtime.kernels.cpu.crop_window (fixed and random crop windows)."""
+"""Tests for runtime.kernels.params.windows (fixed and random crop windows)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from runtime.kernels.cpu.crop_window import crop_size, crop_window, random_crop_window
+from runtime.kernels.params.windows import crop_size, crop_window, random_crop_window
 
 
 # ---------------------------------------------------------------- fixed windows

@@ -3,11 +3,12 @@ import numpy as np
 import pytest
 import torch
 
+from runtime.kernels.caching import ByteLRU
 from runtime.kernels.cpu import resize_frac as RF
 
 
 def _fresh(*key):
-    return RF._bag_taps_uncached(*key)
+    return RF.bag_taps_uncached(*key)
 
 
 @pytest.mark.parametrize("key", [
@@ -16,11 +17,11 @@ def _fresh(*key):
     (120, 300, 3.5, 117.0, "triangular", False, True),
 ])
 def test_cached_equals_uncached(key):
-    RF._BAG_CACHE.clear()
+    RF.BAG_CACHE.clear()
     first = RF.bag_taps(*key)
     again = RF.bag_taps(*key)
     assert again is first                       # second call is a hit
-    assert RF._BAG_CACHE.hits == 1 and RF._BAG_CACHE.misses == 1
+    assert RF.BAG_CACHE.hits == 1 and RF.BAG_CACHE.misses == 1
     lo, n, bags = _fresh(*key)
     assert (first[0], first[1]) == (lo, n)
     for name in ("idx", "w", "offsets"):
@@ -37,7 +38,7 @@ def test_cached_equals_uncached(key):
 
 
 def test_byte_budget_evicts_least_recent():
-    c = RF._ByteLRU(100)
+    c = ByteLRU(100)
     c.put("a", 1, 40)
     c.put("b", 2, 40)
     assert c.get("a") == 1                      # "a" now most recent
@@ -53,8 +54,8 @@ def test_resize_shorter_same_result_cold_and_warm():
     from runtime.kernels.cpu.resize import resize
     rng = np.random.default_rng(0)
     img = rng.integers(0, 256, (375, 500, 3), dtype=np.uint8)
-    RF._BAG_CACHE.clear()
+    RF.BAG_CACHE.clear()
     cold = resize(img, resize_shorter=256, subpixel_scale=True)
     warm = resize(img, resize_shorter=256, subpixel_scale=True)
-    assert RF._BAG_CACHE.hits >= 1
+    assert RF.BAG_CACHE.hits >= 1
     np.testing.assert_array_equal(cold, warm)

@@ -1,4 +1,5 @@
-"""Tests of the uint8 linear/triangular fast path of runtime/kernels/cpu/resize.py::resample.
+"""Tests of the uint8 linear/triangular fast paths of runtime/kernels/cpu/resize.py::resample
+(runtime/kernels/cpu/resize_uint8.py, resize_frac.py, resize_edges.py).
 
 The fast path (torch's antialiased bilinear on integer windows, edge lines recomputed with
 DALI's taps) must stay within 1 of the float32 reference path and of DALI 2.4 (oracle).
@@ -8,8 +9,11 @@ import pytest
 import torch
 
 from runtime.kernels.cpu import resize as R
-from runtime.kernels.cpu.resize import resample, resize
-from runtime.kernels.cpu.resize_params import resize_output_shape
+from runtime.kernels.cpu import resize_uint8
+from runtime.kernels.cpu.resize import resample, resize, separable
+from runtime.kernels.cpu.resize_filters import make_filter
+from runtime.kernels.cpu.resize_taps import axis_taps
+from runtime.kernels.params.resize_geometry import resize_output_shape
 
 torch.set_num_threads(1)
 
@@ -21,7 +25,7 @@ def _photos():
 
 def _reference(img, p, kind="linear", aa=True):
     """The float32 separable path (independent of torch.interpolate)."""
-    return R._separable(img, p.out_h, p.out_w, p, kind, kind, aa, np.dtype(np.uint8))
+    return separable(img, p.out_h, p.out_w, p, kind, kind, aa, np.dtype(np.uint8))
 
 
 def _windows(h, w, rng, n):
@@ -104,7 +108,7 @@ def test_oracle_integer_windows():
 
 def test_tent_filter_matches_closed_form():
     # DALI's triangular table [0, 1, 0], linearly interpolated: max(0, 1 - |p - 1|)
-    flt = R._make_filter("linear", True, 300.0, 224)
+    flt = make_filter("linear", True, 300.0, 224)
     p = np.linspace(0, 3.5, 10001, dtype=np.float32)
     got = flt(p.copy())
     # exact: min(p, 2 - p) is exact in float32 (2 - p by Sterbenz for 1 <= p <= 2), and so is
@@ -156,8 +160,8 @@ def test_mixed_path_within_one_of_reference(kw):
         assert got.shape == ref.shape == (p.out_h, p.out_w, 3) and got.dtype == np.uint8
         assert np.abs(got.astype(int) - ref).max() <= 1, kw
         # and against an independent float64 computation from the taps (exact weights)
-        iy, wy = R._axis_taps(img.shape[0], p.out_h, p.y0, p.y1, "linear", True, True)
-        ix, wx = R._axis_taps(img.shape[1], p.out_w, p.x0, p.x1, "linear", True, False)
+        iy, wy = axis_taps(img.shape[0], p.out_h, p.y0, p.y1, "linear", True, True)
+        ix, wx = axis_taps(img.shape[1], p.out_w, p.x0, p.x1, "linear", True, False)
         f = img.astype(np.float64)
         rows = np.einsum("ok,okwc->owc", wy.astype(np.float64), f[iy])
         exact = np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix])
@@ -170,8 +174,8 @@ def _assert_reads_only_support(img, p, seed):
     taps read replaced by noise: the result must not change.  Returns the first result."""
     h, w = img.shape[:2]
     base = resample(img, p)
-    iy, _ = R._axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
-    ix, _ = R._axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
+    iy, _ = axis_taps(h, p.out_h, p.y0, p.y1, "linear", True, True)
+    ix, _ = axis_taps(w, p.out_w, p.x0, p.x1, "linear", True, False)
     noisy = np.random.default_rng(seed).integers(0, 256, img.shape, dtype=np.uint8)
     y0, y1, x0, x1 = iy.min(), iy.max() + 1, ix.min(), ix.max() + 1
     noisy[y0:y1, x0:x1] = img[y0:y1, x0:x1]
@@ -232,8 +236,8 @@ from runtime.kernels.cpu import resize_frac as RF  # noqa: E402
 
 def _exact(img, p, kind="linear", aa=True):
     """float64 separable sum straight from DALI's taps (independent of both paths)."""
-    iy, wy = R._axis_taps(img.shape[0], p.out_h, p.y0, p.y1, kind, aa, True)
-    ix, wx = R._axis_taps(img.shape[1], p.out_w, p.x0, p.x1, kind, aa, False)
+    iy, wy = axis_taps(img.shape[0], p.out_h, p.y0, p.y1, kind, aa, True)
+    ix, wx = axis_taps(img.shape[1], p.out_w, p.x0, p.x1, kind, aa, False)
     f = img.astype(np.float64)
     rows = np.einsum("ok,okwc->owc", wy.astype(np.float64), f[iy])
     return np.floor(np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix]) + 0.5)
@@ -325,9 +329,9 @@ def test_pixel_transposes_exact():
     for h, w in ((1, 1), (1, 5), (4, 1), (3, 7), (16, 9)):
         px = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         flat = np.concatenate([px.reshape(-1), [rng.integers(0, 256)]]).astype(np.uint8)
-        quads = RF._pixel_transpose(flat, h, w).view(np.uint8).reshape(w, h, 4)
+        quads = RF.pixel_transpose(flat, h, w).view(np.uint8).reshape(w, h, 4)
         assert np.array_equal(quads[..., :3], px.transpose(1, 0, 2))
-        back = RF._unpack_transpose(np.ascontiguousarray(quads))
+        back = RF.unpack_transpose(np.ascontiguousarray(quads))
         assert back.shape == (h, w, 3) and np.array_equal(back, px)
 
 
@@ -376,8 +380,8 @@ def test_frac_path_odd_sizes(shape):
 def _exact_f64(img, p, kind="linear", aa=True):
     """Independent float64 separable resample with DALI's edge-clamped taps, rounded."""
     h, w = img.shape[:2]
-    iy, wy = R._axis_taps(h, p.out_h, p.y0, p.y1, kind, aa, True)
-    ix, wx = R._axis_taps(w, p.out_w, p.x0, p.x1, kind, aa, False)
+    iy, wy = axis_taps(h, p.out_h, p.y0, p.y1, kind, aa, True)
+    ix, wx = axis_taps(w, p.out_w, p.x0, p.x1, kind, aa, False)
     f = img.astype(np.float64)
     rows = np.einsum("ok,okwc->owc", wy.astype(np.float64), f[iy])
     return np.floor(np.einsum("pk,opkc->opc", wx.astype(np.float64), rows[:, ix]) + 0.5)
@@ -391,7 +395,7 @@ def test_rrc_edge_fix_ran_and_exact(chans, monkeypatch):
     import runtime.kernels.cpu.resize_edges as E
     calls = []
     real = E.fix_edges
-    monkeypatch.setattr(R, "fix_edges", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(resize_uint8, "fix_edges", lambda *a: calls.append(1) or real(*a))
     rng = np.random.default_rng(7)
     img = rng.integers(0, 256, (97, 131, chans), dtype=np.uint8)
     img[:, :5] = 255        # bright borders make a wrong edge replication visible
@@ -456,7 +460,7 @@ def test_tent_plan_matches_axis_taps():
     for in_len, out_len, a, b in [(100, 37, 0, 100), (100, 37, 13, 71), (100, 224, 90, 100),
                                   (400, 224, 0, 250), (50, 7, 1, 49), (300, 224, 77, 300)]:
         lo, plan = tent_plan(in_len, out_len, a, b, "linear", True)
-        idx, w = R._axis_taps(in_len, out_len, a, b, "linear", True, False)
+        idx, w = axis_taps(in_len, out_len, a, b, "linear", True, False)
         np.testing.assert_array_equal(plan.rel + lo, idx)
         # same weights up to float32 rounding of the sample positions (see _rel_taps): each
         # table rounds i * scale + origin twice, at < 512 (absolute, <= 2 x 1.5e-5) and < 256
@@ -474,7 +478,7 @@ def test_resample_part_equals_whole_image():
     # gives the bits of resampling the whole image; boxes that miss a line read give None
     from runtime.kernels.cpu.fused_roi import source_region
     from runtime.kernels.cpu.resize import resample_part
-    from runtime.kernels.cpu.resize_params import crop_resize_params
+    from runtime.kernels.params.resize_geometry import crop_resize_params
     from runtime.kernels.cpu.resize_taps import tent_plan
     rng = np.random.default_rng(5)
     ran = 0

@@ -1,29 +1,31 @@
-"""Process lanes: worker processes that run chunks of a fused node without sharing our GIL.
+"""The worker pool: processes that run work items without sharing our GIL (the parent side).
 
 Why: a fused ``decode -> random_resized_crop -> crop_mirror_normalize`` sample costs ~1.6 ms
 of GIL-free native work (nvImageCodec, torch) and ~0.5-1 ms of per-sample Python (argument
 folding, window draws, header parsing).  Run from two threads, the Python halves serialize on
 the GIL (held ~60 % of the time, measured with ``py-spy --gil``), so two cores give ~1.5x one.
-A fused node is the one place where shipping work to another process is cheap: its inputs are
-the encoded files (~50 KB a sample) and its output is written straight into a shared-memory
-batch (:mod:`runtime.buffers`), so nothing large is pickled.  Unfused ops (and eager mode)
-keep running on threads: their decoded intermediates are too big to ship.
+Work whose inputs and outputs are cheap to ship (a fused decode chain: encoded files in, a
+shared-memory batch out, :mod:`runtime.buffers`) runs here instead; the pool itself knows no
+kernel: a work item is a module-level function named ``"module:qualname"`` and its arguments.
 
 Design:
 
-* Workers are plain ``python -c`` subprocesses (see ``_BOOT``), each talking over its own
-  ``socketpair`` (``multiprocessing.connection.Connection`` framing; nobody else can connect).
-  ``multiprocessing``'s spawn is not used because it re-imports the user's ``__main__`` (a
-  script without an ``if __name__ == "__main__"`` guard would run twice).
+* Workers are plain ``python -c`` subprocesses (see ``_BOOT``, :mod:`.serve`), each talking
+  over its own ``socketpair`` (``multiprocessing.connection.Connection`` framing; nobody else
+  can connect).  ``multiprocessing``'s spawn is not used because it re-imports the user's
+  ``__main__`` (a script without an ``if __name__ == "__main__"`` guard would run twice).
 * Workers start in the background on first use; until they are connected, callers get
-  ``None`` from :func:`get_lanes` and use the thread pool, so nobody waits for the start.
+  ``None`` from :func:`get_workers` and use the thread pool, so nobody waits for the start.
+  Before a worker reports ready it runs the setup work registered with :func:`prepare_with`
+  (e.g. importing and compiling the kernels).
 * One request at a time per worker; idle workers sit in a queue, so concurrent callers (two
   compiled batches in flight) each get their own.
-* A worker inherits nothing: it imports the kernels afresh and runs them single-threaded
-  (torch intra-op threads = 1).  It ignores SIGINT (the parent handles Ctrl-C) and exits when
-  the parent closes its connection or dies.
+* A worker inherits nothing and runs single-threaded (torch intra-op threads = 1).  It ignores
+  SIGINT (the parent handles Ctrl-C) and exits when the parent closes its connection or dies.
+* The caller's process-wide settings (the image size limit,
+  :func:`runtime.codecs.limits.process_settings`) travel with every call.
 
-Enabled by default when the pool has more than one thread; ``NDD_PROCESS_LANES=0`` (or
+Enabled by default when the thread pool has more than one thread; ``NDD_PROCESS_LANES=0`` (or
 :func:`set_enabled(False)`) keeps everything on threads.
 """
 from __future__ import annotations
@@ -32,23 +34,22 @@ import atexit
 import os
 import pickle
 import queue
+import socket
 import subprocess
 import sys
 import threading
 import time
-import traceback
 import warnings
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
-__all__ = ["ProcessLanes", "get_lanes", "wait_ready", "set_enabled", "enabled", "shutdown",
-           "RemoteError", "LaneDied"]
+from runtime.buffers import drop_cursor, dropped_since, input_pool, shared_pool
+from runtime.codecs.limits import process_settings
 
+from .errors import RemoteError, WorkerDied, rebuild_error
 
-class RemoteError(RuntimeError):
-    """A worker failed in a way that cannot be re-raised as the original exception type."""
-
-
-class LaneDied(RuntimeError):
-    """A worker process went away mid-call; callers redo the work on threads."""
+__all__ = ["WorkerPool", "get_workers", "wait_ready", "set_enabled", "enabled", "shutdown",
+           "prepare_with", "state", "PoolState", "MAX_DEATHS", "RemoteError", "WorkerDied"]
 
 
 def _env_enabled() -> bool:
@@ -60,40 +61,79 @@ _START_TIMEOUT_S = 120
 
 # How a worker starts: ``python -c`` with the current directory taken off ``sys.path`` first
 # (``python -m`` would put it in front, so a user's ``runtime.py`` there would be imported in
-# the worker instead of ours), then our package root in front.
+# the worker instead of ours), then our package root in front.  Arguments: the socket's file
+# descriptor, then the setup work items.
 _BOOT = ("import os, sys; cwd = os.getcwd(); "
          "sys.path[:] = [{root!r}] + [p for p in sys.path if p not in ('', '.', cwd)]; "
-         "from runtime.proclanes import _serve; _serve(int(sys.argv[1]))")
-_state = {"enabled": None, "lanes": None, "failed": False, "deaths": 0}
-# Worker deaths (e.g. one killed for memory) after which the lanes are started again; past
-# this many in one process they stay off (something kills them every time).
-_MAX_DEATHS = 3
+         "from runtime.workers.serve import serve; serve(int(sys.argv[1]), sys.argv[2:])")
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+#: Worker deaths (e.g. one killed for memory) after which the pool is started again; past
+#: this many in one process it stays off (something kills the workers every time).
+MAX_DEATHS = 3
+
+
+@dataclass
+class PoolState:
+    """The process-wide worker pool and what decides whether it runs.
+
+    Attributes
+    ----------
+    enabled : bool or None
+        :func:`set_enabled`'s flag; None: as ``NDD_PROCESS_LANES`` says.
+    pool : WorkerPool or None
+        The shared pool (:func:`get_workers`), once started.
+    failed : bool
+        Workers cannot start here, or died :data:`MAX_DEATHS` times: threads only from now on.
+    deaths : int
+        Workers that died in this process.
+    setup : list of str
+        Work items every new worker runs before it reports ready (:func:`prepare_with`).
+    """
+
+    enabled: bool | None = None
+    pool: "WorkerPool | None" = None
+    failed: bool = False
+    deaths: int = 0
+    setup: list = field(default_factory=list)
+
+
+#: The process's pool state (a forked child starts from a fresh one).
+state = PoolState()
 _lock = threading.Lock()
 
 
 def set_enabled(flag: bool | None) -> None:
-    """Use process lanes or not from now on (``None``: as ``NDD_PROCESS_LANES`` says).
+    """Use worker processes or not from now on (``None``: as ``NDD_PROCESS_LANES`` says).
 
     Running workers are kept (see :func:`shutdown`)."""
     with _lock:
-        _state["enabled"] = None if flag is None else bool(flag)
+        state.enabled = None if flag is None else bool(flag)
 
 
 def enabled() -> bool:
-    flag = _state["enabled"]
+    """Whether callers should use the worker pool (:func:`set_enabled`, else the variable)."""
+    flag = state.enabled
     return _env_enabled() if flag is None else flag
+
+
+def prepare_with(target: str) -> None:
+    """Have every worker started from now on run ``target()`` (``"module:qualname"``) before
+    it reports ready, e.g. to import and compile what its calls will need."""
+    with _lock:
+        if target not in state.setup:
+            state.setup.append(target)
 
 
 class _Worker:
     def __init__(self, index, proc, conn):
-        from runtime.buffers import drop_cursor
         self.index = index
         self.proc = proc
         self.conn = conn
         self.drop_cursor = drop_cursor()     # shared segments it was told to unmap
 
 
-class ProcessLanes:
+class WorkerPool:
     """``n`` worker processes; :meth:`call` runs ``fn(*args)`` (a module-level function named
     ``"module:qualname"``) on an idle one and returns its result.
 
@@ -101,10 +141,14 @@ class ProcessLanes:
     ----------
     n : int
         Number of worker processes (>= 1).
+    setup : sequence of str, optional
+        Work items each worker runs before it reports ready (default: those registered with
+        :func:`prepare_with`).
     """
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, setup=None):
         self.n = int(n)
+        self.setup = list(state.setup if setup is None else setup)
         self._idle: queue.Queue = queue.Queue()
         self._workers: list[_Worker] = []      # connected and ready
         self._spawned: list = []                # every worker process started (Popen)
@@ -113,19 +157,38 @@ class ProcessLanes:
         self.calls = 0
         self.ready = threading.Event()
         self.error: BaseException | None = None
-        self._starter = threading.Thread(target=self._start, name="ndd-lanes-start",
+        self._starter = threading.Thread(target=self._start, name="ndd-workers-start",
                                          daemon=True)
         self._starter.start()
 
+    @property
+    def closed(self) -> bool:
+        """True once the pool was shut down (or a worker died): it takes no more calls."""
+        return self._closed
+
+    def processes(self) -> list:
+        """The ``subprocess.Popen`` of every connected worker."""
+        return [w.proc for w in self._workers]
+
+    def spawned(self) -> list:
+        """The ``subprocess.Popen`` of every worker started, connected or not yet."""
+        return list(self._spawned)
+
+    def wait_started(self, timeout: float | None = None) -> None:
+        """Wait until the background start finished (ready, failed or closed)."""
+        self._starter.join(timeout)
+
+    @property
+    def starting(self) -> bool:
+        """True while the workers are still being started in the background."""
+        return self._starter.is_alive()
+
     def _start(self):
-        import socket
-        from multiprocessing.connection import Connection
         try:
             env = dict(os.environ)
-            env["NDD_PROCESS_LANES"] = "0"      # a worker never starts lanes of its own
-            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
-                                        if env.get("PYTHONPATH") else "")
+            env["NDD_PROCESS_LANES"] = "0"      # a worker never starts workers of its own
+            env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"]
+                                         if env.get("PYTHONPATH") else "")
             pending = []
             for _ in range(self.n):
                 mine, theirs = socket.socketpair()
@@ -134,8 +197,8 @@ class ProcessLanes:
                         theirs.close()
                         mine.close()
                         return
-                    proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=root),
-                                             str(theirs.fileno())], env=env,
+                    proc = subprocess.Popen([sys.executable, "-c", _BOOT.format(root=_ROOT),
+                                             str(theirs.fileno()), *self.setup], env=env,
                                             stdin=subprocess.DEVNULL,
                                             pass_fds=(theirs.fileno(),))
                     self._spawned.append(proc)
@@ -147,11 +210,11 @@ class ProcessLanes:
                     if self._closed:
                         return                  # close() stops what was spawned
                     if time.monotonic() > deadline:
-                        raise RuntimeError(f"a process lane did not start within "
+                        raise RuntimeError(f"a worker process did not start within "
                                            f"{_START_TIMEOUT_S} s (exit code {proc.poll()})")
                 hello = conn.recv()
                 if hello != "ready":
-                    raise RuntimeError(f"a process lane failed to start: {hello}")
+                    raise RuntimeError(f"a worker process failed to start: {hello}")
                 with self._lock:
                     if self._closed:
                         conn.close()
@@ -167,7 +230,7 @@ class ProcessLanes:
             with self._lock:
                 _stop(self._spawned)
             if not isinstance(exc, (EOFError, OSError)):
-                _state["failed"] = True     # cannot start here (timeout, import error)
+                state.failed = True     # cannot start here (timeout, import error)
                 return
             # a worker died while starting (e.g. killed): a death, as during a call
             self._closed = True
@@ -182,13 +245,13 @@ class ProcessLanes:
         return self._call_pickled(target, _pickled(args), shared)
 
     def broadcast(self, target: str, *args, shared=None, helper=None) -> list:
-        """Run the same call ``target(*args)`` on every lane; returns their results.
+        """Run the same call ``target(*args)`` on every worker; returns their results.
 
-        The arguments are pickled once.  The lanes idle now get the call at once from this
-        thread (no hand-off to other threads: both start within microseconds); a lane busy
+        The arguments are pickled once.  The workers idle now get the call at once from this
+        thread (no hand-off to other threads: both start within microseconds); a worker busy
         with another caller's work gets it when it frees up, through ``helper(fn)`` (runs
         ``fn`` on another thread, returns an object with ``result()``), when given.  Every
-        lane's reply is read before anything is raised (the lane stays usable); the first
+        worker's reply is read before anything is raised (the worker stays usable); the first
         error is raised then, with the same types as :meth:`call`.
         """
         payload = _pickled(args)
@@ -216,7 +279,7 @@ class ProcessLanes:
                     if ok:
                         results.append(res)
                     else:
-                        errors.append(_rebuild(*res))
+                        errors.append(rebuild_error(*res))
                 except BaseException as exc:  # noqa: BLE001
                     errors.append(exc)
         finally:
@@ -241,12 +304,12 @@ class ProcessLanes:
             self._idle.put(w)
         if ok:
             return res
-        raise _rebuild(*res)
+        raise rebuild_error(*res)
 
     def _take(self, block: bool):
         """An idle worker (``block=False``: or None when none is idle right now)."""
         if self._closed:
-            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
+            raise WorkerDied("the worker processes were shut down (e.g. a new thread count)")
         try:
             w = self._idle.get(block=block)
         except queue.Empty:
@@ -255,13 +318,11 @@ class ProcessLanes:
             self._idle.put(w)
             if not block:
                 return None
-            raise LaneDied("the process lanes were shut down (e.g. a new thread count)")
+            raise WorkerDied("the worker processes were shut down (e.g. a new thread count)")
         self.calls += 1
         return w
 
     def _send(self, w, target, payload):
-        from runtime.buffers import dropped_since
-        from runtime.codecs.limits import process_settings
         try:
             sync, cursor = dropped_since(w.drop_cursor)
             # the caller's process-wide settings (the image size limit) travel with every
@@ -282,19 +343,19 @@ class ProcessLanes:
                 pool.mark_attached(name, w.index, self.n)
         return ok, payload
 
-    def _died(self, target, exc) -> LaneDied:
+    def _died(self, target, exc) -> WorkerDied:
         if self._closed:        # shut down while this call ran (its wait timed out)
-            return LaneDied(f"the process lanes were shut down while running {target}")
+            return WorkerDied(f"the worker processes were shut down while running {target}")
         self._closed = True
         _count_death(f"while running {target}", exc, redone=True)
         # stop the other workers and reap the dead one (after the calls in flight)
-        threading.Thread(target=self.close, name="ndd-lanes-close", daemon=True).start()
-        return LaneDied(f"a process lane died while running {target}: {exc}")
+        threading.Thread(target=self.close, name="ndd-workers-close", daemon=True).start()
+        return WorkerDied(f"a worker process died while running {target}: {exc}")
 
     def close(self, wait_s: float = 10.0):
         """Stop the workers.  Calls already running finish first (up to ``wait_s``), so a
-        batch in flight when the thread count changes completes on the old lanes; callers
-        still waiting for a worker get :class:`LaneDied` (and redo their work on threads).
+        batch in flight when the thread count changes completes on the old workers; callers
+        still waiting for a worker get :class:`WorkerDied` (and redo their work on threads).
         Workers still starting are killed."""
         with self._lock:
             self._closed = True
@@ -336,16 +397,16 @@ def _stop(procs) -> None:
 
 
 def _count_death(when: str, exc, redone: bool) -> None:
-    """A worker died ``when``: counted (new lanes start at the next batch, up to
-    ``_MAX_DEATHS`` in a process, then threads only) and said once in a RuntimeWarning."""
+    """A worker died ``when``: counted (new workers start at the next batch, up to
+    :data:`MAX_DEATHS` in a process, then threads only) and said once in a RuntimeWarning."""
     with _lock:
-        _state["deaths"] += 1
-        last = _state["deaths"] >= _MAX_DEATHS
-        _state["failed"] = _state["failed"] or last
+        state.deaths += 1
+        last = state.deaths >= MAX_DEATHS
+        state.failed = state.failed or last
     then = (f"fused decode chains run on threads in this process from now on "
-            f"({_MAX_DEATHS} lanes died)" if last else "new lanes start in the background")
+            f"({MAX_DEATHS} workers died)" if last else "new workers start in the background")
     redo = "the batch is redone on threads, and " if redone else ""
-    warnings.warn(f"ndd: a process lane (worker process) died {when} ({exc!r}); {redo}{then}",
+    warnings.warn(f"ndd: a worker process died {when} ({exc!r}); {redo}{then}",
                   RuntimeWarning, stacklevel=4)
 
 
@@ -354,80 +415,57 @@ def _pickled(args: tuple) -> bytes:
     return pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _rebuild(type_name: str, module: str, message: str, tb: str) -> BaseException:
-    """The worker's exception as the same builtin type when possible (message kept)."""
-    import builtins
-    import importlib
-    cls = getattr(builtins, type_name, None) if module == "builtins" else None
-    if cls is None and module and type_name:
-        try:        # e.g. runtime.codecs.errors.DecodeError, not imported here yet
-            cls = getattr(importlib.import_module(module), type_name, None)
-        except Exception:  # noqa: BLE001 - fall back to RemoteError
-            cls = None
-    exc = None
-    if isinstance(cls, type) and issubclass(cls, BaseException):
-        try:
-            exc = cls(message)
-        except Exception:  # noqa: BLE001
-            exc = None
-    if exc is None:
-        exc = RemoteError(f"{type_name}: {message}")
-    exc.__notes__ = [f"raised in a process lane:\n{tb}"]
-    return exc
-
-
-def get_lanes(n: int) -> ProcessLanes | None:
-    """The shared lanes once their workers are connected, else None (use threads meanwhile).
+# ------------------------------------------------------------------ the process-wide pool
+def get_workers(n: int) -> WorkerPool | None:
+    """The shared pool once its workers are connected, else None (use threads meanwhile).
 
     The first call starts ``n`` workers in the background, and so does the first call after a
-    worker died (up to ``_MAX_DEATHS`` times).  Returns None when lanes are disabled, ``n`` <
-    2, or the workers failed to start.
+    worker died (up to :data:`MAX_DEATHS` times).  Returns None when worker processes are
+    disabled, ``n`` < 2, or the workers failed to start.
     """
-    if n < 2 or _state["failed"] or not enabled():
+    if n < 2 or state.failed or not enabled():
         return None
-    lanes = _state["lanes"]
-    if lanes is not None and (lanes.n != n or lanes._closed):
-        if lanes._closed:   # a worker died: the lanes close themselves in the background
+    pool = state.pool
+    if pool is not None and (pool.n != n or pool.closed):
+        if pool.closed:     # a worker died: the pool closes itself in the background
             with _lock:
-                if _state["lanes"] is lanes:
-                    _state["lanes"] = None
+                if state.pool is pool:
+                    state.pool = None
         else:               # ndd.set_num_threads changed the width
             shutdown()
-        lanes = None
+        pool = None
         # kept segments were unlinked once the old workers mapped them: new workers could
         # not open them, so start afresh
-        from runtime.buffers import input_pool, shared_pool
         shared_pool.clear()
         input_pool.clear()
-    if lanes is None:
+    if pool is None:
         with _lock:
-            lanes = _state["lanes"]
-            if lanes is None and not _state["failed"]:
-                lanes = _state["lanes"] = ProcessLanes(n)
-    if lanes is None or not lanes.ready.is_set() or lanes._closed:
+            pool = state.pool
+            if pool is None and not state.failed:
+                pool = state.pool = WorkerPool(n)
+    if pool is None or not pool.ready.is_set() or pool.closed:
         return None
-    return lanes
+    return pool
 
 
 def wait_ready(n: int, timeout: float = _START_TIMEOUT_S) -> bool:
-    """Start the lanes (if enabled) and wait until they are up; True when they are usable.
+    """Start the workers (if enabled) and wait until they are up; True when they are usable.
 
     For benchmarks, so that timed epochs do not include the workers' start."""
-    import time
     deadline = time.monotonic() + timeout
-    while get_lanes(n) is None:
-        if n < 2 or _state["failed"] or not enabled() or time.monotonic() > deadline:
+    while get_workers(n) is None:
+        if n < 2 or state.failed or not enabled() or time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
 
 
 def shutdown() -> None:
-    """Stop the workers (they restart on the next :func:`get_lanes`)."""
+    """Stop the workers (they restart on the next :func:`get_workers`)."""
     with _lock:
-        lanes, _state["lanes"] = _state["lanes"], None
-    if lanes is not None:
-        lanes.close()
+        pool, state.pool = state.pool, None
+    if pool is not None:
+        pool.close()
 
 
 atexit.register(shutdown)
@@ -435,90 +473,13 @@ atexit.register(shutdown)
 
 def _after_fork_in_child() -> None:
     # The parent's workers and sockets are not ours: a forked child (e.g. a DataLoader worker)
-    # starts its own lanes if it needs them.
+    # starts its own workers if it needs them.
     global _lock
     _lock = threading.Lock()
-    _state["lanes"] = None
-    _state["failed"] = False
-    _state["deaths"] = 0
+    state.pool = None
+    state.failed = False
+    state.deaths = 0
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-# ------------------------------------------------------------------ worker side
-def _resolve(target: str):
-    import importlib
-    module, _, name = target.partition(":")
-    obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-# A worker decodes images of every size; glibc keeps the freed blocks in its heaps, so the
-# worker's memory crept up batch after batch (~1-2 MB an epoch of the sample photos).  Every
-# so many calls the free pages go back to the kernel (``malloc_trim``, ~1 ms).
-_TRIM_EVERY = 16
-
-
-def _malloc_trim():
-    """glibc's ``malloc_trim`` (None elsewhere)."""
-    try:
-        import ctypes
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-def _serve(fd: int) -> None:
-    import signal
-    from multiprocessing.connection import Connection
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    conn = Connection(fd)
-    try:
-        from runtime.threadpool import configure_torch
-        configure_torch()
-        import runtime.kernels.cpu.fused  # noqa: F401 - warm imports before "ready"
-        from runtime.codecs.limits import apply_process_settings
-        from runtime.kernels.cpu.jit import warm_up
-        warm_up()                       # compiled kernels loaded before "ready"
-        hello = "ready"
-    except BaseException as exc:  # noqa: BLE001
-        hello = f"import failed: {exc!r}"
-    try:
-        conn.send(hello)
-    except (EOFError, OSError):         # the parent is gone already (a short script)
-        return
-    if hello != "ready":
-        return
-    trim, calls = _malloc_trim(), 0
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        target, args, sync, settings = msg
-        try:
-            apply_process_settings(settings)
-            if sync is not None:
-                from runtime.buffers import sync_mappings
-                sync_mappings(sync)
-            if args.__class__ is bytes:     # pickled once for all lanes (broadcast)
-                args = pickle.loads(args)
-            result = (True, _resolve(target)(*args))
-        except BaseException as exc:  # noqa: BLE001 - sent back to the caller
-            result = (False, (type(exc).__name__, type(exc).__module__, str(exc),
-                              traceback.format_exc()))
-        try:
-            conn.send(result)
-        except (EOFError, OSError):
-            return
-        calls += 1
-        if trim is not None and calls % _TRIM_EVERY == 0:
-            trim(0)
-
-

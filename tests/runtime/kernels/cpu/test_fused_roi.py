@@ -12,9 +12,9 @@ import pytest
 import ndd
 from compiler.ir import make_stage
 from runtime.codecs import image as codec
-from runtime.kernels.cpu import fused, fused_roi
+from runtime.kernels.cpu import fused_roi, fused_stages
 from runtime.kernels.cpu.resize import resample
-from runtime.kernels.cpu.resize_params import resize_output_shape
+from runtime.kernels.params.resize_geometry import resize_output_shape
 
 
 def _jpeg(h, w, seed, orientation=None):
@@ -55,7 +55,7 @@ def _windows(h, w):
 
 @pytest.mark.parametrize("interp", INTERPS, ids=lambda d: "-".join(map(str, d.values())) or "default")
 def test_roi_resample_is_bit_exact(noisy, interp, monkeypatch):
-    monkeypatch.setattr(fused_roi, "_ROI_MAX_AREA", 1.0)   # region decode for every window
+    monkeypatch.setattr(fused_roi, "ROI_MAX_AREA", 1.0)   # region decode for every window
     for data in noisy:
         full = codec.decode(data)
         h, w = full.shape[:2]
@@ -63,7 +63,7 @@ def test_roi_resample_is_bit_exact(noisy, interp, monkeypatch):
             params = resize_output_shape((h, w), size=size, roi_start=(y0, x0),
                                          roi_end=(y0 + wh, x0 + ww))
             expected = resample(full, params, layout="HWC", **interp)
-            got = fused.roi_resample(data, None, (h, w), params, interp, {}, None)
+            got = fused_roi.roi_resample(data, None, (h, w), params, interp, {}, None)
             assert got.dtype == expected.dtype and got.shape == expected.shape
             np.testing.assert_array_equal(got, expected, err_msg=f"{interp} {(y0, x0, wh, ww)}")
 
@@ -74,7 +74,7 @@ def test_roi_resample_float_output_and_gray(noisy):
     params = resize_output_shape(full.shape[:2], size=(20, 30), roi_start=(3, 90),
                                  roi_end=(60, 131))
     expected = resample(full, params, dtype="float32", layout="HWC", interp_type="cubic")
-    got = fused.roi_resample(data, None, full.shape[:2], params, {"interp_type": "cubic"},
+    got = fused_roi.roi_resample(data, None, full.shape[:2], params, {"interp_type": "cubic"},
                              {"output_type": "GRAY"}, "float32")
     assert got.dtype == np.float32 and got.shape == (20, 30, 1)
     np.testing.assert_array_equal(got, expected)
@@ -100,16 +100,16 @@ def test_only_the_region_is_decoded(noisy, monkeypatch):
     def spy(data, *args, roi=None, **kw):
         seen.append(roi)
         return real(data, *args, roi=roi, **kw)
-    monkeypatch.setattr(codec, "decode", spy)
+    monkeypatch.setattr(fused_roi, "decode", spy)
     data = noisy[0]
     params = resize_output_shape((97, 131), size=(10, 10), roi_start=(40, 50), roi_end=(60, 80))
-    fused.roi_resample(data, None, (97, 131), params, {}, {}, None)
+    fused_roi.roi_resample(data, None, (97, 131), params, {}, {}, None)
     (y0, x0, y1, x1), = seen
     # linear antialias downscale by 2-3x: margin ceil(3) + 2 = 5 pixels per side
     assert (y0, x0, y1, x1) == (40 - 4, 50 - 5, 60 + 4, 80 + 5)
     seen.clear()   # region over 80% of the image: plain decode
     params = resize_output_shape((97, 131), size=(10, 10), roi_start=(3, 3), roi_end=(94, 128))
-    fused.roi_resample(data, None, (97, 131), params, {}, {}, None)
+    fused_roi.roi_resample(data, None, (97, 131), params, {}, {}, None)
     assert seen == [None]
 
 
@@ -117,10 +117,10 @@ def test_source_region_clamps_and_scales_margin():
     params = resize_output_shape((100, 200), size=(10, 20), roi_start=(0, 150),
                                  roi_end=(50, 200))
     # window 50 -> 10 rows (scale 5), 50 -> 20 cols (scale 2.5); cubic: factor 2
-    assert fused.source_region((100, 200), params, 2) == (0, 150 - 7, 50 + 12, 200)
+    assert fused_roi.source_region((100, 200), params, 2) == (0, 150 - 7, 50 + 12, 200)
     params = resize_output_shape((100, 200), size=(80, 80), roi_start=(10, 10),
                                  roi_end=(20, 20))   # upscale: margin factor * 1 + 2
-    assert fused.source_region((100, 200), params, 3) == (5, 5, 25, 25)
+    assert fused_roi.source_region((100, 200), params, 3) == (5, 5, 25, 25)
 
 
 def _train(b, **interp):
@@ -154,11 +154,11 @@ def test_pipeline_deferred_equals_eager(noisy, fn, interp):
 
 
 def test_chunks_cover_the_batch_in_order(monkeypatch):
-    monkeypatch.setattr(fused, "_CHUNKS_PER_THREAD", 1)
-    assert [list(c) for c in fused._chunks(5, 2)] == [[0, 1], [2, 3, 4]]
-    monkeypatch.setattr(fused, "_CHUNKS_PER_THREAD", 2)
+    monkeypatch.setattr(fused_stages, "CHUNKS_PER_THREAD", 1)
+    assert [list(c) for c in fused_stages.chunks(5, 2)] == [[0, 1], [2, 3, 4]]
+    monkeypatch.setattr(fused_stages, "CHUNKS_PER_THREAD", 2)
     for n, t in ((1, 4), (7, 3), (32, 2), (3, 8)):
-        parts = fused._chunks(n, t)
+        parts = fused_stages.chunks(n, t)
         assert [i for c in parts for i in c] == list(range(n))
         assert all(len(c) > 0 for c in parts)
 
@@ -195,22 +195,22 @@ def test_resize_crop_plan_is_bit_exact(noisy, interp, monkeypatch):
     """Region decode + windowed resize of the val chain equal resize-then-crop of the full
     decode; the canvas is filled with noise first, so a pixel read outside the decoded region
     changes the result."""
-    monkeypatch.setattr(fused_roi, "_ROI_MAX_AREA", 1.0)
-    real_canvas = fused_roi._canvas
+    monkeypatch.setattr(fused_roi, "ROI_MAX_AREA", 1.0)
+    real_canvas = fused_roi.canvas
     rng = np.random.default_rng(5)
 
     def noisy_canvas(shape, dtype):
         c = real_canvas(shape, dtype)
         c[...] = rng.integers(0, 256, c.shape, dtype=np.uint8)
         return c
-    monkeypatch.setattr(fused_roi, "_canvas", noisy_canvas)
+    monkeypatch.setattr(fused_roi, "canvas", noisy_canvas)
     used = 0
     for data in noisy:
         full = codec.decode(data)
         for shorter, crop in ((40, (30, 30)), (23, (11, 17)), (90, (50, 60)), (150, (20, 140))):
             for pos in ((0.5, 0.5), (0.0, 1.0), (1.0, 0.0), (0.3, 0.8)):
                 a = _val_args(shorter, crop, pos, interp)
-                plan = fused.resize_crop_plan(data, None, a)
+                plan = fused_roi.resize_crop_plan(data, None, a)
                 params = resize_output_shape(full.shape[:2], resize_shorter=shorter)
                 if crop[0] > params.out_h or crop[1] > params.out_w:
                     assert plan is None        # crop outside the resized image: no plan
@@ -218,7 +218,7 @@ def test_resize_crop_plan_is_bit_exact(noisy, interp, monkeypatch):
                 (todo, finish) = plan
                 used += finish[1] is not None
                 part = codec.decode(todo[0], roi=todo[1], **todo[3])
-                got, window = fused._resize_crop_finish(part, *finish[1:])
+                got, window = fused_roi.resize_crop_finish(part, *finish[1:])
                 resized = resample(full, params, layout="HWC", **interp)
                 y0, x0, h, w = finish[4]
                 assert window == (0, 0, h, w) and (h, w) == crop
@@ -230,9 +230,9 @@ def test_resize_crop_plan_is_bit_exact(noisy, interp, monkeypatch):
 
 def test_resize_crop_region_only_for_uint8_tent_filters(noisy):
     a = _val_args(40, (30, 30), (0.5, 0.5), {"interp_type": "cubic"})
-    assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # cubic: whole image
+    assert fused_roi.resize_crop_plan(noisy[0], None, a)[1][1] is None     # cubic: whole image
     a = _val_args(40, (30, 30), (0.5, 0.5), {}, output_type="GRAY")
-    assert fused.resize_crop_plan(noisy[0], None, a)[1][1] is None     # 1 channel
+    assert fused_roi.resize_crop_plan(noisy[0], None, a)[1][1] is None     # 1 channel
 
 
 def test_fused_resize_takes_a_scalar_max_size(noisy):
@@ -264,5 +264,5 @@ def test_resize_window_past_the_image_then_crop(noisy):
     with ndd.EvalMode.deferred:
         deferred = np.asarray(body().tensors[0])
     np.testing.assert_array_equal(eager, deferred)
-    assert fused.source_region((20, 30), resize_output_shape(
+    assert fused_roi.source_region((20, 30), resize_output_shape(
         (20, 30), size=(4, 4), roi_start=(25, 40), roi_end=(35, 50)), 1) == (19, 29, 20, 30)

@@ -1,7 +1,11 @@
-"""The byte-bounded LRU behind the resize tap caches."""
-import numpy as np
+"""runtime.kernels.caching: the byte-bounded LRU behind the resize tap caches, and cached
+calls with unhashable arguments."""
+import functools
 
-from runtime.kernels.cpu.bytecache import ByteLRU, byte_lru_cache
+import numpy as np
+import pytest
+
+from runtime.kernels.caching import ByteLRU, byte_lru_cache, call_cached
 
 
 def test_byte_lru_cache_memoises_within_its_budget():
@@ -39,3 +43,23 @@ def test_get_default_and_recency():
     assert c.get("a") == 1                               # "a" is now the most recent
     c.put("c", 3, 5)                                     # evicts "b", not "a"
     assert c.get("b", "gone") == "gone" and c.get("a") == 1 and c.get("c") == 3
+
+
+def test_call_cached_computes_unhashable_arguments_without_the_cache():
+    calls = []
+
+    @functools.lru_cache(maxsize=4)
+    def total(values):
+        calls.append(values)
+        return sum(values)
+    assert call_cached(total, (1, 2)) == 3 and call_cached(total, (1, 2)) == 3
+    assert calls == [(1, 2)]                             # a tuple: cached
+    assert call_cached(total, [1, 2]) == 3 and call_cached(total, [1, 2]) == 3
+    assert calls == [(1, 2), [1, 2], [1, 2]]             # a list: computed every time
+    assert total.cache_info().currsize == 1
+
+    @functools.lru_cache(maxsize=4)
+    def broken(value):
+        raise TypeError("not a number")
+    with pytest.raises(TypeError, match="not a number"):      # other errors pass through
+        call_cached(broken, 1)

@@ -1,4 +1,5 @@
-"""Tests of the CPU resize kernel (runtime/kernels/cpu/resize.py, resize_params.py).
+"""Tests of the CPU resize kernel (runtime/kernels/cpu/resize.py; its geometry is tested in
+tests/runtime/kernels/params/test_resize_geometry.py).
 
 Hand-computed cases check the geometry and filters independently; ``oracle`` cases compare
 against NVIDIA DALI 2.4's CPU ``resize`` (shapes and nearest neighbour exact, other integer
@@ -9,52 +10,12 @@ import pytest
 import torch
 
 from runtime.kernels.cpu.resize import resample, resize
-from runtime.kernels.cpu.resize_params import ResizeParams, resize_output_shape
+from runtime.kernels.params.resize_geometry import ResizeParams, resize_output_shape
 
 # The runtime runs kernels with one intra-op thread per worker; do the same here.
 torch.set_num_threads(1)
 
 INTERPS = ("nn", "linear", "cubic", "lanczos3", "triangular", "gaussian")
-
-
-# ------------------------------------------------------------------ output shapes (by hand)
-
-@pytest.mark.parametrize("in_hw, kwargs, expected", [
-    ((480, 640), dict(resize_shorter=256), (256, 341)),           # 341.33 -> 341
-    ((480, 640), dict(resize_longer=320), (240, 320)),
-    ((720, 1280), dict(size=(480, 640), mode="not_larger"), (360, 640)),      # DALI doc example
-    ((480, 640), dict(size=(1080, 1920), mode="not_smaller"), (1440, 1920)),  # DALI doc example
-    ((600, 1200), dict(size=800, mode="not_smaller", max_size=1400), (700, 1400)),  # doc example
-    ((100, 375), dict(resize_y=50), (50, 188)),                     # 187.5 rounds half up
-    ((100, 200), dict(resize_x=50), (25, 50)),
-    ((100, 200), dict(resize_y=50, mode="stretch"), (50, 200)),
-    ((100, 200), dict(size=(0, 0)), (100, 200)),                     # nothing given: keep
-    ((100, 200), dict(size=(-50, 100)), (50, 100)),                  # negative flips
-    ((100, 200), dict(size=(300, 0), max_size=(0, 250)), (300, 250)),
-    ((100, 200), dict(size=(10, 10), roi_start=(10, 20), roi_end=(30, 60)), (10, 10)),
-    ((100, 200), dict(resize_shorter=10, roi_start=(0.1, 0.1), roi_end=(0.3, 0.9),
-                      roi_relative=True), (10, 80)),
-    ((0, 5), dict(size=(2, 2)), (0, 2)),                              # empty input stays empty
-    ((7, 9), dict(size=(0.2, 0.2)), (1, 1)),                          # at least 1 pixel
-])
-def test_output_shape(in_hw, kwargs, expected):
-    assert resize_output_shape(in_hw, **kwargs).out_hw == expected
-
-
-def test_subpixel_scale_window():
-    # 10 -> 4.5 rounds to 5: with subpixel_scale the window grows by 5/4.5 about its centre.
-    p = resize_output_shape((10, 10), size=(4.5, 10))
-    assert p.out_hw == (5, 10)
-    # the window is kept in float32 (DALI's): 5 -+ 5 * 5 / 4.5 = -5/9, 95/9, rounded once
-    assert p.y0 == np.float32(-5 / 9)
-    assert p.y1 == np.float32(95 / 9)
-    q = resize_output_shape((10, 10), size=(4.5, 10), subpixel_scale=False)
-    assert (q.y0, q.y1) == (0.0, 10.0)
-
-
-def test_flipped_roi_window():
-    p = resize_output_shape((10, 20), size=(5, 5), roi_start=(8, 2), roi_end=(2, 12))
-    assert (p.y0, p.y1, p.x0, p.x1) == (8.0, 2.0, 2.0, 12.0)
 
 
 # ------------------------------------------------------------------ resampling (by hand)
@@ -159,23 +120,6 @@ def test_resample_equals_resize():
 
 
 # ------------------------------------------------------------------ errors
-
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(), ValueError, "exactly one"),
-    (dict(size=(2, 2), resize_shorter=3), ValueError, "exactly one"),
-    (dict(resize_x=2, resize_longer=3), ValueError, "exactly one"),
-    (dict(resize_shorter=3, mode="stretch"), ValueError, "mode"),
-    (dict(size=(2, 2), mode="fill"), ValueError, "mode"),
-    (dict(size=(2, 2), roi_start=(0, 0)), ValueError, "roi_start"),
-    (dict(size=(2, 2, 2)), ValueError, "size"),
-    (dict(size="big"), TypeError, "size"),
-    (dict(size=(2, float("nan"))), ValueError, "size"),
-    (dict(max_size=(1, 2, 3), size=4), ValueError, "max_size"),
-])
-def test_size_argument_errors(kwargs, exc, match):
-    with pytest.raises(exc, match=match):
-        resize_output_shape((10, 10), **kwargs)
-
 
 def test_resample_errors():
     img = np.zeros((4, 4, 3), np.uint8)
@@ -345,7 +289,6 @@ def test_out_window_equals_slicing_the_full_output():
     """``out_window`` computes only part of the output: it must be exactly that slice, for
     every path (integer / fractional windows, portrait / landscape, resize_shorter)."""
     from runtime.kernels.cpu.resize import resample
-    from runtime.kernels.cpu.resize_params import resize_output_shape
     rng = np.random.default_rng(11)
     for trial in range(60):
         H, W = (int(v) for v in rng.integers(12, 160, 2))

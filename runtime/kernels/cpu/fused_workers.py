@@ -1,7 +1,7 @@
-"""The process-lane side of ``fused.image`` (:mod:`runtime.proclanes`): the batch's encoded
-files go into one shared input segment after a claim byte per sample; every lane runs
-:func:`remote_claims`, taking groups of unclaimed samples until none are left, and writes
-its cmn outputs into the shared batch."""
+"""``fused.image`` on the worker processes (:mod:`runtime.workers`): the batch's encoded
+files go into one shared input segment after a claim byte per sample; every worker runs
+:func:`remote_claims`, taking groups of unclaimed samples until none are left, and writes its
+cmn outputs into the shared batch (:func:`run_on_workers` is the caller's side)."""
 from __future__ import annotations
 
 import fcntl
@@ -9,34 +9,38 @@ import fcntl
 import numpy as np
 
 from compiler.ir import stage_names
+from runtime.buffers import attach_shared, input_pool, shared_fd, shared_pool
+from runtime.kernels.registry import KernelContext
+from runtime.storage import SampleList
 
-# The worker-side entry point, as "module:function" for ProcessLanes.call.
-LANE_ENTRY = "runtime.kernels.cpu.fused_lanes:remote_claims"
+from .fused_stages import run_chunk
+
+__all__ = ["WORKER_ENTRY", "remote_claims", "claim", "pack_inputs", "run_on_workers",
+           "hint_key", "remember_shape", "Stacked", "compact_args", "cost_order"]
+
+#: The worker-side entry point, as "module:function" for ``WorkerPool.broadcast``.
+WORKER_ENTRY = "runtime.kernels.cpu.fused_workers:remote_claims"
 
 
 def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_spec,
                   workers):
-    """Process-lane entry point: run samples of the batch, claimed group by group.
+    """Worker-side entry point: run samples of the batch, claimed group by group.
 
     The encoded samples and the claim flags live in the shared input segment ``in_spec =
-    (name, shape, dtype)`` (see :func:`_pack_inputs`): flag ``i`` (byte ``i``) is set once a
-    lane took sample ``i``; sample ``k``'s bytes are ``[offsets[k], offsets[k + 1])``.  Every
-    lane of the batch gets this same call and takes the next unclaimed samples of ``order``
-    (costliest first) until none are left (:func:`_claim`, under an ``flock`` of the input
-    segment's file, which each lane opened itself), so no lane idles while another still has
-    a queue.  A sample is never run twice: its cmn output is written in several in-place
-    steps, which two lanes racing on the same target would compound.
+    (name, shape, dtype)`` (see :func:`pack_inputs`): flag ``i`` (byte ``i``) is set once a
+    worker took sample ``i``; sample ``k``'s bytes are ``[offsets[k], offsets[k + 1])``.
+    Every worker of the batch gets this same call and takes the next unclaimed samples of
+    ``order`` (costliest first) until none are left (:func:`claim`, under an ``flock`` of the
+    input segment's file, which each worker opened itself), so no worker idles while another
+    still has a queue.  A sample is never run twice: its cmn output is written in several
+    in-place steps, which two workers racing on the same target would compound.
 
     cmn outputs of the expected shape are written into the shared batch ``out_spec``;
     returns ``{i: array}`` for every other result of the samples run here.  On an error the
-    claim flags are all set (the other lanes stop) and the error is raised.
+    claim flags are all set (the other workers stop) and the error is raised.
     """
-    from runtime.buffers import attach_shared, shared_fd
-    from runtime.kernels.cpu.fused import run_chunk
-    from runtime.kernels.registry import KernelContext
-    from runtime.storage import SampleList
     ctx = KernelContext(None, *ctx_fields)
-    args = {k: v.samples() if v.__class__ is _Stacked else v for k, v in args.items()}
+    args = {k: v.samples() if v.__class__ is Stacked else v for k, v in args.items()}
     buf = attach_shared(*in_spec)
     lock = shared_fd(in_spec[0])
     claims = buf[:ctx.batch_size]
@@ -55,7 +59,7 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
         while True:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                group = _claim(claims, order, workers)
+                group = claim(claims, order, workers)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
             if not group:
@@ -64,15 +68,15 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
                 if i not in written:
                     results[i] = r
     except BaseException:
-        claims[:] = 1           # the batch failed: the other lanes stop taking samples
+        claims[:] = 1           # the batch failed: the other workers stop taking samples
         raise
 
 
-def _claim(claims, order, workers: int) -> list[int]:
+def claim(claims, order, workers: int) -> list[int]:
     """Take the next group of unclaimed samples of ``order`` (sorted; call it under the
     claims lock): about a ``2 * workers``-th of what is left (guided self-scheduling: big
-    groups while much is left keep the stage-by-stage cache reuse of :func:`run_chunk`,
-    single samples at the end even out the lanes)."""
+    groups while much is left keep the stage-by-stage cache reuse of
+    :func:`.fused_stages.run_chunk`, single samples at the end even out the workers)."""
     free = [i for i in order if not claims[i]]
     if not free:
         return []
@@ -81,14 +85,13 @@ def _claim(claims, order, workers: int) -> list[int]:
     return sorted(group)
 
 
-def _pack_inputs(data, n: int):
+def pack_inputs(data, n: int):
     """The encoded samples copied into one shared segment after ``n`` zeroed claim flags.
 
-    Returns ``(array, name, offsets)`` (keep ``array`` alive while the lanes use it), or
+    Returns ``(array, name, offsets)`` (keep ``array`` alive while the workers use it), or
     None when a sample is not a byte buffer or no shared memory is available.  Segment sizes
     are rounded up to a power of two (at least 1 MB) so a few recycled segments serve every
     batch (:data:`runtime.buffers.input_pool`)."""
-    from runtime.buffers import input_pool
     parts = []
     for x in data:
         if x.__class__ is not np.ndarray:
@@ -118,7 +121,7 @@ def _pack_inputs(data, n: int):
 _shape_hints: dict = {}
 
 
-def _hint_key(ctx, args):
+def hint_key(ctx, args):
     """The node's constant arguments (hashable values, see ``compiler.ir.Node``) and batch
     size; None when some argument is not hashable (no hint then)."""
     try:
@@ -129,46 +132,45 @@ def _hint_key(ctx, args):
         return None
 
 
-def _remote(ctx, inputs, args, lanes, dt):
-    """Run the batch on the process lanes: one :func:`remote_claims` call per lane
-    (``ProcessLanes.broadcast``), all sharing the packed inputs and the claim flags.  None when
+def run_on_workers(ctx, inputs, args, workers, dt):
+    """Run the batch on the worker pool ``workers``: one :func:`remote_claims` call per worker
+    (``WorkerPool.broadcast``), all sharing the packed inputs and the claim flags.  None when
     the inputs cannot be shared (the caller runs the batch on threads)."""
-    from runtime.buffers import input_pool, shared_pool
     n = ctx.batch_size
     data = inputs[0]
-    packed = _pack_inputs(data, n)
+    packed = pack_inputs(data, n)
     if packed is None:
         return None
     in_buf, in_name, offsets = packed
-    key = _hint_key(ctx, args)
+    key = hint_key(ctx, args)
     shape = _shape_hints.get(key) if stage_names(args)[-1] == "cmn" else None
     out, name = (shared_pool.shared_empty((n,) + shape, dt) if shape is not None
                  else (None, None))
     spec = (name, out.shape, out.dtype.str) if name is not None else None
     info = getattr(data, "source_info", None)
     fields = (ctx.in_metas, ctx.out_metas, set(ctx.tensor_arg_names), n, ctx.op)
-    order = _cost_order(data, n)
+    order = cost_order(data, n)
     shared = [(input_pool, in_name)] + ([(shared_pool, name)] if name else [])
     in_spec = (in_name, in_buf.shape, in_buf.dtype.str)
 
-    # every lane gets the same call: the idle ones at once from here, the others (busy with
+    # every worker gets the same call: the idle ones at once from here, the others (busy with
     # another batch in flight) through a pool thread when they free up
     found = {}
-    sent = _compact_args(args, ctx.tensor_arg_names)
-    for part in lanes.broadcast(LANE_ENTRY, fields, in_spec, offsets, info, sent, order, spec,
-                                lanes.n, shared=shared,
-                                helper=getattr(ctx.pool, "submit", None)):
+    sent = compact_args(args, ctx.tensor_arg_names)
+    for part in workers.broadcast(WORKER_ENTRY, fields, in_spec, offsets, info, sent, order,
+                                  spec, workers.n, shared=shared,
+                                  helper=getattr(ctx.pool, "submit", None)):
         found.update(part)
     del in_buf
     res = [found[i] if i in found else out[i] for i in range(n)]
-    _remember_shape(key, res, args)
+    remember_shape(key, res, args)
     return res
 
 
-class _Stacked:
-    """A per-sample tensor argument sent to the lanes as one array: pickling a list of 32
+class Stacked:
+    """A per-sample tensor argument sent to the workers as one array: pickling a list of 32
     0-d arrays (a coin flip per sample) cost ~0.4 ms to dump and as much to load in every
-    lane, between two batches; one stacked array ~10 us."""
+    worker, between two batches; one stacked array ~10 us."""
 
     __slots__ = ("array",)
 
@@ -186,9 +188,9 @@ class _Stacked:
         return [self.array[i, ...] for i in range(self.array.shape[0])]
 
 
-def _compact_args(args: dict, names) -> dict:
+def compact_args(args: dict, names) -> dict:
     """``args`` with each per-sample list of same-shaped, same-dtype arrays in ``names``
-    replaced by a :class:`_Stacked` (others unchanged)."""
+    replaced by a :class:`Stacked` (others unchanged)."""
     out = None
     for k in names:
         v = args.get(k)
@@ -200,19 +202,19 @@ def _compact_args(args: dict, names) -> dict:
             continue
         if out is None:
             out = dict(args)
-        out[k] = _Stacked(np.array(v, dtype=first.dtype))
+        out[k] = Stacked(np.array(v, dtype=first.dtype))
     return args if out is None else out
 
 
-# Per-sample cost model of a fused decode chain for balancing the lanes: decoding is roughly
+# Per-sample cost model of a fused decode chain for balancing the workers: decoding is roughly
 # proportional to the encoded size, plus a fixed part (resample, normalize) worth about this
 # many encoded bytes.
 _FIXED_COST_BYTES = 20_000
 
 
-def _cost_order(data, n: int) -> list[int]:
+def cost_order(data, n: int) -> list[int]:
     """The batch's sample indices, estimated costliest first (a broadcast single sample: in
-    order).  Handing out the big samples first leaves the small ones to even out the lanes
+    order).  Handing out the big samples first leaves the small ones to even out the workers
     at the end (longest-processing-time-first list scheduling)."""
     if len(data) != n:
         return list(range(n))
@@ -220,7 +222,9 @@ def _cost_order(data, n: int) -> list[int]:
     return sorted(range(n), key=cost.__getitem__, reverse=True)
 
 
-def _remember_shape(key, res, args):
+def remember_shape(key, res, args):
+    """Keep the per-sample output shape of a batch whose cmn outputs all have one (the hint
+    :func:`run_on_workers` allocates the next batch's shared output from)."""
     if key is not None and stage_names(args)[-1] == "cmn" and res:
         first = res[0].shape
         if all(r.shape == first for r in res):

@@ -1,11 +1,11 @@
 """Fast paths and caches of the per-sample hot path: each must equal the plain computation.
 
-* ``random.sample_rng`` / ``_pcg64_states`` / batch ``coin_flip``: the same streams as
+* ``seeds.sample_rng`` / ``seeds.pcg64_states`` / batch ``coin_flip``: the same streams as
   ``numpy.random.default_rng(seed)``;
 * ``codecs.image.parse_image``: decoding a parsed image equals decoding its bytes;
 * ``crop_window`` / ``random_crop_window`` fast paths, cached argument validation;
 * ``resize_params.crop_resize_params`` equals ``resize_output_shape``;
-* ``cmn_batch.cmn_plan`` cache and ``fused._cmn_shape`` cache.
+* ``cmn_batch.cmn_plan`` cache and ``fused_stages.cmn_shape`` cache.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 
 from runtime.kernels.cpu import random as rk
+from runtime.kernels.params.seeds import pcg64_states, sample_rng
 from runtime.kernels.registry import KernelContext
 from runtime.threadpool import ThreadPool
 
@@ -32,7 +33,7 @@ def _seeds(n, salt=0):
 # ------------------------------------------------------------------ random
 def test_pcg64_states_equal_numpy_seeding():
     seeds = _seeds(40) + _EDGE_SEEDS
-    for s, (state, inc) in zip(seeds, rk._pcg64_states(seeds)):
+    for s, (state, inc) in zip(seeds, pcg64_states(seeds)):
         ref = np.random.PCG64(s).state["state"]
         assert (state, inc) == (ref["state"], ref["inc"]), s
 
@@ -40,7 +41,7 @@ def test_pcg64_states_equal_numpy_seeding():
 def test_sample_rng_streams_equal_default_rng():
     seeds = _seeds(20, 1) + _EDGE_SEEDS
     for i, s in enumerate(seeds):
-        g = rk.sample_rng(seeds, i)
+        g = sample_rng(seeds, i)
         ref = np.random.default_rng(s)
         np.testing.assert_array_equal(g.random(23), ref.random(23))
         np.testing.assert_array_equal(g.integers(0, 1000, 7), ref.integers(0, 1000, 7))
@@ -49,10 +50,10 @@ def test_sample_rng_streams_equal_default_rng():
 
 def test_sample_rng_falls_back_for_other_seed_types():
     seeds = [np.int64(5), 7]                      # a list, numpy ints: plain default_rng
-    np.testing.assert_array_equal(rk.sample_rng(seeds, 0).random(4),
+    np.testing.assert_array_equal(sample_rng(seeds, 0).random(4),
                                   np.random.default_rng(5).random(4))
     too_big = (2 ** 130 + 1,)
-    np.testing.assert_array_equal(rk.sample_rng(too_big, 0).random(4),
+    np.testing.assert_array_equal(sample_rng(too_big, 0).random(4),
                                   np.random.default_rng(2 ** 130 + 1).random(4))
 
 
@@ -115,7 +116,7 @@ def test_parsed_image_decodes_like_its_bytes(orientation):
 
 # ------------------------------------------------------------------ windows
 def test_crop_window_fast_paths_match_plain_formula():
-    from runtime.kernels.cpu.crop_window import crop_window
+    from runtime.kernels.params.windows import crop_window
     for (H, W), (h, w), (px, py) in [((224, 224), (224, 224), (0.5, 0.5)),
                                      ((300, 401), (224, 224), (0.5, 0.7)),
                                      ((300, 401), (300, 10), (1.0, 0.0))]:
@@ -135,7 +136,7 @@ def test_crop_window_fast_paths_match_plain_formula():
 
 
 def test_random_crop_window_position_equals_vectorised_draw():
-    from runtime.kernels.cpu.crop_window import random_crop_window
+    from runtime.kernels.params.windows import random_crop_window
     for s in range(30):
         H, W = 300 + 7 * s, 500 - 5 * s
         y0, x0, h, w = random_crop_window((H, W), np.random.default_rng(s))
@@ -146,7 +147,7 @@ def test_random_crop_window_position_equals_vectorised_draw():
 
 
 def test_random_crop_window_cached_validation_still_rejects():
-    from runtime.kernels.cpu.crop_window import random_crop_window
+    from runtime.kernels.params.windows import random_crop_window
     rng = np.random.default_rng(0)
     random_crop_window((50, 50), rng, num_attempts=1)
     with pytest.raises(ValueError, match="num_attempts"):
@@ -159,7 +160,7 @@ def test_random_crop_window_cached_validation_still_rejects():
 
 
 def test_crop_resize_params_equals_resize_output_shape():
-    from runtime.kernels.cpu.resize_params import crop_resize_params, resize_output_shape
+    from runtime.kernels.params.resize_geometry import crop_resize_params, resize_output_shape
     rnd = random.Random(7)
     for _ in range(3000):
         H, W = rnd.randint(1, 1500), rnd.randint(1, 1500)
@@ -179,10 +180,10 @@ def test_crop_resize_params_equals_resize_output_shape():
 
 # ------------------------------------------------------------------ cmn caches
 def test_cmn_plan_cache_equals_uncached():
-    from runtime.kernels.cpu.cmn_batch import _make_plan, cmn_plan
+    from runtime.kernels.cpu.cmn_batch import cmn_plan, make_plan
     mean, std = (123.675, 116.28, 103.53), (58.395, 57.12, 57.375)
     a = cmn_plan("HWC", 3, 3, "CHW", mean, std, 1.0, 0.0)
-    b = _make_plan("HWC", 3, 3, "CHW", mean, std, 1.0, 0.0)
+    b = make_plan("HWC", 3, 3, "CHW", mean, std, 1.0, 0.0)
     assert cmn_plan("HWC", 3, 3, "CHW", mean, std, 1.0, 0.0) is a
     for f in ("layout", "output_layout", "perm", "to_input", "h_axis", "w_axis", "c_axis",
               "key"):
@@ -200,14 +201,14 @@ def test_cmn_plan_cache_equals_uncached():
 
 def test_cmn_shape_cache():
     from compiler.ir import make_stage
-    from runtime.kernels.cpu.fused import _cmn_shape
+    from runtime.kernels.cpu.fused_stages import cmn_shape
 
     def cmn(layout):    # the kernel arguments of a fused node ending with cmn
         return {"stages": (make_stage("crop_mirror_normalize", "cmn", {"output_layout": layout}),)}
     img = np.zeros((30, 40, 3), np.uint8)
-    assert _cmn_shape(img, "HWC", (0, 0, 20, 10), cmn("CHW")) == (3, 20, 10)
-    assert _cmn_shape(img, "HWC", (0, 0, 20, 10), cmn("HWC")) == (20, 10, 3)
+    assert cmn_shape(img, "HWC", (0, 0, 20, 10), cmn("CHW")) == (3, 20, 10)
+    assert cmn_shape(img, "HWC", (0, 0, 20, 10), cmn("HWC")) == (20, 10, 3)
     chw = np.zeros((3, 30, 40), np.uint8)
-    assert _cmn_shape(chw, "CHW", (0, 0, 5, 6), {}) == (3, 5, 6)
+    assert cmn_shape(chw, "CHW", (0, 0, 5, 6), {}) == (3, 5, 6)
     with pytest.raises(ValueError):
-        _cmn_shape(img, "HWC", (0, 0, 5, 6), cmn("CHWX"))
+        cmn_shape(img, "HWC", (0, 0, 5, 6), cmn("CHWX"))

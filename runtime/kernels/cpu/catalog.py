@@ -1,0 +1,47 @@
+"""Every CPU kernel module, imported so that each registers its kernels.
+
+One module per op or small family registers ``(op, "cpu")`` with
+:func:`runtime.kernels.registry.register` and holds the implementation:
+
+=========================  ==================================================================
+``decode``                 ``decoders.image`` / ``_crop`` / ``_slice`` / ``_random_crop``,
+                           ``peek_image_shape``
+``resize``                 ``resize``, ``random_resized_crop``
+``crop``                   ``crop``
+``cmn``                    ``crop_mirror_normalize``
+``flip``                   ``flip``
+``cast``                   ``cast``
+``layout_ops``             ``copy``, ``transpose``, ``reshape``, ``subscript``
+``arithmetic``             ``arithmetic``, ``elementwise_fused``
+``random``                 ``random.uniform`` / ``normal`` / ``coin_flip`` / ``beta`` /
+                           ``choice``
+``fused``                  ``fused.image``
+``transfer``               ``transfer``
+=========================  ==================================================================
+
+The executor imports this module before it runs its first op (lazily: the kernels import
+torch and nvImageCodec, which ``import ndd`` does not need).  New worker processes run
+:func:`warm_up` before they report ready (:func:`runtime.workers.pool.prepare_with`).
+"""
+from __future__ import annotations
+
+from runtime.workers.pool import prepare_with
+
+from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
+from . import cmn_batch, resize_edges, transfer
+
+__all__ = ["MODULES", "warm_up"]
+
+#: the kernel modules, in the order of the table above
+MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
+           transfer)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every numba kernel now, e.g. before timing or in a
+    worker process before it reports ready."""
+    resize_edges.warm_up()
+    cmn_batch.warm_up()
+
+
+prepare_with("runtime.kernels.cpu.catalog:warm_up")
