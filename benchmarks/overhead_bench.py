@@ -23,9 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from runtime.kernels.cpu.crop_window import random_crop_window
 from runtime.kernels.cpu.resize import resample
-from runtime.kernels.cpu.resize_params import resize_output_shape
+from runtime.kernels.params.resize_geometry import resize_output_shape
+from runtime.kernels.params.windows import random_crop_window
 
 torch.set_num_threads(1)
 

@@ -12,8 +12,7 @@ import time
 import numpy as np
 import torch
 
-from runtime.kernels.cpu import resize as _R
-from runtime.kernels.cpu.resize import resize, resize_output_shape
+from runtime.kernels.cpu.resize import resize, resize_output_shape, separable
 
 
 def _time(fn, reps=60):
@@ -64,8 +63,7 @@ def _exact(image, interp_type="linear", **size_args):
     p = resize_output_shape(image.shape[:2], **size_args)
     if interp_type == "nn":
         return resize(image, interp_type="nn", **size_args)
-    return _R._separable(image, p.out_h, p.out_w, p, interp_type, interp_type, True,
-                         image.dtype)
+    return separable(image, p.out_h, p.out_w, p, interp_type, interp_type, True, image.dtype)
 
 
 def main():
