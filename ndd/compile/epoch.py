@@ -127,7 +127,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             # the body consumes the failed values (inside the body, as in eager execution,
             # and only for what it consumes)
             if fut.exception() is not None:
-                inst.settle_failed()
+                inst.settle_failed(fut.exception())
             # also after a give-back the batch is handed out: its results that depend on no
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = Replayer(template, inst, rep, loop, rngs, spec, batch)

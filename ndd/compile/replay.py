@@ -16,6 +16,7 @@ from ndd._rng import get_default_rng
 from ndd.compile.reporting import Report
 from ndd.compile.trace import Template
 from runtime.executor import release_inputs, run_node, run_plan
+from runtime.workers.errors import WorkerCrashed
 
 
 class Instance:
@@ -70,19 +71,24 @@ class Instance:
         for node in self.nodes:
             release_inputs(node)
 
-    def settle_failed(self):
+    def settle_failed(self, failure: BaseException | None = None):
         """After the plan failed: the batch's calls are made again, as fresh nodes (the
         compiler's passes rewired the first ones) with the same arguments and seeds, and run
         one by one as eager execution does (each op over the whole batch, unfused), so the
         errors are eager's (op, sample, type, message).  Each error waits in its node
         (``node.error``; a failed input's error for the calls depending on it) until the
-        body consumes the value; the other values are computed."""
+        body consumes the value; the other values are computed.  When the plan's
+        ``failure`` is a decode that crashed a worker process, the decoders are not run
+        again here (the same file would crash this process): they keep that error."""
+        crashed = failure if isinstance(failure, WorkerCrashed) else None
         self.nodes, self.outputs = [], []
         for e, (args, metas) in zip(self.template.entries, self.calls):
             node = self._add_node(e, args, metas)
             err = next((v.producer.error for v in node.all_inputs()
                         if v.data is None and v.producer is not None
                         and v.producer.error is not None), None)
+            if err is None and crashed is not None and node.op.startswith("decoders."):
+                err = crashed
             if err is None:
                 try:
                     run_node(node)

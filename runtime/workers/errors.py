@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import signal
+import subprocess
 
-__all__ = ["RemoteError", "WorkerDied", "rebuild_error"]
+__all__ = ["CRASH_SIGNALS", "RemoteError", "WorkerCrashed", "WorkerDied", "crash_signal",
+           "rebuild_error"]
+
+#: Signals that end a process when native code fails (a codec on a corrupt file, say).
+CRASH_SIGNALS = frozenset(getattr(signal, n) for n in (
+    "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT") if hasattr(signal, n))
 
 
 class RemoteError(RuntimeError):
@@ -13,6 +20,29 @@ class RemoteError(RuntimeError):
 
 class WorkerDied(RuntimeError):
     """A worker process went away mid-call; callers redo the work on threads."""
+
+
+class WorkerCrashed(WorkerDied):
+    """A worker process was ended by a crash signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
+    while it ran a call: a native library failed on that call's input. The work is not redone
+    in the calling process, where the same input would crash it; the caller reports the
+    call's inputs instead. ``signal_name`` is e.g. ``"SIGSEGV"``."""
+
+    def __init__(self, message: str, signal_name: str = ""):
+        super().__init__(message)
+        self.signal_name = signal_name
+
+
+def crash_signal(proc: subprocess.Popen) -> str | None:
+    """The name of the crash signal that ended the worker process ``proc`` (its socket has
+    closed: it is gone or going), or None for any other end (killed, exited, still running)."""
+    try:
+        code = proc.wait(timeout=2.0)
+    except subprocess.TimeoutExpired:
+        return None
+    if code is not None and code < 0 and -code in CRASH_SIGNALS:
+        return signal.Signals(-code).name
+    return None
 
 
 def rebuild_error(type_name: str, module: str, message: str, tb: str) -> BaseException:

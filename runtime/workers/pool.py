@@ -46,10 +46,11 @@ from multiprocessing.connection import Connection
 from runtime.buffers import drop_cursor, dropped_since, input_pool, shared_pool
 from runtime.codecs.limits import process_settings
 
-from .errors import RemoteError, WorkerDied, rebuild_error
+from .errors import RemoteError, WorkerCrashed, WorkerDied, crash_signal, rebuild_error
 
 __all__ = ["WorkerPool", "get_workers", "wait_ready", "set_enabled", "enabled", "shutdown",
-           "prepare_with", "state", "PoolState", "MAX_DEATHS", "RemoteError", "WorkerDied"]
+           "prepare_with", "state", "PoolState", "MAX_DEATHS", "RemoteError", "WorkerDied",
+           "WorkerCrashed"]
 
 
 def _env_enabled() -> bool:
@@ -69,7 +70,7 @@ _BOOT = ("import os, sys; cwd = os.getcwd(); "
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 #: Worker deaths (e.g. one killed for memory) after which the pool is started again; past
-#: this many in one process it stays off (something kills the workers every time).
+#: this many it stays off. Crashes are not counted (threads would crash on the same input).
 MAX_DEATHS = 3
 
 
@@ -86,7 +87,9 @@ class PoolState:
     failed : bool
         Workers cannot start here, or died :data:`MAX_DEATHS` times: threads only from now on.
     deaths : int
-        Workers that died in this process.
+        Workers that died in this process (crashes not counted).
+    crashes : int
+        Workers ended by a crash signal (:data:`CRASH_SIGNALS`) in this process.
     setup : list of str
         Work items every new worker runs before it reports ready (:func:`prepare_with`).
     """
@@ -95,6 +98,7 @@ class PoolState:
     pool: "WorkerPool | None" = None
     failed: bool = False
     deaths: int = 0
+    crashes: int = 0
     setup: list = field(default_factory=list)
 
 
@@ -330,26 +334,30 @@ class WorkerPool:
             w.conn.send((target, payload, sync, process_settings()))
             w.drop_cursor = cursor
         except (EOFError, OSError) as exc:
-            raise self._died(target, exc) from exc
+            raise self._died(target, exc, w) from exc
 
     def _receive(self, w, target, shared):
         """``(ok, result or error fields)`` of the call sent to ``w``."""
         try:
             ok, payload = w.conn.recv()
         except (EOFError, OSError) as exc:
-            raise self._died(target, exc) from exc
+            raise self._died(target, exc, w) from exc
         if shared is not None:
             for pool, name in shared:
                 pool.mark_attached(name, w.index, self.n)
         return ok, payload
 
-    def _died(self, target, exc) -> WorkerDied:
+    def _died(self, target, exc, w=None) -> WorkerDied:
         if self._closed:        # shut down while this call ran (its wait timed out)
             return WorkerDied(f"the worker processes were shut down while running {target}")
         self._closed = True
-        _count_death(f"while running {target}", exc, redone=True)
+        crash = crash_signal(w.proc) if w is not None else None
+        _count_death(f"while running {target}", exc, redone=True, crash=crash)
         # stop the other workers and reap the dead one (after the calls in flight)
         threading.Thread(target=self.close, name="ndd-workers-close", daemon=True).start()
+        if crash is not None:
+            return WorkerCrashed(f"a worker process crashed ({crash}) while running {target}",
+                                 crash)
         return WorkerDied(f"a worker process died while running {target}: {exc}")
 
     def close(self, wait_s: float = 10.0):
@@ -396,18 +404,23 @@ def _stop(procs) -> None:
             pass
 
 
-def _count_death(when: str, exc, redone: bool) -> None:
-    """A worker died ``when``: counted (new workers start at the next batch, up to
-    :data:`MAX_DEATHS` in a process, then threads only) and said once in a RuntimeWarning."""
+def _count_death(when: str, exc, redone: bool, crash: str | None = None) -> None:
+    """A worker died ``when`` (or crashed: ``crash`` names the signal): counted (new workers
+    start at the next batch, up to :data:`MAX_DEATHS` deaths, then threads only), warned."""
     with _lock:
-        state.deaths += 1
+        state.crashes += crash is not None
+        state.deaths += crash is None
         last = state.deaths >= MAX_DEATHS
         state.failed = state.failed or last
     then = (f"fused decode chains run on threads in this process from now on "
             f"({MAX_DEATHS} workers died)" if last else "new workers start in the background")
     redo = "the batch is redone on threads, and " if redone else ""
-    warnings.warn(f"ndd: a worker process died {when} ({exc!r}); {redo}{then}",
-                  RuntimeWarning, stacklevel=4)
+    if crash is not None:
+        exc = crash
+        redo = ("that batch raises an error naming its files (not redone in this process, "
+                "where its input would crash it), and ")
+    warnings.warn(f"ndd: a worker process {'crashed' if crash else 'died'} {when} ({exc!r}); "
+                  f"{redo}{then}", RuntimeWarning, stacklevel=4)
 
 
 def _pickled(args: tuple) -> bytes:
@@ -479,6 +492,7 @@ def _after_fork_in_child() -> None:
     state.pool = None
     state.failed = False
     state.deaths = 0
+    state.crashes = 0
 
 
 if hasattr(os, "register_at_fork"):

@@ -259,13 +259,16 @@ image._source = crashing_source
 """
 
 
-def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes, monkeypatch):
+@pytest.mark.parametrize("mode", ["deferred", "compile"])
+def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes, monkeypatch,
+                                                     mode):
     """A worker process killed by SIGSEGV while it decodes a file (test hook: a file that
-    crashes the workers' decoder) costs that batch a rerun on threads -- here an error, the
-    file being no image -- and a warning; the training process and the epoch's other
-    batches go on, on new workers."""
+    crashes the workers' decoder) costs that batch an error naming its files, and a warning;
+    the batch is not decoded again in the training process (where a real crashing file would
+    crash it); the training process and the epoch's other batches go on, on new workers."""
     from runtime.workers import pool as worker_pool
     monkeypatch.setattr(worker_pool.state, "deaths", 0)
+    monkeypatch.setattr(worker_pool.state, "crashes", 0)
     root = tmp_path / "crash"
     (root / "a").mkdir(parents=True)
     for k in range(6):
@@ -276,18 +279,27 @@ def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes
         hooked.broadcast("builtins:exec", _CRASH_HOOK, {}, helper=helper.submit)
     reader = ndd.readers.File(file_root=str(root))
     got = []
-    with pytest.warns(RuntimeWarning, match="worker process died .*redone on threads"):
-        with ndd.EvalMode.deferred:
-            for jpegs, _ in reader.next_epoch(batch_size=2):
-                out = ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(jpegs),
-                                                           size=(24, 24)),
-                                                crop=(16, 16), mean=MEAN, std=STD)
-                try:
-                    got.append(out.torch().shape)
-                except ValueError as exc:
-                    got.append(str(exc))
-    assert len(got) == 3 and not isinstance(got[0], str) and not isinstance(got[2], str)
-    assert "2.jpg" in got[1] and "not a recognised image format" in got[1], got[1]
-    assert hooked.closed and worker_pool.state.deaths == 1
+
+    def body(jpegs):
+        out = ndd.crop_mirror_normalize(ndd.resize(ndd.decoders.image(jpegs), size=(24, 24)),
+                                        crop=(16, 16), mean=MEAN, std=STD)
+        try:
+            got.append(tuple(out.torch().shape))
+        except worker_pool.WorkerCrashed as exc:
+            got.append(str(exc))
+    # batches [0 1] [2 3] [4 5]; compile mode traces the first batch on threads
+    with pytest.warns(RuntimeWarning, match=r"worker process crashed .*SIGSEGV.*not redone"):
+        if mode == "compile":
+            for jpegs, _ in reader.next_epoch(batch_size=2, compile=True):
+                body(jpegs)
+        else:
+            with ndd.EvalMode.deferred:
+                for jpegs, _ in reader.next_epoch(batch_size=2):
+                    body(jpegs)
+    assert got[0] == got[2] == (2, 3, 16, 16), got
+    assert "crashed (SIGSEGV)" in got[1] and "2.jpg" in got[1] and "3.jpg" in got[1], got[1]
+    assert "not decoded again in this process" in got[1]
+    assert hooked.closed and worker_pool.state.crashes == 1
+    assert worker_pool.state.deaths == 0 and not worker_pool.state.failed
     fresh = _lanes_now()                                 # new workers, without the hook
     assert fresh is not hooked

@@ -16,7 +16,8 @@ import threading
 from compiler.ir import stage_args, stage_names
 from runtime.buffers import batch_array
 from runtime.kernels.registry import register
-from runtime.workers.pool import WorkerDied, get_workers
+from runtime.storage import sample_name
+from runtime.workers.pool import WorkerCrashed, WorkerDied, get_workers
 
 from .cast import to_numpy_dtype
 from .fused_stages import chunks, run_chunk
@@ -46,6 +47,8 @@ def fused_image(ctx, inputs, args):
         if workers is not None:
             try:
                 res = run_on_workers(ctx, inputs, args, workers, dt)
+            except WorkerCrashed as exc:
+                raise _crashed_batch(exc, inputs[0], n) from exc
             except WorkerDied:
                 res = None      # workers are off (or were replaced); redo this batch on threads
             except Exception:   # noqa: BLE001 - the threads below raise it again
@@ -70,3 +73,16 @@ def fused_image(ctx, inputs, args):
     res = [x for part in ctx.pool.map(task, len(parts)) for x in part]
     remember_shape(hint_key(ctx, args), res, args)
     return [res]
+
+
+def _crashed_batch(exc: WorkerCrashed, data, n: int) -> WorkerCrashed:
+    """The error of a batch whose decode crashed a worker process: it names the batch's
+    samples (one of them made a native library fail) and is not retried on threads, where
+    the same file would crash the calling process."""
+    names = [sample_name(data, i) for i in range(min(n, 8))]
+    more = f" and {n - len(names)} more" if n > len(names) else ""
+    return WorkerCrashed(
+        f"a worker process crashed ({exc.signal_name}) while decoding this batch: a native "
+        f"library failed on one of its files ({', '.join(names)}{more}). The batch is not "
+        f"decoded again in this process, where the same file would crash it; the other "
+        f"batches go on, on new worker processes", exc.signal_name)

@@ -249,6 +249,25 @@ def test_a_worker_that_dies_raises_lane_died(monkeypatch):
     private.close()
 
 
+def test_a_worker_that_crashes_raises_worker_crashed_and_is_not_counted(monkeypatch):
+    """A crash signal (here SIGABRT from os.abort) is told apart from other deaths: the call
+    raises WorkerCrashed naming the signal (its caller must not redo the work in-process) and
+    the death limit is not spent (the pool starts again whatever a dataset's files do)."""
+    monkeypatch.setattr(worker_pool.state, "failed", False)
+    monkeypatch.setattr(worker_pool.state, "deaths", worker_pool.MAX_DEATHS - 1)
+    monkeypatch.setattr(worker_pool.state, "crashes", 0)
+    private = worker_pool.WorkerPool(1)
+    assert private.ready.wait(180), private.error
+    with pytest.warns(RuntimeWarning, match=r"crashed .*SIGABRT.*new workers start"), \
+            pytest.raises(worker_pool.WorkerCrashed, match="crashed \\(SIGABRT\\)") as info:
+        private.call("os:abort")
+    assert info.value.signal_name == "SIGABRT"
+    assert worker_pool.state.crashes == 1
+    assert worker_pool.state.deaths == worker_pool.MAX_DEATHS - 1
+    assert not worker_pool.state.failed
+    private.close()
+
+
 def test_a_forked_child_does_not_use_the_parents_lanes_or_buffers(workers):
     import multiprocessing as mp
     arr, name = shared_pool.shared_empty((4, 5), np.float32)
