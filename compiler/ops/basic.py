@@ -17,6 +17,15 @@ register(OpSchema(
     doc="Converts the element type. float -> int rounds half away from zero and saturates; "
         "int -> int saturates. Source: DALI ``cast`` (rounding observed in DALI 2.4)."))
 
+def _cast_like_infer(metas, args):
+    return [metas[0].with_(dtype=metas[1].dtype)]
+
+
+register(OpSchema(
+    "cast_like", ("input_0", "input_1"), (), _cast_like_infer, public_name="cast_like",
+    doc="Converts the element type of ``input_0`` to that of ``input_1`` (only its dtype is "
+        "read), with ``cast``'s rules. Source: DALI ``cast_like``."))
+
 register(OpSchema("copy", ("input",), (), lambda m, a: [m[0]], public_name="copy",
                   doc="Copies the data."))
 

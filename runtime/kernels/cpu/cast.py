@@ -211,3 +211,11 @@ def cast(x, dtype):
 def cast_kernel(ctx, ins, a, i):
     """``cast``: :func:`cast` of every sample to ``dtype``."""
     return cast(ins[0], a["dtype"])
+
+
+@register("cast_like", "cpu")
+@per_sample
+def cast_like_kernel(ctx, ins, a, i):
+    """``cast_like``: :func:`cast` of every sample of the first input to the second input's
+    dtype (the output dtype the schema inferred from it)."""
+    return cast(ins[0], ctx.out_metas[0].dtype)

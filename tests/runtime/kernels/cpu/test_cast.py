@@ -109,3 +109,38 @@ def test_cast_matches_dali(src, dtype):
     out = cast(x, dtype)
     assert out.dtype == ref.dtype
     np.testing.assert_array_equal(out, ref)
+
+
+# ---------------------------------------------------------------- cast_like
+
+def test_cast_like_takes_the_dtype_of_its_second_input():
+    """Each sample of the first input gets cast's rules (round half away, saturate) to the
+    second input's dtype; only that dtype is read (shapes may differ)."""
+    import ndd
+    values = ndd.batch([np.array([0.5, 2.5, -300.0], np.float32), np.array([-0.5], np.float32)])
+    like = ndd.batch([np.zeros(7, np.int8), np.zeros(2, np.int8)])
+    out = ndd.cast_like(values, like)
+    assert isinstance(out, ndd.Batch) and out.dtype == ndd.int8
+    np.testing.assert_array_equal(np.asarray(out.tensors[0]), np.array([1, 3, -128], np.int8))
+    np.testing.assert_array_equal(np.asarray(out.tensors[1]), np.array([-1], np.int8))
+    t = ndd.cast_like(ndd.as_tensor(np.array([255.5, -1.0])), ndd.as_tensor(np.uint8(0)))
+    assert isinstance(t, ndd.Tensor) and np.asarray(t).tolist() == [255, 0]
+    with ndd.EvalMode.deferred:         # the compiler infers the dtype from the second input
+        lazy = ndd.cast_like(values * 2, like)
+        assert lazy.dtype == ndd.int8
+    np.testing.assert_array_equal(np.asarray(lazy.tensors[0]), np.array([1, 5, -128], np.int8))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("like", ["uint8", "int16", "float16", "bool"])
+def test_cast_like_matches_dali(like):
+    pytest.importorskip("nvidia.dali")
+    import ndd
+    import nvidia.dali.experimental.dynamic as dalidyn
+    x = np.random.default_rng(1).uniform(-400, 400, 500).astype(np.float32)
+    x[:6] = [0.5, 1.5, -0.5, -2.5, np.inf, -np.inf]
+    other = np.zeros(3, like)
+    ref = np.asarray(dalidyn.cast_like(dalidyn.as_tensor(x), dalidyn.as_tensor(other)))
+    out = np.asarray(ndd.cast_like(ndd.as_tensor(x), ndd.as_tensor(other)))
+    assert out.dtype == ref.dtype
+    np.testing.assert_array_equal(out, ref)
