@@ -61,7 +61,7 @@ OBSERVERS: list[Callable] = []
 
 
 def set_options(*, disable=None, max_lanes=None, check=None) -> None:
-    """Configure the pipeline globally (``ndd.compiler_options`` forwards here).
+    """Configure the pipeline globally (for every later compile in this process).
 
     ``check=True`` runs the IR checker (:func:`compiler.checker.check_graph`) after every pass
     (the test suite turns it on)."""

@@ -1,7 +1,7 @@
 """Runs nodes and plans: looks kernels up, feeds them storage, stores their outputs.
 
 Errors raised by a kernel are re-raised with the op name and the user's ``file:line``
-(ARCHITECTURE invariant 4), keeping the original exception type when possible.
+(the errors-point-at-the-user's-line rule of docs/architecture.md), keeping the original exception type when possible.
 """
 from __future__ import annotations
 

@@ -17,12 +17,14 @@ def _internal(name):
 register(OpSchema(
     "fused.image", ("input",), (
         ArgSpec("stages", "any", None,
-                doc="Stage names in order: 'decode', 'rrc', 'resize', 'flip', 'cmn'."),
+                doc="The stages in order: compiler.ir.Stage records (names 'decode', 'rrc', "
+                    "'resize', 'flip', 'cmn')."),
     ), _internal("fused.image"), traits=frozenset({"fused"}),
     doc="Image chain in one kernel: optional decode of only the needed region (ROI), optional "
         "resize or random_resized_crop (window drawn from the same per-sample seeds), optional "
-        "crop_mirror_normalize written into one preallocated (N, ...) batch array. Stage "
-        "arguments are stored as ``'<stage>.<arg>'``. Bit-exact with the unfused chain."))
+        "crop_mirror_normalize written into one preallocated (N, ...) batch array. Each stage's "
+        "arguments are in its Stage record (``compiler.ir.stages_of``). Bit-exact with the "
+        "unfused chain."))
 
 register(OpSchema(
     "elementwise_fused", ("operands",), (
