@@ -74,15 +74,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 return
             tracer = Tracer([h._value for h in first], loop)
             handed[0] += 1
-            stack = push_capture(tracer)
-            try:
-                yield first
-            finally:
-                # False: another epoch advanced meanwhile (the stack: a generator may be
-                # finalised on another thread)
-                alone = pop_capture(tracer, stack)
-            if not alone:
-                raise RuntimeError(_INTERLEAVED)
+            yield from _hand_out(first, tracer)
             rep.traced = len(tracer.entries)
             if not tracer.entries:
                 warnings.warn("next_epoch(compile=True): the loop body made no replayable ndd "
@@ -132,13 +124,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = Replayer(template, inst, rep, loop, rngs, spec, batch)
             handed[0] += 1
-            stack = push_capture(replayer)
-            try:
-                yield handles
-            finally:
-                alone = pop_capture(replayer, stack)
-            if not alone:
-                raise RuntimeError(_INTERLEAVED)
+            yield from _hand_out(handles, replayer)
             spec.end_batch(batch)
             batch += 1
             if spec.broken:     # prefetch again from the next batch on
@@ -154,6 +140,21 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             give_back = getattr(source, "give_back", None)
             if give_back is not None and unused:
                 give_back(len(unused))  # and the reader's read-ahead
+
+
+def _hand_out(handles, capture):
+    """Give ``handles`` to the loop body with ``capture`` (the tracer or the replayer)
+    answering its ndd calls; after the body's iteration, RuntimeError if another compiled
+    epoch advanced meanwhile."""
+    stack = push_capture(capture)
+    try:
+        yield handles
+    finally:
+        # False: another epoch advanced meanwhile (the stack: a generator may be finalised
+        # on another thread)
+        alone = pop_capture(capture, stack)
+    if not alone:
+        raise RuntimeError(_INTERLEAVED)
 
 
 def _respeculate(prefetch, feed, template, depth, rngs, unique, batch):
