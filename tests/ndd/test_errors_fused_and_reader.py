@@ -139,6 +139,23 @@ def bad_folder(tmp_path, photo_jpegs):
     return str(root)
 
 
+def test_peek_image_shape_names_the_file_of_a_bomb(bad_folder):
+    """peek_image_shape refuses the bomb from its header, naming the reader's file (as the
+    decoders do); the real photos' shapes are those of their decodes."""
+    reader = ndd.readers.File(file_root=bad_folder)
+    got = []
+    for jpegs, _ in reader.next_epoch(batch_size=2):
+        try:
+            shapes = ndd.peek_image_shape(jpegs)
+            got.append([tuple(np.asarray(t).tolist()) for t in shapes.tensors])
+        except ValueError as exc:
+            got.append(str(exc))
+    assert isinstance(got[1], str) and "03.png" in got[1] and "20000x20000" in got[1], got[1]
+    assert "sample 1" in got[1] and "set_max_image_pixels" in got[1]
+    first = ndd.decoders.image(next(iter(reader.next_epoch(batch_size=2)))[0])
+    assert got[0] == [tuple(np.asarray(t).shape) for t in first.tensors]
+
+
 def _bad_epoch(root, mode):
     """One epoch of a resize -> crop_mirror_normalize body: per batch, the output or the
     error's message."""

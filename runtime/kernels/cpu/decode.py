@@ -14,7 +14,7 @@ import numpy as np
 from runtime.codecs.image import decode, parse_image, peek_shape
 from runtime.kernels.params.slices import slice_roi
 from runtime.kernels.params.windows import crop_args, crop_window, random_window, window_roi
-from runtime.kernels.registry import per_sample, register, sample_args
+from runtime.kernels.registry import register, sample_args
 from runtime.storage import sample_name
 
 __all__ = ["decode_kernel", "crop_roi", "random_roi"]
@@ -88,9 +88,15 @@ def image_slice(ctx, inputs, args):
 
 
 @register("peek_image_shape", "cpu")
-@per_sample
-def peek_image_shape(ctx, ins, a, i):
-    """``peek_image_shape``: the (oriented) shape of every encoded sample, from its header."""
-    shape = peek_shape(ins[0], sample=f"sample {i}", image_type=a.get("image_type", "RGB"),
-                       adjust_orientation=a.get("adjust_orientation", True))
-    return np.asarray(shape, dtype=a.get("dtype", "int64"))
+def peek_image_shape(ctx, inputs, args):
+    """``peek_image_shape``: the (oriented) shape of every encoded sample, from its header;
+    errors name the sample and, from a reader, its file (as the decoders' do)."""
+    data = inputs[0]
+
+    def one(i):
+        a = sample_args(ctx, args, i)
+        shape = peek_shape(data[i], sample=sample_name(data, i),
+                           image_type=a.get("image_type", "RGB"),
+                           adjust_orientation=a.get("adjust_orientation", True))
+        return np.asarray(shape, dtype=a.get("dtype", "int64"))
+    return [ctx.pool.map(one, ctx.batch_size)]
