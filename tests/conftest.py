@@ -86,3 +86,38 @@ def image_folder(tmp_path_factory, photos) -> pathlib.Path:
     (hidden / "junk.jpg").write_bytes(encode_jpeg(photos[0]))
     (root / "cat" / "._img0.jpg").write_bytes(b"garbage")
     return root
+
+
+def _wait_for_workers(timeout: float = 180.0):
+    """The shared pool of two worker processes once it is up (started, or started again after
+    a worker died); fails the test when the workers cannot start."""
+    import time
+    from runtime.workers import pool as worker_pool
+    deadline = time.monotonic() + timeout
+    while (got := worker_pool.get_workers(2)) is None:
+        state = worker_pool.state
+        if state.failed:
+            pytest.fail(f"worker processes failed to start: {state.pool and state.pool.error}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"worker processes did not start within {timeout:.0f} s")
+        time.sleep(0.05)
+    return got
+
+
+@pytest.fixture
+def workers_now():
+    """``workers_now()``: the worker pool as it is now, waiting for a restart if needed."""
+    return _wait_for_workers
+
+
+@pytest.fixture(scope="module")
+def workers():
+    """Worker processes on (two, with two pool threads) for a module's tests; off again
+    afterwards (the other tests run on threads, see NDD_PROCESS_LANES above)."""
+    import ndd
+    from runtime.workers import pool as worker_pool
+    ndd.set_num_threads(2)
+    worker_pool.set_enabled(True)
+    yield _wait_for_workers()
+    worker_pool.set_enabled(None)
+    worker_pool.shutdown()

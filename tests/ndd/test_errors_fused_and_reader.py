@@ -199,60 +199,32 @@ def test_a_bad_file_costs_its_batch_in_every_mode(bad_folder):
         _check_bad_epoch(_bad_epoch(bad_folder, mode), eager)
 
 
-@pytest.fixture(scope="module")
-def lanes():
-    """Process lanes up (two workers) for this module's lane tests; off again afterwards."""
-    import time
-    from runtime.workers import pool as worker_pool
-    ndd.set_num_threads(2)
-    worker_pool.set_enabled(True)
-    deadline = time.monotonic() + 180
-    while (got := worker_pool.get_workers(2)) is None:
-        if worker_pool.state.failed or time.monotonic() > deadline:
-            pytest.fail("process lanes did not start")
-        time.sleep(0.05)
-    yield got
-    worker_pool.set_enabled(None)
-    worker_pool.shutdown()
-
-
-def _lanes_now():
-    """The process lanes, once (re)started."""
-    import time
-    from runtime.workers import pool as worker_pool
-    deadline = time.monotonic() + 180
-    while (got := worker_pool.get_workers(2)) is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert got is not None, "process lanes did not start"
-    return got
-
-
-def test_the_size_limit_travels_to_the_process_lanes(lanes):
+def test_the_size_limit_travels_to_the_process_lanes(workers, workers_now):
     """Workers are separate processes: every call carries ndd's limit (and Pillow's own)."""
     from PIL import Image
     saved, saved_pil = ndd.get_max_image_pixels(), Image.MAX_IMAGE_PIXELS
-    workers = _lanes_now()
+    pool = workers_now()
     try:
         ndd.set_max_image_pixels(12345)
         Image.MAX_IMAGE_PIXELS = 777
-        assert workers.broadcast("runtime.codecs.limits:get_max_image_pixels") == [12345] * 2
-        assert workers.call("runtime.codecs.limits:process_settings") == (12345, 777)
+        assert pool.broadcast("runtime.codecs.limits:get_max_image_pixels") == [12345] * 2
+        assert pool.call("runtime.codecs.limits:process_settings") == (12345, 777)
         ndd.set_max_image_pixels(None)
-        assert workers.call("runtime.codecs.limits:get_max_image_pixels") is None
+        assert pool.call("runtime.codecs.limits:get_max_image_pixels") is None
     finally:
         ndd.set_max_image_pixels(saved)
         Image.MAX_IMAGE_PIXELS = saved_pil
-    assert workers.call("runtime.codecs.limits:process_settings") == (saved, saved_pil)
+    assert pool.call("runtime.codecs.limits:process_settings") == (saved, saved_pil)
 
 
 @pytest.mark.parametrize("mode", ["deferred", "compile"])
-def test_a_bad_file_costs_its_batch_with_process_lanes(bad_folder, lanes, mode):
+def test_a_bad_file_costs_its_batch_with_process_lanes(bad_folder, workers, workers_now, mode):
     """The fused decode chain runs in the worker processes: the same batches fail with the
     same messages, the others come out with the same values as on threads."""
     from runtime.workers import pool as worker_pool
-    calls = _lanes_now().calls
+    calls = workers_now().calls
     got = _bad_epoch(bad_folder, mode)
-    assert _lanes_now().calls > calls                   # the lanes did run batches
+    assert workers_now().calls > calls                   # the lanes did run batches
     worker_pool.set_enabled(False)
     try:
         want = _bad_epoch(bad_folder, mode)
@@ -277,8 +249,8 @@ image._source = crashing_source
 
 
 @pytest.mark.parametrize("mode", ["deferred", "compile"])
-def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes, monkeypatch,
-                                                     mode):
+def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, workers, workers_now,
+                                                     monkeypatch, mode):
     """A worker process killed by SIGSEGV while it decodes a file (test hook: a file that
     crashes the workers' decoder) costs that batch an error naming its files, and a warning;
     the batch is not decoded again in the training process (where a real crashing file would
@@ -291,7 +263,7 @@ def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes
     for k in range(6):
         data = b"NDD-CRASH: not an image" if k == 2 else photo_jpegs[k % len(photo_jpegs)]
         (root / "a" / f"{k}.jpg").write_bytes(data)
-    hooked = _lanes_now()
+    hooked = workers_now()
     with ThreadPoolExecutor(2) as helper:   # the hook, in every worker (a busy one: once free)
         hooked.broadcast("builtins:exec", _CRASH_HOOK, {}, helper=helper.submit)
     reader = ndd.readers.File(file_root=str(root))
@@ -318,5 +290,5 @@ def test_a_worker_that_crashes_costs_only_its_batch(tmp_path, photo_jpegs, lanes
     assert "not decoded again in this process" in got[1]
     assert hooked.closed and worker_pool.state.crashes == 1
     assert worker_pool.state.deaths == 0 and not worker_pool.state.failed
-    fresh = _lanes_now()                                 # new workers, without the hook
+    fresh = workers_now()                                 # new workers, without the hook
     assert fresh is not hooked

@@ -18,23 +18,6 @@ MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
 
-@pytest.fixture(scope="module")
-def workers():
-    ndd.set_num_threads(2)
-    worker_pool.set_enabled(True)
-    deadline = time.monotonic() + 180
-    while (got := worker_pool.get_workers(2)) is None:
-        state = worker_pool.state
-        if state.failed:
-            pytest.fail(f"worker processes failed to start: {state.pool and state.pool.error}")
-        if time.monotonic() > deadline:
-            pytest.fail("worker processes did not start within 180 s")
-        time.sleep(0.05)
-    yield got
-    worker_pool.set_enabled(None)
-    worker_pool.shutdown()
-
-
 def _train(jpegs):
     imgs = ndd.decoders.image(jpegs)
     imgs = ndd.random_resized_crop(imgs, size=(40, 40))

@@ -13,20 +13,6 @@ import ndd
 from runtime.workers import pool as worker_pool
 
 
-@pytest.fixture
-def workers():
-    ndd.set_num_threads(2)
-    worker_pool.set_enabled(True)
-    deadline = time.monotonic() + 180
-    while (got := worker_pool.get_workers(2)) is None:
-        if worker_pool.state.failed or time.monotonic() > deadline:
-            pytest.fail("worker processes did not start")
-        time.sleep(0.05)
-    yield got
-    worker_pool.set_enabled(None)
-    worker_pool.shutdown()
-
-
 def test_lanes_start_again_after_a_worker_died(sample_dataset, workers, monkeypatch):
     """A worker killed (e.g. for memory) costs one batch on threads; the next batches get
     new workers, with the same results."""
