@@ -20,6 +20,8 @@ from ndd._eval_mode import EvalContext, EvalMode
 from ndd._explain import explain
 from ndd._imread import imread
 from ndd._op_functions import make_reshape as _make_reshape, namespace_functions as _functions
+from ndd._stream import (Stream, get_current_stream, get_default_stream, set_current_stream,
+                         set_default_stream, stream)
 from ndd._tensor import Tensor
 from ndd.external_source import ExternalSource
 from runtime.codecs.limits import get_max_image_pixels, set_max_image_pixels
@@ -46,5 +48,6 @@ __all__ = [
     "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math",
     "random", "readers", "types",
     *_ops,
-    "imread", "explain", "set_max_image_pixels", "get_max_image_pixels",
+    "Stream", "stream", "get_default_stream", "set_default_stream", "get_current_stream",
+    "set_current_stream", "imread", "explain", "set_max_image_pixels", "get_max_image_pixels",
 ]
