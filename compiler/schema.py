@@ -226,7 +226,7 @@ def convert_arg(op: str, spec: ArgSpec, value: Any) -> Any:
     if t == "dtype":
         if isinstance(value, str):
             try:
-                return lookup(value).name
+                return lookup(value).ir_name
             except ValueError as e:
                 raise ArgError(f"{op}: argument '{name}': {e}") from None
         raise ArgError(f"{op}: argument '{name}' must be a dtype, got {value!r}")

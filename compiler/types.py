@@ -5,83 +5,143 @@ The names and numeric ids follow DALI's ``DALIDataType`` enumeration so that
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+
+
+class DTypeKind(enum.Enum):
+    """What kind of number a :class:`DType` holds (DALI 2.4's ``DType.Kind``)."""
+
+    signed = "i"
+    unsigned = "u"
+    float = "f"
+    bool = "b"
+    enum = "e"
 
 
 @dataclass(frozen=True)
 class DType:
-    """An element type.
+    """An element type (``ndd.DType``; DALI 2.4's ``nvidia.dali.experimental.dynamic.DType``).
 
     Attributes
     ----------
-    name : str
-        The numpy-style name (``"uint8"``, ``"float32"``, ``"bool"``...).
+    ir_name : str
+        The compiler's name: numpy-style (``"uint8"``, ``"float32"``, ``"bool"``,
+        ``"bfloat16"``); ``ValueMeta.dtype`` and the kernels use it.
     type_id : int
-        DALI's ``DALIDataType`` value.
-    itemsize : int
-        Bytes per element.
-    kind : str
-        ``"b"`` (bool), ``"i"`` (signed int), ``"u"`` (unsigned int), ``"f"`` (float).
+        DALI's ``DALIDataType`` value (``nvidia.dali.types.DALIDataType``); None for bfloat16,
+        as in DALI 2.4.
+    bytes : int
+        Bytes per element (``itemsize`` is the same number).
+    kind : DType.Kind
+        ``signed``, ``unsigned``, ``float``, ``bool`` or ``enum``.
     dali_name : str
-        DALI's enum name (``"UINT8"``, ``"FLOAT"``...).
+        DALI's enum member name (``"UINT8"``, ``"FLOAT"``...).
+    bits : int
+        Size in bits (32 for the enum types).
+    exponent_bits, significand_bits : int | None
+        The floating-point layout (``float32``: 8 and 23); None for other kinds.
+
+    ``name`` is DALI's short name (``"u8"``, ``"i32"``, ``"f32"``, ``"bool"``, ``"bfloat16"``,
+    ``"DataType"``); ``str()`` gives ``ir_name`` (docs/semantics.md).
     """
 
-    name: str
-    type_id: int
-    itemsize: int
-    kind: str
+    Kind = DTypeKind
+
+    ir_name: str
+    type_id: int | None
+    bytes: int
+    kind: DTypeKind
     dali_name: str
+    bits: int
+    exponent_bits: int | None = None
+    significand_bits: int | None = None
+
+    @property
+    def name(self) -> str:
+        """DALI's name of the type (``"u8"``, ``"f32"``, ``"bool"``, ``"bfloat16"``...)."""
+        return SHORT_NAMES.get(self.ir_name, self.ir_name)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (numpy's spelling of :attr:`bytes`)."""
+        return self.bytes
 
     @property
     def is_float(self) -> bool:
-        return self.kind == "f"
+        return self.kind is DTypeKind.float
 
     @property
     def is_integer(self) -> bool:
-        return self.kind in ("i", "u")
+        return self.kind in (DTypeKind.signed, DTypeKind.unsigned)
 
     @property
     def is_signed(self) -> bool:
-        return self.kind in ("i", "f")
+        return self.kind in (DTypeKind.signed, DTypeKind.float)
+
+    @property
+    def is_enum(self) -> bool:
+        return self.kind is DTypeKind.enum
 
     def __repr__(self) -> str:
-        return f"ndd.{self.name}"
+        return f"ndd.{self.ir_name}"
 
     def __str__(self) -> str:
-        return self.name
+        return self.ir_name
 
 
+def _row(ir_name, type_id, bits, kind, dali_name, exp=None, sig=None):
+    return DType(ir_name, type_id, (bits + 7) // 8, kind, dali_name, bits, exp, sig)
+
+
+_S, _U, _F = DTypeKind.signed, DTypeKind.unsigned, DTypeKind.float
 _TABLE = [
-    # name, DALIDataType id (DALI 2.4), itemsize, kind, DALI enum name
-    ("uint8", 0, 1, "u", "UINT8"),
-    ("uint16", 1, 2, "u", "UINT16"),
-    ("uint32", 2, 4, "u", "UINT32"),
-    ("uint64", 3, 8, "u", "UINT64"),
-    ("int8", 4, 1, "i", "INT8"),
-    ("int16", 5, 2, "i", "INT16"),
-    ("int32", 6, 4, "i", "INT32"),
-    ("int64", 7, 8, "i", "INT64"),
-    ("float16", 8, 2, "f", "FLOAT16"),
-    ("float32", 9, 4, "f", "FLOAT"),
-    ("float64", 10, 8, "f", "FLOAT64"),
-    ("bool", 11, 1, "b", "BOOL"),
-    ("bfloat16", 25, 2, "f", "BFLOAT16"),   # not in DALI 2.4's enum; id chosen by ndd
+    # ir_name, DALIDataType id (DALI 2.4), bits, kind, DALI enum name[, exponent, significand]
+    ("uint8", 0, 8, _U, "UINT8"),
+    ("uint16", 1, 16, _U, "UINT16"),
+    ("uint32", 2, 32, _U, "UINT32"),
+    ("uint64", 3, 64, _U, "UINT64"),
+    ("int8", 4, 8, _S, "INT8"),
+    ("int16", 5, 16, _S, "INT16"),
+    ("int32", 6, 32, _S, "INT32"),
+    ("int64", 7, 64, _S, "INT64"),
+    ("float16", 8, 16, _F, "FLOAT16", 5, 10),
+    ("float32", 9, 32, _F, "FLOAT", 8, 23),
+    ("float64", 10, 64, _F, "FLOAT64", 11, 52),
+    ("bool", 11, 8, DTypeKind.bool, "BOOL"),
+    ("bfloat16", None, 16, _F, "BFLOAT16", 8, 7),   # DALI 2.4 gives bfloat16 no type id
 ]
 
-DTYPES: dict[str, DType] = {row[0]: DType(*row) for row in _TABLE}
-BY_DALI_NAME: dict[str, DType] = {d.dali_name: d for d in DTYPES.values()}
-BY_ID: dict[int, DType] = {d.type_id: d for d in DTYPES.values()}
+#: The array element types, by ``ir_name``.
+DTYPES: dict[str, DType] = {row[0]: _row(*row) for row in _TABLE}
+
+#: DALI's enum element types (``ndd.DataType``, ``ndd.ImageType``, ``ndd.InterpType``): 32-bit,
+#: DALIDataType ids 21, 20, 22 (DALI 2.4). Not array types of ndd's kernels.
+ENUM_DTYPES: dict[str, DType] = {
+    name: _row(name, tid, 32, DTypeKind.enum, dali)
+    for name, tid, dali in (("DataType", 21, "DATA_TYPE"), ("ImageType", 20, "IMAGE_TYPE"),
+                            ("InterpType", 22, "INTERP_TYPE"))}
+
+#: DALI's short names of the array types (``DType.name``).
+SHORT_NAMES = {"uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+               "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+               "float16": "f16", "float32": "f32", "float64": "f64"}
+
+BY_DALI_NAME: dict[str, DType] = {d.dali_name: d for d in (*DTYPES.values(),
+                                                            *ENUM_DTYPES.values())}
+BY_ID: dict[int, DType] = {d.type_id: d for d in (*DTYPES.values(), *ENUM_DTYPES.values())
+                           if d.type_id is not None}
 
 _ALIASES = {
-    "float": "float32", "double": "float64", "half": "float16",
-    "f4": "float32", "f8": "float64", "f2": "float16", "u1": "uint8", "i4": "int32",
-    "i8": "int64", "u2": "uint16", "i2": "int16", "i1": "int8", "u4": "uint32", "u8": "uint64",
-    "b1": "bool", "bool_": "bool",
+    "float": "float32", "double": "float64", "half": "float16", "bool_": "bool",
+    **{short: full for full, short in SHORT_NAMES.items()},
 }
 
 
 def lookup(name: str) -> DType:
-    """Return the DType for a name (``"uint8"``, ``"UINT8"``, ``"FLOAT"``, ``"float"``).
+    """Return the DType for a name: ndd's (``"uint8"``, ``"float32"``), DALI's short names
+    (``"u8"``, ``"i32"``, ``"f32"``, ``"bool"``, ``"bfloat16"``, ``"DataType"``), DALI's enum
+    names (``"UINT8"``, ``"FLOAT"``) and ``"float"`` / ``"double"`` / ``"half"``.
 
     Raises
     ------
@@ -91,6 +151,10 @@ def lookup(name: str) -> DType:
     key = name.strip()
     if key in DTYPES:
         return DTYPES[key]
+    if key in ENUM_DTYPES:
+        return ENUM_DTYPES[key]
+    if key in _ALIASES:
+        return DTYPES[_ALIASES[key]]
     if key.upper() in BY_DALI_NAME:
         return BY_DALI_NAME[key.upper()]
     low = key.lower()
@@ -99,7 +163,8 @@ def lookup(name: str) -> DType:
     if low in _ALIASES:
         return DTYPES[_ALIASES[low]]
     raise ValueError(
-        f"unknown dtype {name!r}; expected one of {', '.join(DTYPES)}")
+        f"unknown dtype {name!r}; expected one of {', '.join(DTYPES)} (or DALI's names "
+        f"{', '.join(SHORT_NAMES.values())}, DataType, ImageType, InterpType)")
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from ndd import _handle_operators  # noqa: F401 - attaches operators and indexin
 from ndd import capture, checkpoint, compile, decoders, math, random, readers, types
 from ndd._batch import Batch
 from ndd._construct import as_batch, as_tensor, batch, tensor
-from ndd._dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, int8, int16,
-                         int32, int64, uint8, uint16, uint32, uint64)
+from ndd._dtypes import (DataType, ImageType, InterpType, bfloat16, bool_ as bool, dtype, float16,
+                         float32, float64, int8, int16, int32, int64, type_id, uint8, uint16,
+                         uint32, uint64)
 from ndd._eval_mode import EvalContext, EvalMode
 from ndd._explain import explain
 from ndd._imread import imread
@@ -44,7 +45,7 @@ __all__ = [
     "Batch", "Tensor", "ExternalSource", "DType", "Device", "EvalMode", "EvalContext",
     "tensor", "as_tensor", "batch", "as_batch", "dtype", "device",
     "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
-    "float32", "float64", "bfloat16", "bool",
+    "float32", "float64", "bfloat16", "bool", "DataType", "ImageType", "InterpType", "type_id",
     "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math",
     "random", "readers", "types",
     *_ops,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.types import DTYPES, DType, lookup
+from compiler.types import DTYPES, ENUM_DTYPES, DType, lookup
 from ndd.types import DALIDataType, DALIImageType, DALIInterpType
 
 uint8 = DTYPES["uint8"]
@@ -19,6 +19,14 @@ float32 = DTYPES["float32"]
 float64 = DTYPES["float64"]
 bfloat16 = DTYPES["bfloat16"]
 bool_ = DTYPES["bool"]
+DataType = ENUM_DTYPES["DataType"]
+ImageType = ENUM_DTYPES["ImageType"]
+InterpType = ENUM_DTYPES["InterpType"]
+
+
+def by_name(name: str) -> DType:
+    """The DType whose ``ir_name`` (``ValueMeta.dtype``) is ``name``."""
+    return DTYPES[name] if name in DTYPES else ENUM_DTYPES[name]
 
 
 def dtype(spec) -> DType:
@@ -37,10 +45,10 @@ def dtype(spec) -> DType:
     if isinstance(spec, DType):
         return spec
     if isinstance(spec, DALIDataType):
-        return DTYPES[spec.dtype_name]
+        return by_name(spec.dtype_name)
     ours = from_dali(spec)                         # DALI's own enum (types.FLOAT)
     if isinstance(ours, DALIDataType):
-        return DTYPES[ours.dtype_name]
+        return by_name(ours.dtype_name)
     if isinstance(spec, str):
         return lookup(spec)
     mod = type(spec).__module__
@@ -65,6 +73,12 @@ def dtype(spec) -> DType:
     return lookup(npd.name)
 
 
+def type_id(spec) -> int | None:
+    """DALI's ``DALIDataType`` id of a dtype (``ndd.type_id(ndd.float32) == 9``; None for
+    bfloat16, as in DALI 2.4). ``spec`` is anything :func:`dtype` accepts."""
+    return dtype(spec).type_id
+
+
 def from_dali(value):
     """ndd's member for a member of DALI's own enums (``nvidia.dali.types.FLOAT`` ->
     ``ndd.types.DALIDataType.FLOAT``), recognised by the type's name without importing DALI;
@@ -84,9 +98,12 @@ def from_dali(value):
 
 def to_numpy(dt) -> np.dtype:
     d = dtype(dt)
-    if d.name == "bfloat16":
+    if d.ir_name == "bfloat16":
         raise TypeError("bfloat16 has no numpy equivalent; use .torch() to read bfloat16 data")
-    return np.dtype(d.name)
+    if d.is_enum:
+        raise TypeError(f"ndd.{d.name} is an enum type; ndd keeps enum values as int32 "
+                        f"arrays")
+    return np.dtype(d.ir_name)
 
 
 def from_numpy(npd) -> str:
@@ -95,7 +112,7 @@ def from_numpy(npd) -> str:
     if npd == np.bool_:
         return "bool"
     try:
-        return lookup(npd.name).name
+        return lookup(npd.name).ir_name
     except ValueError:
         raise TypeError(f"numpy dtype {npd} is not supported by ndd; supported: "
                         f"{', '.join(DTYPES)}") from None
@@ -103,5 +120,5 @@ def from_numpy(npd) -> str:
 
 def to_torch(dt):
     import torch
-    name = dtype(dt).name
+    name = dtype(dt).ir_name
     return getattr(torch, name)

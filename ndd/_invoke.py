@@ -30,7 +30,7 @@ from runtime.device import require_gpu
 def canonical(value):
     """Enums, DTypes and numpy/torch dtypes -> canonical plain values for argument conversion."""
     if isinstance(value, DType):
-        return value.name
+        return value.ir_name
     if isinstance(value, DALIDataType):
         return value.dtype_name
     if isinstance(value, (DALIImageType, DALIInterpType)):
@@ -40,7 +40,7 @@ def canonical(value):
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         return from_numpy(value)
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
-        return to_dtype(value).name
+        return to_dtype(value).ir_name
     ours = from_dali(value)    # DALI-style code passes nvidia.dali.types.FLOAT, GRAY, ...
     return value if ours is None else canonical(ours)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 
-from compiler.types import DTYPES
+from compiler.types import BY_DALI_NAME
 
 
 class DALIDataType(enum.IntEnum):
@@ -27,14 +27,19 @@ class DALIDataType(enum.IntEnum):
     FLOAT64 = 10
     BOOL = 11
     STRING = 12
+    IMAGE_TYPE = 20
+    DATA_TYPE = 21
+    INTERP_TYPE = 22
     BFLOAT16 = 25
 
     @property
     def dtype_name(self) -> str:
-        for d in DTYPES.values():
-            if d.dali_name == self.name:
-                return d.name
-        raise ValueError(f"{self.name} has no array element type")
+        """The ``ir_name`` of the matching ``ndd.DType`` (``"float32"`` for FLOAT,
+        ``"DataType"`` for DATA_TYPE)."""
+        d = BY_DALI_NAME.get(self.name)
+        if d is None:
+            raise ValueError(f"{self.name} has no element type in ndd")
+        return d.ir_name
 
 
 class DALIImageType(enum.IntEnum):
