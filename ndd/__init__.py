@@ -17,7 +17,7 @@ from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._dtypes import (DataType, ImageType, InterpType, bfloat16, bool_ as bool, dtype, float16,
                          float32, float64, int8, int16, int32, int64, type_id, uint8, uint16,
                          uint32, uint64)
-from ndd._eval_mode import EvalContext, EvalMode
+from ndd._eval_mode import EvalContext, EvalMode, ThreadPool
 from ndd._explain import explain
 from ndd._imread import imread
 from ndd._op_functions import make_reshape as _make_reshape, namespace_functions as _functions
@@ -43,6 +43,7 @@ reshape = _make_reshape(_ops["reshape"])   # DALI's positional shape_input (see 
 
 __all__ = [
     "Batch", "Tensor", "ExternalSource", "DType", "Device", "EvalMode", "EvalContext",
+    "ThreadPool",
     "tensor", "as_tensor", "batch", "as_batch", "dtype", "device",
     "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
     "float32", "float64", "bfloat16", "bool", "DataType", "ImageType", "InterpType", "type_id",
