@@ -17,6 +17,8 @@ One module per op or small family registers ``(op, "cpu")`` with
                            ``choice``
 ``fused``                  ``fused.image``
 ``transfer``               ``transfer``
+``constant``               ``ones``, ``zeros``, ``full``, ``ones_like``, ``zeros_like``,
+                           ``full_like``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -29,12 +31,13 @@ from runtime.workers.pool import prepare_with
 
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
+from . import constant
 
 __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
-           transfer)
+           transfer, constant)
 
 
 def warm_up() -> None:

