@@ -81,8 +81,11 @@ def encode_state(kind: str, fields: tuple, values: dict) -> str:
     return f"{body};crc={zlib.crc32(body.encode('ascii')):08x}"
 
 
-def state_text(value, who: str) -> str | None:
+def state_text(value, who: str, state_type: str | None = None) -> str | None:
     """``value`` as a state string, or None for a dict (an earlier version's state).
+
+    ``state_type`` names DALI's state object the string stands for (``"ReaderState"``) in the
+    TypeError, as DALI's message does.
 
     Raises
     ------
@@ -101,6 +104,10 @@ def state_text(value, who: str) -> str | None:
                              f"returned by get_state()") from None
     if isinstance(value, str):
         return value
+    if state_type is not None:
+        raise TypeError(f"{who}: state must be a str (as returned by get_state(): ndd's "
+                        f"{state_type} is that str), bytes, or the dict of an earlier ndd "
+                        f"version, got {type(value).__name__}")
     raise TypeError(f"{who}: state must be a str (as returned by get_state()), bytes, or the "
                     f"dict of an earlier ndd version, got {type(value).__name__}")
 

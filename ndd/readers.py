@@ -4,6 +4,8 @@ Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source:
 ``readers.File`` (dynamic mode) / ``fn.readers.file``.
 """
 
+import inspect as _inspect
+
 from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
 from ndd._construct import ENCODED as _ENC, encoded_batch as _encoded_batch
@@ -14,7 +16,8 @@ from ndd._state_strings import (decode_reader_state as _decode_reader_state,
                                 encode_reader_state as _encode_reader_state,
                                 reader_state_from_legacy as _reader_state_from_legacy,
                                 state_text as _state_text)
-from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
+from runtime.readers.file_reader import (FileReaderCore as _FileReaderCore,
+                                         ShardCountError as _ShardCountError)
 from runtime.storage import SampleList as _SampleList
 
 # Accepted for compatibility with DALI's readers.File and ignored.
@@ -60,7 +63,6 @@ class File:
 
     def __init__(self, max_batch_size=None, name=None, *, enable_checkpointing: bool = False,
                  device="cpu", **kwargs):
-        import inspect
         if device not in ("cpu", None):
             raise ValueError(f"readers.File: device={device!r}; the reader runs on the CPU "
                              f"(its outputs are the encoded files); expected 'cpu'")
@@ -73,19 +75,49 @@ class File:
             kwargs["name"] = name
         for knob in _IGNORED:       # DALI's memory/caching knobs: nothing to tune here
             kwargs.pop(knob, None)
-        valid = set(inspect.signature(_FileReaderCore.__init__).parameters) - {"self"}
+        valid = set(_inspect.signature(_FileReaderCore.__init__).parameters) - {
+            "self", "defer_shard_check"}
         unknown = sorted(set(kwargs) - valid)
         if unknown:
             raise TypeError(f"readers.File got unexpected argument(s) {', '.join(unknown)}; "
                             f"valid: enable_checkpointing, {', '.join(sorted(valid))}")
-        self._core = _FileReaderCore(**kwargs)
+        # DALI reports too many shards when the first epoch starts (see _begin)
+        self._core = _FileReaderCore(defer_shard_check=True, **kwargs)
+        self._max_batch_size = max_batch_size
         self.enable_checkpointing = bool(enable_checkpointing)
         self._compiled = None      # True/False once next_epoch decided the mode
         #: compile mode's traced per-batch template (``ndd.compile``), set by the first compiled
         #: epoch and replayed by the later ones (False: that epoch made no replayable calls)
         self.compile_template = None
         self._iterated = False
+        self._api = None           # "next_epoch" or "__call__": DALI forbids mixing them
+        self._call_epoch = None    # the epoch direct calls read from
+        self._call_batch_size = None
         self.name = kwargs.get("name")
+
+    def _batch_size(self, batch_size):
+        """The batch size of a read: ``batch_size``, else the constructor's
+        ``max_batch_size`` (None: samples), as DALI's readers; not above ``max_batch_size``."""
+        if batch_size is None:
+            return self._max_batch_size
+        if self._max_batch_size is not None and isinstance(batch_size, int) and \
+                not isinstance(batch_size, bool) and batch_size > self._max_batch_size:
+            raise ValueError(f"`batch_size` {batch_size} is larger than the `max_batch_size` "
+                             f"{self._max_batch_size} specified when the reader was created")
+        return batch_size
+
+    def _begin(self, api: str) -> None:
+        """The checks of a first read through ``api``: not mixed with the other way of
+        reading, and enough samples for the shards (RuntimeError, DALI's message)."""
+        if self._api is not None and self._api != api:
+            raise RuntimeError("Cannot mix `samples`, `batches` and `_run`/`__call__` on the "
+                               "same reader: this reader was read with "
+                               f"`{self._api}`, not `{api}`.")
+        try:
+            self._core.epoch_size()
+        except _ShardCountError as e:
+            raise RuntimeError(str(e)) from None
+        self._api = api
 
     # ------------------------------------------------------------------ iteration
     def next_epoch(self, batch_size: int | None = None, *, compile: bool = False,
@@ -96,7 +128,8 @@ class File:
         ----------
         batch_size : int, optional
             Yield tuples of Batches of this size (the last one short unless ``pad_last_batch``);
-            without it, yield tuples of Tensors (one sample each).
+            without it, the constructor's ``max_batch_size`` (as DALI), and without that
+            tuples of Tensors (one sample each).
         compile : bool, default False
             Trace the loop body once and replay the compiled graph for later batches
             (``capture`` is an alias).
@@ -106,12 +139,15 @@ class File:
         Raises
         ------
         RuntimeError
-            If the previous epoch was not fully consumed, or compiled and non-compiled
-            iteration are mixed.
+            If the previous epoch was not fully consumed, compiled and non-compiled iteration
+            are mixed, the reader was read by calling it, or the dataset has fewer samples
+            than ``num_shards`` (DALI's message).
         ValueError
-            A batch size other than the first epoch's (as DALI).
+            A batch size other than the first epoch's (as DALI), or above ``max_batch_size``.
         """
         what = f"reader {self.name!r}" if self.name else "reader"
+        self._begin("next_epoch")
+        batch_size = self._batch_size(batch_size)
         if _start_epoch(self, batch_size, compile, capture, what):
             it = self._core.next_epoch(batch_size, return_indices=True)
             self._iterated = True
@@ -135,8 +171,77 @@ class File:
     def epoch_size(self) -> int:
         return self._core.epoch_size()
 
-    def get_metadata(self) -> dict:
-        return self._core.get_metadata()
+    def __call__(self, *, batch_size: int | None = None):
+        """Read the next batch (or, without a batch size, the next sample): DALI's direct
+        call of a reader.
+
+        Successive calls go through the epochs one after another: an epoch's last batch is
+        short unless ``pad_last_batch`` (see ``docs/semantics.md``, readers.File), and the
+        next call starts the next epoch.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Defaults to the constructor's ``max_batch_size``; without either, one sample.
+
+        Returns
+        -------
+        tuple
+            ``(encoded, labels)``: Batches, or Tensors for a sample.
+
+        Raises
+        ------
+        RuntimeError
+            The reader was iterated with ``next_epoch`` (DALI forbids mixing the two), or
+            has fewer samples than shards.
+        ValueError
+            A batch size other than the first call's, or above ``max_batch_size``.
+        """
+        self._begin("__call__")
+        batch_size = self._batch_size(batch_size)
+        if self._call_epoch is not None and batch_size != self._call_batch_size:
+            raise ValueError(f"reader call: batch_size={batch_size!r} differs from the first "
+                             f"call's {self._call_batch_size!r}; a reader reads with one batch "
+                             f"size")
+        while True:
+            if self._call_epoch is None:
+                it = self._core.next_epoch(batch_size, return_indices=True)
+                self._iterated = True
+                self._call_batch_size = batch_size
+                self._call_epoch = self._samples(it) if batch_size is None else \
+                    self._batches(it)
+            try:
+                return next(self._call_epoch)
+            except StopIteration:
+                self._call_epoch = None
+
+    def get_metadata(self, batch_size: int | None = None) -> dict:
+        """DALI's reader metadata.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Accepted as DALI's (checked against ``max_batch_size``); the metadata does not
+            depend on it.
+
+        Returns
+        -------
+        dict
+            ``epoch_size`` (samples in the dataset), ``epoch_size_padded``,
+            ``number_of_shards``, ``shard_id``, ``pad_last_batch`` and ``stick_to_shard``
+            (0/1), the keys and values of DALI's ``GetReaderMeta``.
+
+        Raises
+        ------
+        RuntimeError
+            Fewer samples than shards (DALI's message).
+        """
+        self._batch_size(batch_size)
+        try:
+            meta = self._core.get_metadata()
+        except _ShardCountError as e:
+            raise RuntimeError(str(e)) from None
+        return meta
 
     def get_state(self) -> str:
         """The reader's position and shuffle state as one string (see ``ndd.checkpoint``).
@@ -150,6 +255,9 @@ class File:
         Returns
         -------
         str
+
+        Before the first epoch it is the state the reader starts from (DALI raises
+        RuntimeError there; see ``docs/semantics.md``, "State and checkpoints").
         """
         return _encode_reader_state(self._core.get_state())
 
@@ -159,7 +267,7 @@ class File:
         Parameters
         ----------
         state : str or bytes
-            :meth:`get_state`'s string (the dict earlier ndd versions returned is accepted
+            :meth:`get_state`'s string (DALI's ``ReaderState``) (the dict earlier ndd versions returned is accepted
             too). The next ``next_epoch`` continues the saved epoch from the next batch (the
             rest of that epoch), or starts the next epoch when the saved one was complete; the
             batch size and mode (batches or samples) are the saved reader's.
@@ -169,7 +277,7 @@ class File:
         RuntimeError
             If the reader has already been iterated.
         TypeError
-            ``state`` is not a str, bytes or dict.
+            ``state`` is not a str, bytes or dict (the message names DALI's ``ReaderState``).
         ValueError
             Not a File reader state (an RNG's, DALI's, a truncated or altered string), or one
             taken over another dataset (file list, order or labels) or other sharding or
@@ -179,7 +287,7 @@ class File:
             raise RuntimeError("set_state: cannot set the reader's state after iteration has "
                                "begun; restore the state into a freshly built reader before "
                                "its first next_epoch")
-        text = _state_text(state, "readers.File.set_state")
+        text = _state_text(state, "readers.File.set_state", "ReaderState")
         self._core.set_state(_decode_reader_state(text) if text is not None
                              else _reader_state_from_legacy(state))
 

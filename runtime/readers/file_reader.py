@@ -21,7 +21,8 @@ from runtime.readers.file_io import make_loader
 from runtime.readers.prefetch import Prefetcher
 from runtime.readers.sharding import ShardSpec, epoch_order, split_batches
 
-__all__ = ["FileReaderCore", "EpochIterator", "STATE_FORMAT", "dataset_fingerprint"]
+__all__ = ["FileReaderCore", "EpochIterator", "STATE_FORMAT", "ShardCountError",
+           "dataset_fingerprint"]
 
 #: Tag of the ``get_state`` dictionaries (checked by ``set_state``).
 STATE_FORMAT = "ndd.readers.File/1"
@@ -73,6 +74,10 @@ def dataset_fingerprint(paths, labels):
     return h.hexdigest()
 
 
+class ShardCountError(ValueError):
+    """The dataset has fewer samples than ``num_shards`` (some shard would be empty)."""
+
+
 class FileReaderCore:
     """Reads (file contents, label) pairs, sharded and optionally shuffled, with prefetching.
 
@@ -117,12 +122,18 @@ class FileReaderCore:
         lists the dataset at first use instead of in the constructor.
     name : str, optional
         Reader name (used in thread names and messages).
+    defer_shard_check : bool, default False
+        Check ``num_shards`` against the dataset size at the first use that needs the shards
+        (an epoch, ``len``, the state) instead of in the constructor; DALI's readers report it
+        when the first epoch starts.
 
     Raises
     ------
     ValueError, TypeError
         For bad arguments, an empty dataset, missing files, a bad ``file_list`` line, or a
         ``shard_id`` outside ``[0, num_shards)``.
+    ShardCountError
+        (a ValueError) Fewer samples than ``num_shards``.
     """
 
     def __init__(self, *, file_root=None, file_list=None, files=None, labels=None,
@@ -131,7 +142,7 @@ class FileReaderCore:
                  shuffle_after_epoch=False, shuffle_after_epoch_seed=None, shard_id=0,
                  num_shards=1, stick_to_shard=False, pad_last_batch=False,
                  prefetch_queue_depth=1, dont_use_mmap=False, read_ahead=False,
-                 lazy_init=False, name=None):
+                 lazy_init=False, name=None, defer_shard_check=False):
         self.name = name
         num_shards = _check_int(num_shards, "num_shards", minimum=1)
         shard_id = _check_int(shard_id, "shard_id")
@@ -160,6 +171,7 @@ class FileReaderCore:
             shuffle_after_epoch=flags["shuffle_after_epoch"],
             shuffle_after_epoch_seed=0 if shuffle_after_epoch_seed is None else
             _check_int(shuffle_after_epoch_seed, "shuffle_after_epoch_seed", minimum=0))
+        self._listed = None      # the file index, before the shard check
         self._index = None
         self._spec = None
         self._lock = threading.RLock()
@@ -171,17 +183,28 @@ class FileReaderCore:
         self._batch_size = None
         self._started = False
         if not flags["lazy_init"]:
-            self._dataset()
+            if _check_bool(defer_shard_check, "defer_shard_check"):
+                self._listing()
+            else:
+                self._dataset()
 
     # -- dataset ---------------------------------------------------------------------------
+    def _listing(self):
+        if self._listed is None:
+            self._listed = build_file_index(**self._listing_args)
+        return self._listed
+
     def _dataset(self):
         if self._index is None:
-            index = build_file_index(**self._listing_args)
-            n = len(index)
-            if n < self._spec_args["num_shards"]:
-                raise ValueError(f"{index.source} has {n} sample(s), fewer than num_shards="
-                                 f"{self._spec_args['num_shards']}; every shard needs at "
-                                 "least one sample")
+            index = self._listing()
+            n, shards = len(index), self._spec_args["num_shards"]
+            if n < shards:
+                # DALI's words first (its readers' assertion), then which dataset and why
+                raise ShardCountError(
+                    f'Assert on "num_shards_ <= Size()" failed: The number of input samples: '
+                    f'{n}, needs to be at least equal to the requested number of shards: '
+                    f'{shards} ({index.source} has {n} sample(s), fewer than num_shards='
+                    f'{shards}; every shard needs at least one sample)')
             self._spec = ShardSpec(num_samples=n, **self._spec_args)
             self._index = index
         return self._index
