@@ -177,8 +177,8 @@ def per_output(value, num_outputs: int, what: str) -> tuple:
     if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
         return (value,) * num_outputs
     if len(value) != num_outputs:
-        raise ValueError(f"ExternalSource: {what}: Expected a sequence of size {num_outputs} "
-                         f"(one per output), got {len(value)}")
+        raise ValueError(f"ExternalSource: {what}: Expected a sequence of size {num_outputs}, "
+                         f"got {len(value)} (one value per output, or one for all)")
     return tuple(value)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compiler.types import parse_device
@@ -252,13 +253,13 @@ class ExternalSource:
         return self.poll()
 
     def outputs_of(self, item) -> tuple:
-        """The ``num_outputs`` outputs of one item."""
+        """The ``num_outputs`` outputs of one item (a tuple / list of them when
+        ``num_outputs > 1``; an array is one output, as in DALI)."""
         n = self.num_outputs
         if n == 1:
             return (item,)
-        if isinstance(item, (str, bytes)) or not hasattr(item, "__len__") or \
-                not hasattr(item, "__getitem__") or len(item) != n:
-            got = (f"{type(item).__name__} of {len(item)}" if hasattr(item, "__len__")
+        if not isinstance(item, Sequence) or isinstance(item, (str, bytes)) or len(item) != n:
+            got = (f"{type(item).__name__} of {len(item)}" if isinstance(item, Sequence)
                    else type(item).__name__)
             raise ValueError(f"{self.what()}: Expected {n} outputs from the source (a tuple "
                              f"of {n}), got {got}")
