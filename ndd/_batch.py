@@ -1,22 +1,60 @@
 """``ndd.Batch``: a collection of samples (shapes may differ), lazily computed."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from compiler.ir import Value, ValueMeta
+from compiler.types import Device, parse_device
+from ndd._arrays import apply_dtype, check_layout, leaf_value, stack_samples, target_device, \
+    to_array
 from ndd._device_move import to_cpu, to_gpu
+from ndd._dtypes import dtype as to_dtype, from_numpy
 from ndd._evaluate import materialize
 from ndd._handle import Handle
 from ndd._tensor import Tensor
 
 
 class Batch(Handle):
-    """A batch of samples with a common dtype, number of dimensions, layout and device.
+    """A batch of samples with a common dtype, number of dimensions, layout and device (DALI
+    2.4's ``ndd.Batch``); the samples' shapes may differ.
 
-    Create with :func:`ndd.batch` (copy) or :func:`ndd.as_batch` (wrap); ops return Batches when
-    given Batches. There is no ``batch[i]``: use ``batch.tensors[i]`` to pick samples and
-    ``batch.slice[...]`` to index inside every sample (DALI semantics). Operators and
-    ``batch.slice[...]`` are attached by :mod:`ndd._handle_operators`.
+    ``Batch(tensors, dtype=None, device=None, layout=None, copy=False)`` views ``tensors``
+    without copying when it can (as :func:`ndd.as_batch`; ``copy=True``: as :func:`ndd.batch`).
+    Ops return Batches when given Batches. There is no ``batch[i]``: use ``batch.tensors[i]``
+    or ``batch.select(i)`` to pick samples and ``batch.slice[...]`` to index inside every
+    sample (DALI semantics). Operators and ``batch.slice[...]`` are attached by
+    :mod:`ndd._handle_operators`.
+
+    Parameters
+    ----------
+    tensors : list of array-likes / ndd.Tensors | ndd.Batch | array-like
+        A list (or other iterable) of samples of one dtype and number of dimensions; a Batch
+        (shared, still lazy, when no conversion is asked for); or one array-like whose
+        leading dimension is the sample dimension.
+    dtype : ndd.DType | str | numpy / torch dtype, optional
+        Convert every sample to this type (DALI's cast rules). Required for an empty list.
+    device : ndd.Device | str, optional
+        ``"cpu"`` (default) or ``"gpu[:N]"``.
+    layout : str, optional
+        The layout of one sample (``"HWC"``; no ``"N"``).
+    copy : bool
+        Copy the data even when it could be viewed.
+
+    Raises
+    ------
+    ValueError
+        An empty list without ``dtype`` ("Element type must be specified if the list is
+        empty"); a list of Batches; a 0-d array; samples with different numbers of dimensions;
+        a layout that does not fit them.
+    TypeError
+        Samples of different dtypes, ``None`` samples, unconvertible data.
+    RuntimeError
+        ``device="gpu"`` without a CUDA device.
+
+    Internally, ``Batch(value)`` with a ``compiler.ir.Value`` wraps that value (what ops and
+    readers return).
     """
 
     __slots__ = ("_value", "__weakref__")
@@ -24,9 +62,50 @@ class Batch(Handle):
     # DALI), not a numpy array built by iterating over the samples
     __array_ufunc__ = None
 
-    def __init__(self, value: Value):
+    def __init__(self, tensors=None, dtype=None, device=None, layout=None, copy: bool = False):
+        if isinstance(tensors, Value):
+            self._bind(tensors)
+            return
+        self._bind(batch_value(tensors, dtype, device, layout, copy, "ndd.Batch"))
+
+    def _bind(self, value: Value) -> None:
         self._value = value
         value.set_holder(self)
+
+    @staticmethod
+    def broadcast(sample, batch_size: int, device=None, dtype=None) -> "Batch":
+        """A batch of ``batch_size`` copies of one ``sample`` (DALI's ``Batch.broadcast``).
+
+        Parameters
+        ----------
+        sample : array-like | ndd.Tensor
+            Anything :class:`ndd.Tensor` accepts, but not a Batch.
+        batch_size : int
+        device, dtype : optional
+            Where to put the result and its type (default: the sample's).
+
+        Returns
+        -------
+        Batch
+            Equal to ``ndd.as_batch([ndd.tensor(sample, dtype=dtype, device=device)] *
+            batch_size)``; the samples share one (read-only) array.
+
+        Raises
+        ------
+        ValueError
+            For a Batch ("Cannot broadcast a Batch") or a negative ``batch_size``.
+        """
+        if isinstance(sample, Batch):
+            raise ValueError("Batch.broadcast: Cannot broadcast a Batch; give one sample")
+        n = operator.index(batch_size)
+        if n < 0:
+            raise ValueError(f"Batch.broadcast: batch_size must be >= 0, got {n}")
+        t = sample if isinstance(sample, Tensor) else Tensor(sample)
+        t = Tensor(t, dtype=dtype)
+        arr = np.asarray(t).view()
+        arr.flags.writeable = False       # one array for all samples: no sample may change it
+        b = Batch(leaf_value([arr] * n, t.layout or "", t.ndim, t.dtype.ir_name))
+        return b.to_device(device) if device is not None else b
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -79,13 +158,43 @@ class Batch(Handle):
         for i in range(self.batch_size):
             yield Tensor(self._value, i)
 
-    def cpu(self) -> "Batch":
-        if self.device.kind == "cpu":
+    def select(self, sample_range):
+        """Samples of the batch: ``select(i)`` -> Tensor; ``select(slice)`` /
+        ``select([i, j, ...])`` -> Batch; ``select(...)`` -> the batch itself (DALI's
+        ``Batch.select``; ``batch.tensors[...]`` is the same selection)."""
+        if sample_range is Ellipsis:
             return self
-        return to_cpu(self)
+        return self.tensors[sample_range]
 
-    def gpu(self, device_id: int | None = None) -> "Batch":
-        return to_gpu(self, device_id)
+    def cpu(self) -> "Batch":
+        """This batch in host memory (itself when already on the CPU)."""
+        return self.to_device("cpu")
+
+    def gpu(self, index: int | None = None) -> "Batch":
+        """This batch in GPU memory (device ``index``; None: the current one).
+
+        Raises
+        ------
+        RuntimeError
+            When no CUDA device is available.
+        """
+        return self.to_device(Device("gpu", 0 if index is None else operator.index(index)))
+
+    def to_device(self, device, force_copy: bool = False) -> "Batch":
+        """This batch on ``device`` (``"cpu"``, ``"gpu[:N]"`` or an ``ndd.Device``): itself
+        when already there, unless ``force_copy`` (then a copy of the data).
+
+        Raises
+        ------
+        RuntimeError
+            For a GPU when no CUDA device is available.
+        """
+        dev = parse_device(device)
+        if dev == self.device:
+            return Batch(self, copy=True) if force_copy else self
+        if dev.kind == "gpu":
+            return to_gpu(self, dev.index)
+        return to_cpu(self)
 
     def torch(self, copy: bool | None = None, pad: bool = False):
         """The batch as one ``torch.Tensor`` of shape (batch_size, *sample_shape).
@@ -115,59 +224,6 @@ class Batch(Handle):
         lay = f", layout=\"{self.layout}\"" if self.layout else ""
         return (f"Batch(batch_size={self.batch_size}, dtype={self.dtype}, shape={shape_txt}"
                 f"{lay}, device={self.device})")
-
-
-def stack_samples(samples: list, pad: bool, what: str, allow_view: bool = True) -> np.ndarray:
-    """Stack per-sample arrays into one array with a leading batch dimension.
-
-    Returns the shared base array without copying when the samples are consecutive views of it.
-    """
-    if not samples:
-        raise ValueError(f"{what}: the batch is empty")
-    if allow_view:
-        base = _common_base(samples)
-        if base is not None:
-            return base
-    shapes = {s.shape for s in samples}
-    if len(shapes) == 1:
-        return np.stack(samples)
-    ndims = {len(s) for s in shapes}
-    if len(ndims) != 1:
-        raise ValueError(f"{what}: samples have different numbers of dimensions {sorted(ndims)}")
-    if not pad:
-        some = sorted(shapes)[:3]
-        raise ValueError(f"{what}: samples have different shapes (e.g. {some}); pass pad=True "
-                         f"to zero-pad them to a common shape")
-    full = tuple(max(s[d] for s in shapes) for d in range(ndims.pop()))
-    out = np.zeros((len(samples),) + full, dtype=samples[0].dtype)
-    for i, s in enumerate(samples):
-        out[(i,) + tuple(slice(0, e) for e in s.shape)] = s
-    return out
-
-
-def _common_base(samples):
-    """A view covering all samples when they lie back to back (same shape, dtype, C order) in
-    one numpy buffer; else None. numpy collapses ``.base`` chains to the owning array, so the
-    owner may have any shape: the view is rebuilt from the byte offset of the first sample."""
-    first = samples[0]
-    base = first.base
-    if not isinstance(base, np.ndarray) or not base.flags.c_contiguous \
-            or not first.flags.c_contiguous:
-        return None
-    step = first.nbytes
-    start = first.__array_interface__["data"][0]
-    for i, s in enumerate(samples):
-        if s.base is not base or s.shape != first.shape or s.dtype != first.dtype \
-                or not s.flags.c_contiguous or s.__array_interface__["data"][0] != start + i * step:
-            return None
-    base_start = base.__array_interface__["data"][0]
-    if start < base_start or start + step * len(samples) > base_start + base.nbytes:
-        return None
-    view = np.ndarray((len(samples),) + first.shape, dtype=first.dtype, buffer=base,
-                      offset=start - base_start)
-    if view.flags.writeable and not all(s.flags.writeable for s in samples):
-        view.flags.writeable = False
-    return view
 
 
 def leaf_batch(samples: list, meta: ValueMeta) -> Batch:
@@ -220,3 +276,64 @@ class SliceView:
 
     def __init__(self, batch: Batch):
         self._batch = batch
+
+
+def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
+    """The Value a Batch constructed from ``data`` wraps (see :class:`Batch`).
+
+    A Batch given without any conversion is shared (its Value, still lazy); anything else is
+    converted to a list of numpy arrays (Tensors and Batches are computed first).
+    """
+    dev = target_device(device, what)
+    want = None if dtype is None else to_dtype(dtype)
+    hint = None
+    if isinstance(data, Batch):
+        same = ((want is None or want == data.dtype) and dev == data.device
+                and (layout is None or (layout or None) == data.layout))
+        if same and not copy:
+            return data._value
+        samples = [np.array(s, copy=True) if copy else s for s in data._samples()]
+        hint = data.layout
+    elif isinstance(data, Tensor) or not isinstance(data, (list, tuple, TensorsView)) and (
+            hasattr(data, "__array__") or hasattr(data, "__array_interface__")
+            or hasattr(data, "__dlpack__")):
+        arr = to_array(np.asarray(data) if isinstance(data, Tensor) else data, copy, what)
+        if arr.ndim == 0:
+            raise ValueError(f"{what}: Cannot create a batch from a scalar (a 0-d array has no "
+                             f"sample dimension); pass a list")
+        samples = list(arr)
+    else:
+        items = list(data) if not isinstance(data, (list, tuple)) else data
+        samples = []
+        for i, d in enumerate(items):
+            if isinstance(d, Batch):
+                raise ValueError(f"{what}: A list of Batch objects is not a valid argument type")
+            if d is None:
+                raise TypeError(f"{what}: Tensors must be array-like types or numbers. Got "
+                                f"`None` at index {i}")
+            if isinstance(d, Tensor):
+                hint = hint or d.layout
+                d = np.asarray(d)
+            samples.append(to_array(d, copy, f"{what} (sample {i})"))
+    if not samples:
+        if want is None:
+            raise ValueError(f"{what}: Element type must be specified if the list is empty "
+                             f"(pass dtype=)")
+        lay = check_layout(layout, len(layout or ""), what)
+        return _on_device(leaf_value([], lay, len(lay), want.ir_name), dev)
+    samples = [apply_dtype(s, want) for s in samples]
+    dtypes = {s.dtype for s in samples}
+    if len(dtypes) != 1:
+        raise TypeError(f"{what}: samples have different dtypes {sorted(map(str, dtypes))}")
+    ndims = {s.ndim for s in samples}
+    if len(ndims) != 1:
+        raise ValueError(f"{what}: samples have different numbers of dimensions {sorted(ndims)}")
+    nd = ndims.pop()
+    lay = check_layout(layout if layout is not None else hint, nd, what)
+    return _on_device(leaf_value(samples, lay, nd, from_numpy(dtypes.pop())), dev)
+
+
+def _on_device(value: Value, dev) -> Value:
+    if dev.kind == "gpu":
+        return to_gpu(Batch(value), dev.index)._value
+    return value

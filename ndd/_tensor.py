@@ -2,30 +2,94 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from compiler.ir import Value
+from compiler.types import Device, parse_device
+from ndd._arrays import apply_dtype, check_layout, leaf_value, stack_samples, target_device, \
+    to_array
 from ndd._device_move import to_cpu, to_gpu
+from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
 from ndd._handle import Handle
 
 
 class Tensor(Handle):
-    """A single sample (one array with a layout) on a device.
+    """A single sample (one array with a layout) on a device (DALI 2.4's ``ndd.Tensor``).
 
-    Create with :func:`ndd.tensor` (copy) or :func:`ndd.as_tensor` (wrap, no copy when possible),
-    or obtain from ``batch.tensors[i]``. Data is computed on first consumption (``np.asarray``,
-    ``.torch()``, ``.shape``...). Indexing (``t[1:3, 0]``) and operators are attached by
-    :mod:`ndd._handle_operators`.
+    ``Tensor(data, dtype=None, device=None, layout=None, batch=None, index_in_batch=None,
+    copy=False)`` wraps ``data`` without copying when it can (as :func:`ndd.as_tensor`;
+    ``copy=True``: as :func:`ndd.tensor`), or names sample ``index_in_batch`` of ``batch``.
+    Ops return Tensors when given Tensors; ``batch.tensors[i]`` picks one sample. Data is
+    computed on first consumption (``np.asarray``, ``.torch()``, ``.shape``...). Indexing
+    (``t[1:3, 0]``) and operators are attached by :mod:`ndd._handle_operators`.
+
+    Parameters
+    ----------
+    data : array-like | ndd.Tensor | ndd.Batch, optional
+        numpy array, torch tensor (CPU), object with ``__array__`` / ``__array_interface__``,
+        Python number or (nested) list (float -> float32, int -> int32), another Tensor
+        (shared, still lazy when no conversion is asked for), or a Batch (stacked along a new
+        leading dimension; layout ``"N"`` + its layout).
+    dtype : ndd.DType | str | numpy / torch dtype, optional
+        Convert to this type (DALI's cast: float -> int rounds half away from zero and
+        saturates).
+    device : ndd.Device | str, optional
+        ``"cpu"`` (default) or ``"gpu[:N]"``.
+    layout : str, optional
+        One letter per dimension (``"HWC"``); replaces the data's own layout.
+    batch : ndd.Batch, optional
+        With ``index_in_batch``: that sample of ``batch`` (shares its data; lazy).
+    copy : bool
+        Copy the data even when it could be wrapped.
+
+    Raises
+    ------
+    ValueError
+        Neither ``data`` nor ``batch`` given; ``batch`` not a Batch; a layout that is not a
+        string or does not match the number of dimensions; ragged nested lists.
+    TypeError
+        Data that is not numeric or cannot be converted.
+    IndexError
+        ``index_in_batch`` out of range.
+    RuntimeError
+        ``device="gpu"`` without a CUDA device.
+
+    Internally, ``Tensor(value, index)`` with a ``compiler.ir.Value`` names sample ``index`` of
+    that value (what ops and readers return).
     """
 
     __slots__ = ("_value", "_index", "__weakref__")
 
-    def __init__(self, value: Value, index: int = 0):
+    def __init__(self, data=None, dtype=None, device=None, layout=None, batch=None,
+                 index_in_batch=None, copy: bool = False):
+        if isinstance(data, Value):
+            self._bind(data, 0 if dtype is None else int(dtype))
+            return
+        what = "ndd.Tensor"
+        if batch is not None:
+            if not isinstance(batch, Handle) or isinstance(batch, Tensor):
+                raise ValueError(f"{what}: The `batch` argument must be a `Batch`, got "
+                                 f"{type(batch).__name__}")
+            n = batch.batch_size
+            i = 0 if index_in_batch is None else operator.index(index_in_batch)
+            if not -n <= i < n:
+                raise IndexError(f"{what}: index_in_batch {i} is out of range for a batch of "
+                                 f"{n}")
+            if data is None:
+                data = Tensor(batch._value, i % n)
+        if data is None:
+            raise ValueError(f"{what}: Either data, expression or batch and index must be "
+                             f"provided")
+        value, index = tensor_value(data, dtype, device, layout, copy, what)
+        self._bind(value, index)
+
+    def _bind(self, value: Value, index: int) -> None:
         self._value = value
         self._index = index
-        if index == 0 and value.meta.batch_size == 1 and value.holder is None:
+        if index == 0 and value.meta.batch_size == 1 and not value.is_live:
             value.set_holder(self)
 
     # ------------------------------------------------------------------ metadata
@@ -74,19 +138,33 @@ class Tensor(Handle):
 
     def cpu(self) -> "Tensor":
         """This tensor in host memory (itself when already on the CPU)."""
-        if self.device.kind == "cpu":
-            return self
-        return to_cpu(self)
+        return self.to_device("cpu")
 
-    def gpu(self, device_id: int | None = None) -> "Tensor":
-        """This tensor in GPU memory.
+    def gpu(self, index: int | None = None) -> "Tensor":
+        """This tensor in GPU memory (device ``index``; None: the current one).
 
         Raises
         ------
         RuntimeError
             When no CUDA device is available.
         """
-        return to_gpu(self, device_id)
+        return self.to_device(Device("gpu", 0 if index is None else operator.index(index)))
+
+    def to_device(self, device, force_copy: bool = False) -> "Tensor":
+        """This tensor on ``device`` (``"cpu"``, ``"gpu[:N]"`` or an ``ndd.Device``): itself
+        when already there, unless ``force_copy`` (then a copy of the data).
+
+        Raises
+        ------
+        RuntimeError
+            For a GPU when no CUDA device is available.
+        """
+        dev = parse_device(device)
+        if dev == self.device:
+            return Tensor(self, copy=True) if force_copy else self
+        if dev.kind == "gpu":
+            return to_gpu(self, dev.index)
+        return to_cpu(self)
 
     def __array__(self, dtype=None, copy=None):
         if self.device.kind != "cpu":
@@ -158,3 +236,34 @@ class Tensor(Handle):
             body = f"<error: {exc}>"
         lay = f", layout=\"{self.layout}\"" if self.layout else ""
         return f"Tensor(\n    {body},\n    dtype={self.dtype}{lay}, device={self.device})"
+
+
+def tensor_value(data, dtype, device, layout, copy: bool, what: str) -> tuple[Value, int]:
+    """The (Value, sample index) a Tensor constructed from ``data`` names (see :class:`Tensor`).
+
+    A Tensor given without any conversion is shared (its Value, still lazy); anything else is
+    converted to one numpy array (a Tensor or Batch is computed first).
+    """
+    dev = target_device(device, what)
+    want = None if dtype is None else to_dtype(dtype)
+    if isinstance(data, Tensor):
+        same = ((want is None or want == data.dtype) and dev == data.device
+                and (layout is None or (layout or None) == data.layout))
+        if same and not copy:
+            return data._value, data._index
+        arr = to_array(np.asarray(data), copy, what)
+        hint = data.layout
+    elif isinstance(data, Handle):       # a Batch: its samples stacked
+        arr = stack_samples(materialize(data._value), pad=False, what=f"{what}(batch)")
+        if copy:
+            arr = np.array(arr, copy=True)
+        hint = ("N" + data.layout) if data.layout else None
+    else:
+        arr = to_array(data, copy, what)
+        hint = None
+    arr = apply_dtype(arr, want)
+    lay = check_layout(layout if layout is not None else hint, arr.ndim, what)
+    value = leaf_value([arr], lay)
+    if dev.kind == "gpu":
+        return to_gpu(Tensor(value, 0), dev.index)._value, 0
+    return value, 0
