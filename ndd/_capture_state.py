@@ -11,6 +11,14 @@ import weakref
 
 _local = threading.local()
 
+
+class BatchSizeChangedError(RuntimeError, ValueError):
+    """A call inside a compiled loop whose ``batch_size`` argument contradicts its inputs'.
+
+    DALI 2.4 raises RuntimeError ("Cannot change batch size") in capture mode where eager
+    execution raises ValueError; this is both, so code catching either works.
+    """
+
 # 0-d values made from numpy scalar operands (``np.float32(0.5) * batch``) -> (dtype, value):
 # compile mode replays their calls while the operand keeps its type and value
 scalar_constants: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

@@ -15,13 +15,14 @@ from compiler.ir import Node, Value
 from compiler.types import CPU, DType, parse_device
 from ndd._batch import Batch
 from ndd._callsite import callsite as _callsite
-from ndd._capture_state import current_capture
+from ndd._capture_state import BatchSizeChangedError, current_capture
 from ndd._construct import as_tensor
 from ndd._dtypes import dtype as to_dtype, from_dali, from_numpy
 from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
 from ndd._rng import resolve_rng
 from ndd._tensor import Tensor
+from ndd.capture._invariant import strip_invariants, unwrap_invariant
 from ndd.types import DALIDataType, DALIImageType, DALIInterpType
 from runtime.async_worker import get_worker
 from runtime.device import require_gpu
@@ -106,6 +107,10 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     """
     schema = S.get(op)
     site = _callsite(2)
+    # ndd.capture.invariant proxies stand for their values; compile mode keeps which were marked
+    inputs, kwargs, marked = strip_invariants(inputs, kwargs)
+    device, batch_size, rng = (unwrap_invariant(device), unwrap_invariant(batch_size),
+                               unwrap_invariant(rng))
     if schema.deprecated:
         kwargs = _deprecated_arguments(schema, kwargs)
     # ---- inputs
@@ -157,8 +162,14 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
                 or batch_size < 1:
             raise ValueError(f"{op}: batch_size must be a positive integer, got {batch_size!r}")
         sizes["batch_size"] = int(batch_size)
+    cap = current_capture()
     if len(set(sizes.values())) > 1:
         desc = ", ".join(f"{k}: {n}" for k, n in sizes.items())
+        if cap is not None and "batch_size" in sizes:   # DALI: a RuntimeError in capture mode
+            loop_n = next(n for k, n in sizes.items() if k != "batch_size")
+            raise BatchSizeChangedError(
+                f"{op}: cannot change batch_size from {loop_n} to {sizes['batch_size']} in a "
+                f"compiled (capture-mode) loop: the call cannot change batch size ({desc})")
         raise ValueError(f"{op}: inputs and arguments have different batch sizes ({desc})")
     tensor_mode = not sizes
     n = next(iter(sizes.values())) if sizes else 1
@@ -176,11 +187,10 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             require_gpu(op)
         raise ValueError(f"{op}: not available on device '{dev}'; available: "
                          f"{', '.join(schema.devices)}")
-    cap = current_capture()
     if cap is not None:
-        hit = cap.lookup(op, in_values, args, tensor_args, dev, n, rng)
+        hit = cap.lookup(op, in_values, args, tensor_args, dev, n, rng, marked)
         if hit is not None:     # compile-mode replay: the result was prepared ahead of time
-            outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in hit]
+            outs = cap.wrap(hit, tensor_mode)
             return outs[0] if len(outs) == 1 else tuple(outs)
     # ---- randomness: drawn now, so every mode consumes the RNG the same way
     rng_obj = None
@@ -206,10 +216,12 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     if rng_obj is not None:
         node.rng = rng_obj
         node.rng_default = rng is None     # the thread's default generator
-    if cap is not None:
-        cap.record(node)
+    captured = cap is not None and cap.record(node, marked)
     _dispatch(node)
-    outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in node.outputs]
+    if captured:            # recorded by the trace: a CapturedBatch, as in DALI
+        outs = cap.wrap(node.outputs, tensor_mode)
+    else:
+        outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in node.outputs]
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -12,9 +12,14 @@ from ndd._speculation import Speculation
 from ndd.compile.prefetch import BatchPrefetcher
 from ndd.compile.replay import Replayer
 from ndd.compile.reporting import start_report
-from ndd.compile.trace import Template, Tracer
+from ndd.compile.trace import Template, Tracer, hand_out_handles
 
 DEFAULT_QUEUE_DEPTH = 2
+
+
+class NothingCapturedWarning(UserWarning, RuntimeWarning):
+    """The traced iteration of a compiled loop made no replayable call: the loop runs eagerly
+    (DALI 2.4 warns with a UserWarning; ndd's earlier RuntimeWarning is kept as a base)."""
 
 
 class CompiledEpoch:
@@ -74,12 +79,15 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 return
             tracer = Tracer([h._value for h in first], loop)
             handed[0] += 1
-            yield from _hand_out(first, tracer)
+            yield from _hand_out(first, tracer, 0)
             rep.traced = len(tracer.entries)
             if not tracer.entries:
-                warnings.warn("next_epoch(compile=True): the loop body made no replayable ndd "
-                              "calls; running eagerly", RuntimeWarning, stacklevel=2)
+                warnings.warn("next_epoch(compile=True): no operators were captured during "
+                              "tracing (the loop body made no replayable ndd calls); running "
+                              "eagerly", NothingCapturedWarning, stacklevel=2)
                 reader.compile_template = False
+                # as DALI: the source is back to no mode, so eager iteration may follow
+                reader._compiled = None
                 yield from batches
                 return
             template = Template(tracer)
@@ -124,7 +132,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = Replayer(template, inst, rep, loop, rngs, spec, batch)
             handed[0] += 1
-            yield from _hand_out(handles, replayer)
+            yield from _hand_out(handles, replayer, batch)
             spec.end_batch(batch)
             batch += 1
             if spec.broken:     # prefetch again from the next batch on
@@ -142,10 +150,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 give_back(len(unused))  # and the reader's read-ahead
 
 
-def _hand_out(handles, capture):
-    """Give ``handles`` to the loop body with ``capture`` (the tracer or the replayer)
-    answering its ndd calls; after the body's iteration, RuntimeError if another compiled
-    epoch advanced meanwhile."""
+def _hand_out(handles, capture, iteration: int):
+    """Give ``handles`` (as CapturedBatches) to the loop body with ``capture`` (the tracer or
+    the replayer) answering its ndd calls; after the body's iteration, RuntimeError if another
+    compiled epoch advanced meanwhile."""
+    handles = hand_out_handles(handles, iteration)
     stack = push_capture(capture)
     try:
         yield handles

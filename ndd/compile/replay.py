@@ -11,9 +11,11 @@ from compiler.ir import Graph, Node, Value
 from compiler.pipeline import compile_graph
 from ndd._callsite import callsite_key
 from ndd._capture_state import scalar_constants
+from ndd._captured import CapturedBatch
 from ndd._eval_mode import EvalMode
 from ndd._rng import get_default_rng
 from ndd.compile.reporting import Report
+from ndd._tensor import Tensor
 from ndd.compile.trace import Template
 from runtime.executor import release_inputs, run_node, run_plan
 from runtime.workers.errors import WorkerCrashed
@@ -113,8 +115,10 @@ class Replayer:
         self.spec = spec
         self.batch = batch
         self.counts: dict[tuple, int] = {}
+        self.last = None        # the entry of the last hit (for wrap)
 
-    def lookup(self, op, in_values, args, tensor_args, dev, n, rng=None):
+    def lookup(self, op, in_values, args, tensor_args, dev, n, rng=None,
+               marked: frozenset = frozenset()):
         key = callsite_key(1, stop=self.loop.frame)
         occ = self.counts.get(key, 0)
         self.counts[key] = occ + 1
@@ -131,6 +135,13 @@ class Replayer:
         if n != prepared:
             return self._miss(site, f"batch size {n}, prepared for {prepared} (a batch_size "
                                     f"argument that does not follow the reader's batches)")
+        lost = sorted(e.marked - marked)
+        if lost:
+            name = lost[0] if lost[0].startswith("input") else f"argument '{lost[0]}'"
+            raise RuntimeError(
+                f"{op} at {e.callsite}: {name} was marked with ndd.capture.invariant when the "
+                f"loop was traced; a marked argument must remain marked in every iteration "
+                f"(wrap it in ndd.capture.invariant() here too)")
         if e.device != dev:
             raise RuntimeError(f"{op} at {e.callsite}: the device changed from {e.device} to "
                                f"{dev} after the loop was compiled")
@@ -165,6 +176,7 @@ class Replayer:
                                     "ahead were given back and this batch's random calls run "
                                     "eagerly")
         self.rep.replayed += 1
+        self.last = m
         outs = self.inst.outputs[m]
         if EvalMode.current() in (EvalMode.sync_cpu, EvalMode.sync_full):
             for v in outs:      # synchronous modes raise at the call, as eagerly
@@ -178,8 +190,15 @@ class Replayer:
         self.rep.fallbacks[k] = self.rep.fallbacks.get(k, 0) + 1
         return None
 
-    def record(self, node):
-        pass
+    def record(self, node, marked: frozenset = frozenset()) -> bool:
+        return False        # a call that missed runs eagerly: its result is not captured
+
+    def wrap(self, values, tensor_mode: bool) -> list:
+        """The handles of the last hit's outputs: CapturedBatches (Tensors in tensor mode)."""
+        if tensor_mode:
+            return [Tensor(v, 0) for v in values]
+        return [CapturedBatch(v, ("call", self.last, j), self.batch)
+                for j, v in enumerate(values)]
 
     def consumed(self, value):
         pass

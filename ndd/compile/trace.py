@@ -4,24 +4,17 @@ replay.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 from compiler.ir import Node, Value
 from ndd._callsite import callsite_key
 from ndd._capture_state import scalar_constants
+from ndd._batch import Batch
+from ndd._captured import CapturedBatch
+from ndd._tensor import Tensor
+from ndd.capture._invariant import invariant, marked_values
 
-_invariants: "weakref.WeakSet[Value]" = weakref.WeakSet()
-
-
-def invariant(value):
-    """Mark a Tensor/Batch as invariant across iterations (it may then be used as a replayed
-    input). Returns the value itself."""
-    if not hasattr(value, "_value"):
-        raise TypeError(f"ndd.compile.invariant expects an ndd.Tensor or ndd.Batch, got "
-                        f"{type(value).__name__}")
-    _invariants.add(value._value)
-    return value
+__all__ = ["TraceEntry", "Tracer", "Template", "invariant", "hand_out_handles"]
 
 
 @dataclass
@@ -43,6 +36,7 @@ class TraceEntry:
     # the reader's (``batch_size=jpegs.batch_size``: follows a short last batch) or a constant
     batch_size: int = 0
     follows_reader: bool = True
+    marked: frozenset = frozenset()     # arguments given as ndd.capture.invariant proxies
 
 
 class Tracer:
@@ -65,14 +59,16 @@ class Tracer:
         p = self.prov.get(v.id)
         if p is not None:
             return p
-        if v in _invariants and v.data is not None:
+        if v in marked_values and v.data is not None:
             return ("const", v)
         key = scalar_constants.get(v)
         if key is not None and v.data is not None:     # np.float32(0.5) * batch
             return ("scalar", v, key)
         return None
 
-    def record(self, node: Node):
+    def record(self, node: Node, marked: frozenset = frozenset()) -> bool:
+        """Record ``node`` (called by the call path before it runs); True when the call is
+        replayable (its result is then a CapturedBatch), False when refused."""
         key = callsite_key(1, stop=self.loop.frame)
         occ = self.counts.get(key, 0)
         self.counts[key] = occ + 1
@@ -85,7 +81,7 @@ class Tracer:
             self.refused[(key, occ)] = (
                 f"{', '.join(bad)} is a fresh array built by Python code, not a reader output "
                 f"or a traced result; wrap it in ndd.compile.invariant() if it never changes")
-            return
+            return False
         m = len(self.entries)
         args = {k: v for k, v in node.args.items() if k != "_seeds"}
         n = node.outputs[0].meta.batch_size if node.outputs else 0
@@ -93,10 +89,18 @@ class Tracer:
             key=key, occurrence=occ, op=node.op, args=args, inputs=ins, tensor_args=targs,
             device=node.device, callsite=node.callsite, rng=node.rng,
             out_metas=[v.meta for v in node.outputs], rng_default=bool(node.rng_default),
-            batch_size=n, follows_reader=n == self.reader_n))
+            batch_size=n, follows_reader=n == self.reader_n, marked=marked))
         for j, v in enumerate(node.outputs):
             self.prov[v.id] = ("call", m, j)
             self.values[v.id] = v
+        return True
+
+    def wrap(self, values, tensor_mode: bool) -> list:
+        """The handles of a recorded call's outputs: CapturedBatches (Tensors in tensor
+        mode, which DALI does not capture either)."""
+        if tensor_mode:
+            return [Tensor(v, 0) for v in values]
+        return [CapturedBatch(v, self.prov.get(v.id, ("call",)), 0) for v in values]
 
     def consumed(self, value: Value):
         p = self.prov.get(value.id)
@@ -115,3 +119,11 @@ class Template:
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.last_plan = None    # the most recent compiled plan (for the report)
+
+
+def hand_out_handles(handles, iteration: int) -> tuple:
+    """The source's batches as the loop body gets them: CapturedBatches over the same values
+    (a Tensor stays as it is)."""
+    return tuple(CapturedBatch(h._value, ("source", k), iteration)
+                 if isinstance(h, Batch) else h
+                 for k, h in enumerate(handles))
