@@ -184,7 +184,10 @@ def _epoch(es, ctx):
                                        f"called once in every step)")
             step += 1
     except BaseException:
-        ctx.teardown()      # break (GeneratorExit) or an error: unbind, trace again next time
+        # break (GeneratorExit) or an error: stop the prefetcher (what it read ahead goes
+        # back to the sources), then unbind; a later captured() traces again
+        inner.close()
+        ctx.teardown()
         raise
     finally:
         inner.close()
@@ -212,8 +215,7 @@ class Feed:
     def __init__(self, es, ctx: CaptureContext):
         self.es = es
         self.ctx = ctx
-        self.polled: list[tuple] = []   # (root item, feeder items) per tuple given out
-        self.feeders: list = []         # the feeders of the last tuple
+        self.polled: list[tuple] = []   # (root item, [(feeder, item)]) per tuple given out
         self.stopped = False
 
     def __iter__(self):
@@ -228,17 +230,15 @@ class Feed:
             raise
         outs = list(es.convert(item, ctx.batch_size, copy=True))
         live = ctx.state is not State.DISABLED and es.compile_template is not False
-        self.feeders = list(ctx.feeders) if live else []
         items = []
-        for f in self.feeders:
+        for f in (list(ctx.feeders) if live else []):
             try:
                 fitem = f.pull()
-            except StopIteration:
-                ctx.teardown()
+            except StopIteration:      # (the loop tears down when the error reaches it)
                 raise RuntimeError(f"{f.what()}: A source was exhausted before the iteration "
                                    f"ended (a feeder of a captured loop ended before its "
                                    f"root)") from None
-            items.append(fitem)
+            items.append((f, fitem))
             outs.extend(f.convert(fitem, ctx.batch_size, copy=True))
         self.polled.append((item, items))
         return tuple(outs)
@@ -254,8 +254,12 @@ class Feed:
         if self.stopped and self.es.cycle == "raise":
             root_items.append(STOP)     # the end the prefetcher reached comes after them
         self.es.poll.push_back(root_items)
-        for j, f in enumerate(self.feeders):
-            f.poll.push_back([items[j] for _, items in back if j < len(items)])
+        per_feeder: dict[int, tuple] = {}
+        for _, items in back:
+            for f, item in items:
+                per_feeder.setdefault(id(f), (f, []))[1].append(item)
+        for f, fitems in per_feeder.values():
+            f.poll.push_back(fitems)
 
 
 def feeder_call(es, ctx: CaptureContext, batch_size):
