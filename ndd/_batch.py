@@ -46,10 +46,10 @@ class Batch(Handle):
     ------
     ValueError
         An empty list without ``dtype`` ("Element type must be specified if the list is
-        empty"); a list of Batches; a 0-d array; samples with different numbers of dimensions;
-        a layout that does not fit them.
+        empty"); a 0-d array; samples with different numbers of dimensions; a layout that does
+        not fit them.
     TypeError
-        Samples of different dtypes, ``None`` samples, unconvertible data.
+        Samples of different dtypes, ``None`` or Batch samples, unconvertible data.
     RuntimeError
         ``device="gpu"`` without a CUDA device.
 
@@ -88,7 +88,7 @@ class Batch(Handle):
         -------
         Batch
             Equal to ``ndd.as_batch([ndd.tensor(sample, dtype=dtype, device=device)] *
-            batch_size)``; the samples share one (read-only) array.
+            batch_size)``: a copy of ``sample``, which the samples share (read-only).
 
         Raises
         ------
@@ -102,7 +102,7 @@ class Batch(Handle):
             raise ValueError(f"Batch.broadcast: batch_size must be >= 0, got {n}")
         t = sample if isinstance(sample, Tensor) else Tensor(sample)
         t = Tensor(t, dtype=dtype)
-        arr = np.asarray(t).view()
+        arr = np.array(np.asarray(t), copy=True)   # as documented by DALI: a copy of sample
         arr.flags.writeable = False       # one array for all samples: no sample may change it
         b = Batch(leaf_value([arr] * n, t.layout or "", t.ndim, t.dtype.ir_name))
         return b.to_device(device) if device is not None else b
@@ -307,7 +307,8 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
         samples = []
         for i, d in enumerate(items):
             if isinstance(d, Batch):
-                raise ValueError(f"{what}: A list of Batch objects is not a valid argument type")
+                raise TypeError(f"{what}: Unexpected element type Batch at index {i}: a list "
+                                f"of Batch objects is not a valid argument type")
             if d is None:
                 raise TypeError(f"{what}: Tensors must be array-like types or numbers. Got "
                                 f"`None` at index {i}")

@@ -26,7 +26,7 @@ NOT_OPS = {
     "ndd": {"tensor", "as_tensor", "batch", "as_batch", "dtype", "device", "set_num_threads",
             "get_num_threads", "imread", "explain", "set_max_image_pixels",
             "get_max_image_pixels", "stream", "get_default_stream", "set_default_stream",
-            "get_current_stream", "set_current_stream"},
+            "get_current_stream", "set_current_stream", "type_id"},
     "ndd.decoders": set(),
     "ndd.random": {"get_default_rng", "set_seed"},
 }

@@ -1,0 +1,178 @@
+"""DALI 2.4's ``ndd.Batch`` constructor and methods: ``Batch(tensors, dtype, device, layout, copy)``,
+``Batch.broadcast``, ``select``, ``to_device`` / ``cpu`` / ``gpu`` (no CUDA device here:
+RuntimeError)."""
+import numpy as np
+import pytest
+import torch
+
+import ndd
+from runtime.device import gpu_available
+
+no_gpu = pytest.mark.skipif(gpu_available(), reason="checks the no-CUDA-device errors")
+MODES = [ndd.EvalMode.eager, ndd.EvalMode.deferred, ndd.EvalMode.sync_cpu,
+         ndd.EvalMode.sync_full]
+
+
+def _samples(b):
+    return [np.asarray(t) for t in b.tensors]
+
+
+@pytest.mark.parametrize("mode", MODES, ids=str)
+def test_from_list_of_tensors(mode):
+    with mode:
+        parts = [np.arange(n, dtype=np.int32).reshape(1, n) for n in (2, 3)]
+        ts = [ndd.Tensor(p, layout="AB") for p in parts]
+        b = ndd.Batch(ts)
+        assert b.batch_size == 2 and b.layout == "AB" and b.dtype == ndd.int32
+        assert b.shape == [(1, 2), (1, 3)]
+        for got, want in zip(_samples(b), parts):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=str)
+def test_from_lazy_tensors_computes_them(mode):
+    with mode:
+        t = ndd.Tensor(np.array([1, 2, 3], np.int32))
+        b = ndd.Batch([t + 1, t * 2])
+        assert _samples(b)[0].tolist() == [2, 3, 4] and _samples(b)[1].tolist() == [2, 4, 6]
+
+
+def test_device_and_dtype_arguments():
+    b = ndd.Batch([np.array([0.5, 1.5, -2.5])], dtype=ndd.int16, device="cpu", layout="X")
+    assert b.device == ndd.Device("cpu") and b.dtype == ndd.int16 and b.layout == "X"
+    # DALI's cast: round half away from zero
+    assert _samples(b)[0].tolist() == [1, 2, -3]
+
+
+def test_view_and_copy():
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    view, copied = ndd.Batch(a), ndd.Batch(a, copy=True)
+    a[0, 0] = 42
+    assert _samples(view)[0][0] == 42
+    assert _samples(copied)[0][0] == 0
+    assert view.shape == [(3,), (3,)]
+
+
+def test_from_batch_shares_or_converts():
+    b = ndd.batch([np.array([1, 2], np.uint8), np.array([3], np.uint8)], layout="A")
+    same = ndd.Batch(b)
+    assert same._value is b._value          # shared, not computed again
+    f = ndd.Batch(b, dtype=ndd.float32)
+    assert f.dtype == ndd.float32 and f.layout == "A"
+    assert [s.tolist() for s in _samples(f)] == [[1.0, 2.0], [3.0]]
+
+
+def test_from_iterable():
+    b = ndd.Batch(np.full((2,), i, np.int8) for i in range(3))
+    assert b.batch_size == 3 and [s.tolist() for s in _samples(b)] == [[0, 0], [1, 1], [2, 2]]
+
+
+def test_from_torch_tensor_and_list():
+    b = ndd.Batch(torch.arange(6, dtype=torch.int64).reshape(3, 2))
+    assert b.batch_size == 3 and b.dtype == ndd.int64
+    c = ndd.Batch([torch.ones(2, dtype=torch.float32), torch.zeros(2, dtype=torch.float32)])
+    assert [s.tolist() for s in _samples(c)] == [[1.0, 1.0], [0.0, 0.0]]
+
+
+def test_empty_list():
+    with pytest.raises(ValueError, match="Element type must be specified"):
+        ndd.Batch([])
+    with pytest.raises(ValueError, match="Element type must be specified"):
+        ndd.batch([])
+    e = ndd.batch([], dtype=ndd.int32)
+    assert (e.batch_size, e.shape, e.ndim, e.dtype, e.layout) == (0, [], 0, ndd.int32, None)
+    assert list(e) == [] and len(e) == 0
+
+
+def test_constructor_errors():
+    b = ndd.batch([np.zeros(2)])
+    with pytest.raises(TypeError, match="Unexpected element type"):
+        ndd.Batch([b, b])
+    with pytest.raises(TypeError, match="Got `None` at index 1"):
+        ndd.Batch([np.zeros(2), None])
+    with pytest.raises(ValueError, match="Cannot create a batch from a scalar"):
+        ndd.Batch(np.float32(3))
+    with pytest.raises(TypeError, match="different dtypes"):
+        ndd.Batch([np.zeros(2, np.uint8), np.zeros(2, np.int8)])
+    with pytest.raises(ValueError, match="different numbers of dimensions"):
+        ndd.Batch([np.zeros(2), np.zeros((2, 2))])
+
+
+@pytest.mark.parametrize("mode", MODES, ids=str)
+def test_broadcast(mode):
+    with mode:
+        sample = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+        b = ndd.Batch.broadcast(sample, 4)
+        assert b.batch_size == 4 and b.shape == [(2, 3)] * 4 and b.dtype == ndd.int32
+        for s in _samples(b):
+            np.testing.assert_array_equal(s, sample)
+        sample[0, 0] = 100           # the batch holds its own copy
+        assert _samples(b)[0][0, 0] == 1
+        # arithmetic on a broadcast batch: every sample as numpy computes it
+        for s in _samples(b * 2 + 1):
+            np.testing.assert_array_equal(s, np.array([[3, 5, 7], [9, 11, 13]]))
+
+
+def test_broadcast_arguments():
+    b = ndd.Batch.broadcast([1, 2, 3], batch_size=2)
+    assert b.dtype == ndd.int32 and b.shape == [(3,), (3,)]
+    f = ndd.Batch.broadcast(np.array([0.4, 2.5]), 3, dtype=ndd.uint8)
+    assert f.dtype == ndd.uint8 and all(s.tolist() == [0, 3] for s in _samples(f))
+    t = ndd.Batch.broadcast(ndd.tensor(np.zeros((2, 2), np.float32), layout="HW"), 2)
+    assert t.layout == "HW"
+    assert ndd.Batch.broadcast(np.ones(2), 0).batch_size == 0
+    with pytest.raises(ValueError, match="Cannot broadcast a Batch"):
+        ndd.Batch.broadcast(b, 2)
+    with pytest.raises(ValueError, match="batch_size must be >= 0"):
+        ndd.Batch.broadcast(np.ones(2), -1)
+
+
+def test_select():
+    parts = [np.arange(n) for n in (1, 2, 3, 4)]
+    b = ndd.batch(parts)
+    assert b.select(...) is b
+    t = b.select(2)
+    assert isinstance(t, ndd.Tensor) and np.asarray(t).tolist() == parts[2].tolist()
+    assert np.asarray(b.select(-1)).tolist() == parts[3].tolist()
+    s = b.select(slice(1, 4, 2))
+    assert isinstance(s, ndd.Batch) and s.shape == [(2,), (4,)]
+    r = b.select([3, 0])
+    assert r.shape == [(4,), (1,)]     # in the order asked for (docs/semantics.md)
+    with pytest.raises(IndexError):
+        b.select(4)
+
+
+def test_to_device_cpu():
+    b = ndd.batch([np.arange(3, dtype=np.int32)])
+    assert b.cpu() is b and b.to_device("cpu") is b
+    c = b.to_device("cpu", force_copy=True)
+    assert c is not b
+    _samples(b)[0][0] = 9
+    assert _samples(c)[0].tolist() == [0, 1, 2]
+
+
+@no_gpu
+def test_gpu_requests_fail_clearly_without_cuda():
+    b = ndd.batch([np.arange(3)])
+    for call in (lambda: b.gpu(), lambda: b.to_device("gpu:0"),
+                 lambda: ndd.Batch([np.arange(3)], device="gpu"),
+                 lambda: ndd.Batch.broadcast(np.arange(3), 2, device="gpu"),
+                 lambda: ndd.batch([], dtype=ndd.int32, device="gpu")):
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            call()
+
+
+@pytest.mark.oracle
+def test_matches_dali():
+    dyn = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    for mod in (ndd, dyn):
+        b = mod.Batch.broadcast([1, 2, 3], 3)
+        e = mod.Batch([], dtype=mod.int32)
+        lst = mod.Batch([mod.Tensor(np.zeros((2, 2), np.uint8), layout="HW"),
+                         mod.Tensor(np.ones((1, 2), np.uint8), layout="HW")])
+        got = (b.dtype.name, b.shape, e.batch_size, e.shape, e.ndim, lst.layout, lst.shape,
+               [np.asarray(t).tolist() for t in lst.tensors])
+        if mod is ndd:
+            ours = got
+        else:
+            assert ours == got
