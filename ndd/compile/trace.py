@@ -119,6 +119,36 @@ class Template:
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.last_plan = None    # the most recent compiled plan (for the report)
+        _settle_batch_sizes(self.entries)
+
+
+def _settle_batch_sizes(entries) -> None:
+    """An entry without batch inputs whose traced batch size was the reader's is ambiguous:
+    ``batch_size=jpegs.batch_size`` (it follows a short last batch) or ``batch_size=4`` (it
+    does not).  It follows the reader when a later call combines its output with data of the
+    reader's batches (eager execution would reject unequal sizes there); otherwise it keeps its
+    constant size, which is also DALI's (a captured loop has one batch size)."""
+    from_reader = []        # per entry: its outputs have the reader's batch size
+    for e in entries:
+        provs = list(e.inputs) + list(e.tensor_args.values())
+        from_reader.append(any(p[0] == "reader" or (p[0] == "call" and from_reader[p[1]])
+                               for p in provs))
+    for m, e in enumerate(entries):
+        if e.inputs or e.tensor_args or not e.follows_reader:
+            continue
+        downstream, combined = {m}, False      # the calls computed from this one's output
+        for k in range(m + 1, len(entries)):
+            later = entries[k]
+            provs = list(later.inputs) + list(later.tensor_args.values())
+            if not any(p[0] == "call" and p[1] in downstream for p in provs):
+                continue
+            downstream.add(k)
+            if any(p[0] == "reader" or (p[0] == "call" and p[1] not in downstream
+                                        and from_reader[p[1]]) for p in provs):
+                combined = True
+                break
+        e.follows_reader = combined
+        from_reader[m] = combined
 
 
 def hand_out_handles(handles, iteration: int) -> tuple:
