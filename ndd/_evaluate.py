@@ -6,6 +6,7 @@ import threading
 from compiler.ir import Graph, Node, Value
 from compiler.pipeline import compile_graph
 from ndd._capture_state import current_capture
+from ndd._errors import raise_stored
 from runtime import executor
 
 _deferred_lock = threading.RLock()
@@ -28,7 +29,9 @@ def run_now(node: Node) -> None:
 def materialize(value: Value):
     """Return ``value.data``, computing it first if needed.
 
-    Raises the (wrapped) error of the op that failed to produce it.
+    Raises the (wrapped) error of the op that failed to produce it; for an op recorded in
+    eager or deferred mode, from that error with the stack of the op call
+    (``ndd/_errors.py``).
     """
     cap = current_capture()
     if cap is not None:
@@ -44,15 +47,19 @@ def materialize(value: Value):
         raise RuntimeError(f"internal error: value %{value.id} has neither data nor producer")
     err = node.error
     if err is not None:
-        raise err
-    fut = node.future
-    if fut is not None:
-        fut.result()
-        if value.data is None:   # computed by a plan that fused it away
-            evaluate([value])
+        raise_stored(err)
+    try:
+        fut = node.future
+        if fut is not None:
+            fut.result()
+            if value.data is None:   # computed by a plan that fused it away
+                evaluate([value])
+            return value.data
+        evaluate([value])
         return value.data
-    evaluate([value])
-    return value.data
+    except Exception as exc:    # noqa: BLE001 - raised again, from the op call's stack
+        err = exc
+    raise_stored(err)
 
 
 def wait_pending(value: Value) -> None:

@@ -18,6 +18,7 @@ from ndd._callsite import callsite as _callsite
 from ndd._capture_state import BatchSizeChangedError, current_capture
 from ndd._construct import as_tensor
 from ndd._dtypes import dtype as to_dtype, from_dali, from_numpy
+from ndd._errors import call_site
 from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
 from ndd._rng import resolve_rng
@@ -122,6 +123,7 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         raise TypeError(f"{op}() takes {want} positional input(s) "
                         f"({', '.join(schema.inputs) or 'none'}), got {len(inputs)}")
     in_values = [_input_value(x, op, i) for i, x in enumerate(inputs)]
+    external = any(_is_external(x) for x in inputs)
     # ---- arguments
     args: dict = {}
     tensor_args: dict[str, Value] = {}
@@ -212,12 +214,15 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             named = ValueError(f"{op}: {exc}")
         raise named from None
     out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
+    mode = EvalMode.current()
+    if not external and mode in (EvalMode.eager, EvalMode.deferred):
+        site = call_site(site, 2, mode)     # the stack its error is raised from (ndd/_errors)
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
     if rng_obj is not None:
         node.rng = rng_obj
         node.rng_default = rng is None     # the thread's default generator
     captured = cap is not None and cap.record(node, marked)
-    _dispatch(node)
+    _dispatch(node, mode, external)
     if captured:            # recorded by the trace: a CapturedBatch, as in DALI
         outs = cap.wrap(node.outputs, tensor_mode)
     else:
@@ -225,8 +230,22 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _dispatch(node: Node) -> None:
-    mode = EvalMode.current()
+def _is_external(x) -> bool:
+    """An input given as the user's own array (numpy, torch, anything exposing its buffer)
+    rather than an ndd handle or Python values: ndd may use its memory without a copy."""
+    if isinstance(x, (Batch, Tensor)):
+        return False
+    return isinstance(x, np.ndarray) or any(hasattr(x, a) for a in (
+        "__array_interface__", "__dlpack__", "__cuda_array_interface__"))
+
+
+def _dispatch(node: Node, mode: EvalMode, external: bool = False) -> None:
+    """Run or schedule ``node`` as ``mode`` says. A call given external arrays runs at once
+    in every mode (as DALI 2.4's: the caller may change the array after the call returns),
+    so its errors are raised in the call."""
+    if external and not node.done:
+        run_now(node)
+        return
     if mode is EvalMode.deferred:
         for v in node.all_inputs():
             wait_pending(v)
