@@ -1,0 +1,279 @@
+"""Capture mode as DALI 2.4 spells it (``next_epoch(capture=True)``): which results are
+``CapturedBatch``es, DALI's rules and words, and ``ndd.capture.invariant``.
+
+Compile mode itself (replay equals eager, prefetching, random streams) is tested in
+``test_compile.py``; here the DALI-facing surface on top of it.
+"""
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import ndd
+from ndd.capture._invariant import is_invariant, unwrap_invariant, unwrap_invariants
+
+
+@pytest.fixture(scope="module")
+def jpeg_root(tmp_path_factory):
+    """2 classes x 5 small JPEGs (smooth gradients, odd sizes): 10 files, so batches of 4 end
+    with a short batch of 2."""
+    root = tmp_path_factory.mktemp("capture_jpegs")
+    gen = np.random.default_rng(7)
+    for c in range(2):
+        (root / f"c{c}").mkdir()
+        for k in range(5):
+            h, w = int(gen.integers(20, 40)), int(gen.integers(20, 40))
+            yy, xx = np.mgrid[0:h, 0:w]
+            img = np.stack([(yy * 5 + 40 * k) % 256, (xx * 7) % 256,
+                            np.full((h, w), 60 * c + k)], axis=-1).astype(np.uint8)
+            buf = io.BytesIO()
+            Image.fromarray(img).save(buf, "JPEG", quality=90)
+            (root / f"c{c}" / f"{k}.jpg").write_bytes(buf.getvalue())
+    return str(root)
+
+
+def _captured(x) -> bool:
+    return type(x).__name__ == "CapturedBatch" and x._capture_ref is not None
+
+
+def _arrays(batch):
+    return [np.asarray(t) for t in batch.tensors]
+
+
+# ------------------------------------------------------------------ CapturedBatch
+
+
+@pytest.mark.parametrize("spelling", ["capture", "compile"])
+def test_traced_and_replayed_results_are_captured_batches_equal_to_eager(jpeg_root, spelling):
+    def body(jpegs):
+        imgs = ndd.decoders.image(jpegs)
+        return imgs, ndd.resize(imgs, size=[16, 12])
+
+    eager = []
+    for jpegs, _ in ndd.readers.File(file_root=jpeg_root).next_epoch(batch_size=4):
+        imgs, small = body(jpegs)
+        assert not _captured(imgs) and not _captured(small)
+        eager.append(_arrays(small))
+    got, flags = [], []
+    reader = ndd.readers.File(file_root=jpeg_root)
+    for _ in range(2):          # the traced epoch, then a replayed one
+        for jpegs, labels in reader.next_epoch(batch_size=4, **{spelling: True}):
+            imgs, small = body(jpegs)
+            flags.append((_captured(jpegs), _captured(labels), _captured(imgs),
+                          _captured(small)))
+            assert isinstance(small, ndd.Batch)
+            got.append(_arrays(small))
+    assert flags == [(True, True, True, True)] * 6
+    assert len(got) == 6
+    for a, b in zip(eager + eager, got):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    assert ndd.compile.report().replayed > 0
+
+
+def test_a_call_that_does_not_replay_is_a_plain_batch(jpeg_root):
+    reader = ndd.readers.File(file_root=jpeg_root)
+    prev, seen = None, []
+    for jpegs, _ in reader.next_epoch(batch_size=4, capture=True):
+        imgs = ndd.decoders.image(jpegs)
+        # a fresh array built by Python in every iteration: never replayed
+        fresh = ndd.flip(ndd.as_batch([np.zeros((2, 2, 3), np.uint8)] * jpegs.batch_size),
+                         horizontal=1)
+        # the previous iteration's images: not what the trace saw
+        stale = ndd.flip(prev if prev is not None else imgs, horizontal=1)
+        seen.append((_captured(imgs), _captured(fresh), _captured(stale)))
+        prev = imgs
+    assert seen == [(True, False, True), (True, False, False), (True, False, False)]
+
+
+def test_a_random_call_with_a_constant_batch_size_replays_on_the_short_last_batch(jpeg_root):
+    def run(capture):
+        rng = ndd.random.RNG(seed=3)
+        out = []
+        for jpegs, _ in ndd.readers.File(file_root=jpeg_root).next_epoch(batch_size=4,
+                                                                          capture=capture):
+            x = ndd.random.uniform(batch_size=4, range=[0.0, 1.0], shape=[3], rng=rng)
+            out.append((jpegs.batch_size, _captured(x), np.asarray(ndd.as_tensor(x))))
+        return out, rng.get_state()
+    (eager, eager_state), (cap, cap_state) = run(False), run(True)
+    assert [n for n, _, _ in cap] == [4, 4, 2]
+    assert [c for _, c, _ in cap] == [True, True, True]
+    for (_, _, a), (_, _, b) in zip(eager, cap):
+        assert a.shape == (4, 3)
+        np.testing.assert_array_equal(a, b)
+    assert eager_state == cap_state
+
+
+# ------------------------------------------------------------------ DALI's rules, DALI's words
+
+
+def test_mode_rules_use_the_words_of_the_spelling(jpeg_root):
+    reader = ndd.readers.File(file_root=jpeg_root)
+    with pytest.raises(ValueError, match="capture=True requires a non-None batch_size"):
+        reader.next_epoch(capture=True)
+    with pytest.raises(ValueError, match="compile=True requires a non-None batch_size"):
+        reader.next_epoch(compile=True)
+    for _ in reader.next_epoch(batch_size=4):
+        break
+    with pytest.raises(RuntimeError, match="cannot switch to capture mode"):
+        reader.next_epoch(batch_size=4, capture=True)
+    with pytest.raises(RuntimeError, match="cannot switch to compiled mode"):
+        reader.next_epoch(batch_size=4, compile=True)
+
+    for kw, word in (("capture", "eager"), ("compile", "non-compiled")):
+        reader = ndd.readers.File(file_root=jpeg_root)
+        for jpegs, _ in reader.next_epoch(batch_size=4, **{kw: True}):
+            ndd.decoders.image(jpegs)
+            break
+        with pytest.raises(RuntimeError, match=f"cannot switch to {word} mode"):
+            reader.next_epoch(batch_size=4)
+
+
+def test_batch_size_cannot_change_between_captured_epochs_even_after_a_break(jpeg_root):
+    reader = ndd.readers.File(file_root=jpeg_root)
+    for jpegs, _ in reader.next_epoch(batch_size=4, capture=True):
+        ndd.decoders.image(jpegs)
+        break
+    # the batch size is checked before the left-open epoch (DALI's order)
+    with pytest.raises(ValueError, match="cannot change batch_size from 4 to 2"):
+        reader.next_epoch(batch_size=2, capture=True)
+
+
+def test_a_call_contradicting_the_loops_batch_size_raises_dalis_runtime_error(jpeg_root):
+    reader = ndd.readers.File(file_root=jpeg_root, pad_last_batch=True)
+    for jpegs, _ in reader.next_epoch(batch_size=4, capture=True):
+        ndd.resize(ndd.decoders.image(jpegs), size=[8, 8])
+    with pytest.raises(RuntimeError, match="cannot change batch size") as info:
+        for jpegs, _ in reader.next_epoch(batch_size=4, capture=True):
+            ndd.resize(ndd.decoders.image(jpegs), size=[8, 8], batch_size=8)
+    assert isinstance(info.value, ValueError)       # eager execution's type, too
+    assert "cannot change batch_size from 4 to 8" in str(info.value)
+
+
+def test_nothing_captured_warns_and_the_reader_may_then_be_eager(jpeg_root):
+    reader = ndd.readers.File(file_root=jpeg_root)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        n = sum(j.evaluate().batch_size for j, _ in reader.next_epoch(batch_size=4,
+                                                                      capture=True))
+    assert n == 10
+    hits = [w for w in caught if "no operators were captured" in str(w.message)]
+    assert len(hits) == 1
+    assert issubclass(hits[0].category, UserWarning)
+    assert issubclass(hits[0].category, RuntimeWarning)
+    assert sum(j.batch_size for j, _ in reader.next_epoch(batch_size=4)) == 10
+
+
+# ------------------------------------------------------------------ ndd.capture.invariant
+
+
+@pytest.mark.parametrize("value", [None, 3, 2.5, "text", [1, 2], (1, 2), {"a": 1}, int])
+def test_invariant_stands_for_its_value(value):
+    marked = ndd.capture.invariant(value)
+    assert is_invariant(marked) and not is_invariant(value)
+    assert marked == value and not (marked != value)
+    assert isinstance(marked, type(value))
+    assert unwrap_invariant(marked) is value
+    assert ndd.capture.invariant(marked) is marked
+    assert ndd.compile.invariant is ndd.capture.invariant
+    assert repr(marked) == repr(value)
+
+
+def test_invariant_protocols_forward_and_attributes_stay_marked():
+    two, three = ndd.capture.invariant(2), ndd.capture.invariant(3)
+    assert two * three == 6 and 10 - three == 7 and -two == -2 and float(two) == 2.0
+    assert [10, 20, 30][two] == 30                  # __index__
+    seq = ndd.capture.invariant([4, 5, 6])
+    assert len(seq) == 3 and list(seq) == [4, 5, 6] and seq[two] == 6 and 5 in seq
+    with pytest.raises(TypeError, match="unhashable type"):
+        hash(seq)
+    assert hash(two) == hash(2)
+    np.testing.assert_array_equal(np.asarray(ndd.capture.invariant(np.arange(3))), [0, 1, 2])
+    token = object()
+    assert ndd.capture.invariant(lambda x: x)(token) is token
+
+    class Config:
+        def __init__(self):
+            self.sizes = [8, 8]
+
+        def first(self):
+            return self.sizes[0]
+
+    cfg = Config()
+    marked = ndd.capture.invariant(cfg)
+    assert is_invariant(marked.sizes) and not is_invariant(cfg.sizes)
+    assert marked.first() == 8
+    marked.extra = 1
+    assert cfg.extra == 1
+    del marked.extra
+    assert not hasattr(cfg, "extra")
+
+
+def test_unwrap_invariants_looks_inside_plain_containers_only():
+    one = ndd.capture.invariant(1)
+    nested = [one, (one, 2), {"k": one}]
+    out = unwrap_invariants(nested)
+    assert out == [1, (1, 2), {"k": 1}]
+    assert type(out[0]) is int and type(out[1][0]) is int and type(out[2]["k"]) is int
+    assert nested[0] is one                         # the input is not modified
+    plain = [1, (2, 3)]
+    assert unwrap_invariants(plain) is plain        # nothing to unwrap: the same object
+
+    class Bag(list):
+        pass
+
+    bag = Bag([one])
+    assert unwrap_invariants(bag) is bag            # a subclass is not looked into
+
+
+def test_marked_arguments_replay_and_must_stay_marked(jpeg_root):
+    def run(capture, marks):
+        reader = ndd.readers.File(file_root=jpeg_root, pad_last_batch=True)
+        out = []
+        for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=4, capture=capture)):
+            size = marks(k)([12, 10])
+            small = ndd.resize(ndd.decoders.image(jpegs), size=size)
+            out.append((_captured(small), _arrays(small)))
+        return out
+
+    eager = run(False, lambda k: ndd.capture.invariant)
+    cap = run(True, lambda k: ndd.capture.invariant)
+    assert [c for c, _ in cap] == [True, True, True]
+    for (_, a), (_, b) in zip(eager, cap):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(RuntimeError, match="marked with ndd.capture.invariant.*remain marked"):
+        run(True, lambda k: ndd.capture.invariant if k == 0 else (lambda v: v))
+
+
+def test_invariant_tensor_is_registered_not_wrapped():
+    t = ndd.as_tensor(np.float32(2.0))
+    assert ndd.capture.invariant(t) is t
+    assert not is_invariant(t)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("value", [None, 1, 2.5, "text", [1, 2], int])
+def test_invariant_agrees_with_dali(value):
+    dali_capture = pytest.importorskip("nvidia.dali.experimental.dynamic.capture._invariant")
+    ours, theirs = ndd.capture.invariant(value), dali_capture.invariant(value)
+    assert (ours == value) == (theirs == value)
+    assert isinstance(ours, type(value)) == isinstance(theirs, type(value))
+    assert repr(ours) == repr(theirs)
+    assert unwrap_invariants([ours, (ours,)]) == dali_capture.unwrap_invariants([theirs,
+                                                                                 (theirs,)])
+    for probe in (lambda x: hash(x), lambda x: len(x), lambda x: x + x, lambda x: bool(x)):
+        try:
+            want = ("ok", probe(theirs))
+        except Exception as exc:  # noqa: BLE001 - the type is what is compared
+            want = ("error", type(exc))
+        try:
+            got = ("ok", probe(ours))
+        except Exception as exc:  # noqa: BLE001
+            got = ("error", type(exc))
+        assert got == want
