@@ -167,12 +167,54 @@ def lookup(name: str) -> DType:
         f"{', '.join(SHORT_NAMES.values())}, DataType, ImageType, InterpType)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Device:
-    """A device: ``kind`` is ``"cpu"`` or ``"gpu"``; ``index`` is the GPU ordinal (0 for cpu)."""
+    """A device (``ndd.Device``; DALI 2.4's ``Device(name, device_id=None)``).
+
+    ``Device("cpu")``, ``Device("gpu")`` (ordinal 0), ``Device("gpu:1")``, ``Device("gpu", 1)``,
+    ``Device("cuda:0")``. ``kind`` is ``"cpu"`` or ``"gpu"``; ``index`` the GPU ordinal (0 for
+    the CPU). DALI's spellings: ``device_type`` and ``device_id`` (None for the CPU).
+
+    Raises
+    ------
+    ValueError
+        An unknown device type, a bad or negative ordinal, an ordinal for the CPU, or one given
+        both in the name and as ``device_id``.
+    """
 
     kind: str
-    index: int = 0
+    index: int
+
+    def __init__(self, name: str, device_id: int | None = None):
+        if not isinstance(name, str):
+            raise TypeError(f"device must be a string such as 'cpu' or 'gpu:0', got {name!r}")
+        text = name.strip().lower()
+        kind, sep, idx = text.partition(":")
+        if kind == "cuda":
+            kind = "gpu"
+        if kind == "mixed":
+            raise ValueError("device='mixed' is a pipeline-mode concept; dynamic mode uses "
+                             "device='gpu'")
+        if kind not in ("cpu", "gpu"):
+            raise ValueError(f"unknown device {name!r} (Invalid device type: {kind!r}); "
+                             f"expected 'cpu', 'gpu' or 'gpu:<index>'")
+        if sep:
+            if not idx.isdigit():
+                raise ValueError(f"Invalid device name: {name!r}; expected e.g. 'gpu:0'")
+            if device_id is not None:
+                raise ValueError(f"Invalid device name: {name!r}: the ordinal should not appear "
+                                 f"in the name when device_id is given")
+            device_id = int(idx)
+        if device_id is not None:
+            if isinstance(device_id, bool) or not isinstance(device_id, int):
+                raise TypeError(f"device_id must be an int, got {device_id!r}")
+            if device_id < 0:
+                raise ValueError(f"Invalid device id: {device_id}")
+            if kind == "cpu" and device_id != 0:
+                raise ValueError(f"Invalid device id: {device_id} for device type: cpu; the CPU "
+                                 f"has no ordinal")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "index", 0 if device_id is None else device_id)
 
     def __str__(self) -> str:
         return "cpu" if self.kind == "cpu" else f"gpu:{self.index}"
@@ -182,42 +224,40 @@ class Device:
 
     @property
     def device_type(self) -> str:
+        """``"cpu"`` or ``"gpu"`` (DALI's name of :attr:`kind`)."""
         return self.kind
 
     @property
-    def device_id(self) -> int:
-        return self.index
+    def device_id(self) -> int | None:
+        """The GPU ordinal; None for the CPU (as DALI)."""
+        return None if self.kind == "cpu" else self.index
 
 
-def parse_device(spec) -> Device:
-    """Parse ``"cpu"``, ``"gpu"``, ``"gpu:1"``, ``"cuda:0"`` or a Device.
+def parse_device(spec, device_id: int | None = None) -> Device:
+    """A :class:`Device` from ``"cpu"``, ``"gpu"``, ``"gpu:1"``, ``"cuda:0"``, a Device, or a
+    ``torch.device`` (recognised by its type's name); ``device_id`` as in :class:`Device`.
 
     Raises
     ------
     ValueError
-        For anything else (``"mixed"`` gets a hint: dynamic mode uses ``"gpu"``).
+        For anything else (``"mixed"`` gets a hint: dynamic mode uses ``"gpu"``), or a
+        ``device_id`` together with a Device / torch.device.
+    TypeError
+        For a spec that is not a string, Device or torch.device.
     """
     if isinstance(spec, Device):
+        if device_id is not None:
+            raise ValueError("Cannot specify id when passing a Device instance")
         return spec
+    cls = type(spec)
+    if cls.__module__ == "torch" and cls.__name__ == "device":
+        if device_id is not None:
+            raise ValueError("Cannot specify id when passing a torch.device")
+        return Device("gpu" if spec.type == "cuda" else spec.type, spec.index)
     if not isinstance(spec, str):
         raise TypeError(f"device must be a string such as 'cpu' or 'gpu:0', got {spec!r}")
-    text = spec.strip().lower()
-    if text == "mixed":
-        raise ValueError("device='mixed' is a pipeline-mode concept; dynamic mode uses device='gpu'")
-    kind, _, idx = text.partition(":")
-    if kind == "cuda":
-        kind = "gpu"
-    if kind not in ("cpu", "gpu"):
-        raise ValueError(f"unknown device {spec!r}; expected 'cpu', 'gpu' or 'gpu:<index>'")
-    if idx:
-        if not idx.isdigit():
-            raise ValueError(f"bad device index in {spec!r}; expected e.g. 'gpu:0'")
-        index = int(idx)
-    else:
-        index = 0
-    if kind == "cpu" and index != 0:
-        raise ValueError(f"bad device {spec!r}: the CPU has no index other than 0")
-    return Device(kind, index)
+    return Device(spec, device_id)
 
 
 CPU = Device("cpu")
+Device.CPU = CPU

@@ -31,9 +31,12 @@ from runtime.threadpool import get_num_threads, set_num_threads
 __version__ = "0.1.0"
 
 
-def device(spec="cpu") -> Device:
-    """``ndd.device("cpu" | "gpu" | "gpu:N")`` -> ``ndd.Device``."""
-    return _parse_device(spec)
+def device(spec="cpu", id: int | None = None) -> Device | None:
+    """``ndd.device("cpu" | "gpu" | "gpu:N" | torch.device | Device, id=None)`` -> ``ndd.Device``
+    (DALI's ``ndd.device``; None gives None)."""
+    if spec is None:
+        return None
+    return _parse_device(spec, id)
 
 
 # ndd.resize, ndd.crop, ...: one function per schema whose public name has no namespace
