@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import operator
 import threading
 
 import numpy as np
@@ -164,6 +165,41 @@ class RNG:
         with self._alone():
             return int(self._gen.integers(0, 2 ** 32, dtype=np.uint64))
 
+    def advance(self, n) -> None:
+        """Skip ``n`` draws: the same as ``n`` calls of ``self()`` (DALI's ``RNG.advance``),
+        in constant time.
+
+        Parameters
+        ----------
+        n : int
+            Non-negative number of 32-bit draws to skip.
+
+        Raises
+        ------
+        ValueError
+            ``n`` is negative.
+        TypeError
+            ``n`` is not an integer.
+        """
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError("Cannot advance by a negative number")
+        if n == 0:
+            return
+        with self._alone():
+            # self() is PCG64's next_uint32: the buffered upper half of the last 64-bit output
+            # if there is one, else the lower half of a new output (buffering the upper one)
+            bits = self._gen.bit_generator
+            state = bits.state
+            if state["has_uint32"]:
+                state["has_uint32"] = 0
+                bits.state = state
+                n -= 1
+            if n >= 2:
+                bits.advance(n // 2)    # whole 64-bit outputs (leaves nothing buffered)
+            if n % 2:
+                self._gen.integers(0, 2 ** 32, dtype=np.uint64)
+
     def __repr__(self) -> str:
         return f"ndd.random.RNG(seed={self._seed})"
 
@@ -203,6 +239,8 @@ def resolve_rng(rng) -> RNG:
     if rng is None:
         return get_default_rng()
     if not isinstance(rng, RNG):
-        raise TypeError(f"rng must be an ndd.random.RNG, got {type(rng).__name__}")
+        # DALI 2.4's type and words
+        raise ValueError(f"rng must be an instance of ndd.random.RNG, but got "
+                         f"{type(rng).__module__}.{type(rng).__qualname__}")
     return rng
 
