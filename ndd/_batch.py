@@ -7,8 +7,8 @@ import numpy as np
 
 from compiler.ir import Value, ValueMeta
 from compiler.types import Device, parse_device
-from ndd._arrays import apply_dtype, check_layout, leaf_value, stack_samples, target_device, \
-    to_array
+from ndd._arrays import apply_dtype, check_layout, common_base, leaf_value, stack_samples, \
+    target_device, to_array
 from ndd._device_move import to_cpu, to_gpu
 from ndd._dtypes import dtype as to_dtype, from_numpy
 from ndd._evaluate import materialize
@@ -202,14 +202,28 @@ class Batch(Handle):
         Parameters (in DALI's order: ``batch.torch(True)`` asks for a copy)
         ----------
         copy : bool | None
-            None (default): avoid a copy when the samples already lie in one buffer.
+            None (default): avoid a copy when the samples already lie in one buffer; True:
+            always copy; False: never copy (ValueError when the samples are not one buffer),
+            unless ``pad`` asks for new data.
         pad : bool
             Zero-pad samples of different shapes to the largest extent in every dimension.
             Without it, a ragged batch raises ValueError.
+
+        Raises
+        ------
+        ValueError
+            A ragged batch without ``pad``; ``copy=False`` (without ``pad``) for samples that
+            are not one buffer (DALI's "cannot be converted to a tensor without a copy").
         """
         import torch
-        arr = stack_samples(self._samples(), pad=pad, what="Batch.torch()",
-                            allow_view=copy is not True)
+        samples = self._samples()
+        if copy is False and not pad:
+            whole = samples[0][np.newaxis] if len(samples) == 1 else common_base(samples)
+            if whole is None:
+                raise ValueError("Batch.torch(copy=False): This batch cannot be converted to a "
+                                 "tensor without a copy (its samples are separate arrays)")
+            return torch.from_numpy(whole)
+        arr = stack_samples(samples, pad=pad, what="Batch.torch()", allow_view=copy is not True)
         if arr.dtype == np.bool_ or arr.flags.writeable:
             return torch.from_numpy(arr)
         return torch.from_numpy(arr.copy())
@@ -233,7 +247,7 @@ def leaf_batch(samples: list, meta: ValueMeta) -> Batch:
 
 class TensorsView:
     """``batch.tensors``: selects samples (``[i]`` -> Tensor, ``[a:b]`` / ``[list]`` ->
-    Batch)."""
+    Batch); ``len``, iteration, ``select``, ``tolist`` and ``as_batch`` as DALI 2.4's."""
 
     __slots__ = ("_batch",)
 
@@ -250,6 +264,8 @@ class TensorsView:
             return Tensor(b._value, i % n)
         if isinstance(index, slice):
             idx = list(range(n))[index]
+            if idx == list(range(n)):
+                return b
         elif isinstance(index, (list, tuple, np.ndarray)):
             idx = [int(i) for i in index]
             for i in idx:
@@ -260,6 +276,18 @@ class TensorsView:
                             f"got {type(index).__name__}")
         samples = b._samples()
         return leaf_batch([samples[i] for i in idx], b._value.meta)
+
+    def select(self, selection):
+        """The same as ``batch.tensors[selection]``."""
+        return self[selection]
+
+    def tolist(self) -> list:
+        """The samples as a list of Tensors (lazy: nothing is computed)."""
+        return list(self)
+
+    def as_batch(self, copy: bool = False) -> Batch:
+        """The samples as a Batch (the batch itself; ``copy=True``: a copy of its data)."""
+        return Batch(self._batch, copy=copy)
 
     def __len__(self):
         return self._batch.batch_size

@@ -190,6 +190,14 @@ class Tensor(Handle):
                                  and not arr.flags.f_contiguous else arr)
         return t.clone() if copy else t
 
+    @property
+    def __cuda_array_interface__(self):
+        """Only GPU tensors have it (so ``hasattr`` tells a CPU tensor apart, as in DALI)."""
+        if self.device.kind == "cpu":
+            raise AttributeError("This is not a GPU tensor. Use `.gpu()` to get the CUDA array "
+                                 "interface.")
+        return self._array().__cuda_array_interface__
+
     def __dlpack__(self, stream=None, **kwargs):
         arr = self._array()
         if self.device.kind == "cpu":

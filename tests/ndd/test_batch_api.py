@@ -176,3 +176,42 @@ def test_matches_dali():
             ours = got
         else:
             assert ours == got
+
+
+def test_tensors_view_methods():
+    parts = [np.full((2,), i, np.int32) for i in range(3)]
+    b = ndd.batch(parts)
+    view = b.tensors
+    assert len(view) == 3 and view[:] is b
+    listed = view.tolist()
+    assert all(isinstance(t, ndd.Tensor) for t in listed)
+    assert [np.asarray(t).tolist() for t in listed] == [p.tolist() for p in parts]
+    assert np.asarray(view.select(1)).tolist() == [1, 1]
+    assert view.select([2, 1]).shape == [(2,), (2,)]
+    assert view.as_batch() is b or view.as_batch()._value is b._value
+    c = view.as_batch(copy=True)
+    _samples(b)[0][0] = 50
+    assert _samples(c)[0].tolist() == [0, 0]
+
+
+def test_lazy_batch_tensors_stay_lazy():
+    with ndd.EvalMode.deferred:
+        b = ndd.batch([np.arange(3, dtype=np.int32)] * 2) + 1
+        ts = b.tensors.tolist()
+        assert b._value.data is None and len(ts) == 2
+        assert b.tensors[:] is b
+        assert np.asarray(ts[1]).tolist() == [1, 2, 3]
+
+
+def test_torch_copy_false():
+    a = np.arange(6, dtype=np.int32).reshape(3, 2)
+    b = ndd.as_batch(a)                      # samples are consecutive views of one buffer
+    t = b.torch(copy=False)
+    a[0, 0] = 9
+    assert t[0, 0].item() == 9               # shares memory
+    separate = ndd.batch([np.zeros(2, np.int32), np.ones(2, np.int32)])
+    with pytest.raises(ValueError, match="without a copy"):
+        separate.torch(copy=False)
+    assert separate.torch().tolist() == [[0, 0], [1, 1]]
+    one = ndd.batch([np.arange(3, dtype=np.int16)])
+    assert one.torch(copy=False).tolist() == [[0, 1, 2]]

@@ -171,3 +171,10 @@ def test_constructor_matches_dali():
         assert ours.dtype.name == theirs.dtype.name, (data, kw)
         assert ours.shape == theirs.shape and ours.layout == theirs.layout, (data, kw)
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_cpu_tensor_has_no_cuda_array_interface():
+    t = ndd.Tensor(np.arange(3))
+    assert not hasattr(t, "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="not a GPU tensor"):
+        t.__cuda_array_interface__
