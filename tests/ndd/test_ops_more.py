@@ -75,3 +75,54 @@ def test_constant_per_sample_shape():
     shapes = ndd.batch([np.array([1, 2]), np.array([3, 1])])
     out = _assert_modes_equal(lambda: ndd.ones(shape=shapes, dtype=ndd.int16))
     assert [a.shape for a in out] == [(1, 2), (3, 1)] and all(a.dtype == np.int16 for a in out)
+
+
+# ---------------------------------------------------------------- warp_affine, rotate
+_IMG = np.random.default_rng(5).integers(0, 256, size=(16, 20, 3), dtype=np.uint8)
+_M = np.array([[0.9, 0.1, 1.5], [-0.1, 0.9, -2.0]], np.float32)
+
+
+def test_warp_affine_positional_matrix_equals_argument():
+    img = ndd.tensor(_IMG, layout="HWC")
+    a = ndd.warp_affine(img, ndd.tensor(_M))
+    assert a.device.device_type == "cpu" and a.layout == "HWC" and a.dtype == ndd.uint8
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(ndd.warp_affine(img, matrix=_M)))
+    np.testing.assert_array_equal(np.asarray(a),
+                                  np.asarray(ndd.warp_affine(img, matrix=_M.reshape(-1).tolist())))
+
+
+def test_warp_affine_translation_and_modes():
+    m = np.array([[1, 0, 3], [0, 1, -2]], np.float32)     # out[y, x] = in[y - 2, x + 3]
+    imgs = ndd.batch([_IMG, _IMG[::-1].copy()], layout="HWC")
+    out = _assert_modes_equal(lambda: ndd.warp_affine(imgs, matrix=m, fill_value=0))
+    for got, src in zip(out, (_IMG, _IMG[::-1])):
+        want = np.zeros_like(src)
+        want[2:, :-3] = src[:-2, 3:]
+        np.testing.assert_array_equal(got, want)
+
+
+def test_rotate_quarter_turn_and_modes():
+    imgs = ndd.batch([_IMG, _IMG[:, :10].copy()], layout="HWC")
+    out = _assert_modes_equal(lambda: ndd.rotate(imgs, angle=90))
+    np.testing.assert_array_equal(out[0], np.rot90(_IMG))
+    np.testing.assert_array_equal(out[1], np.rot90(_IMG[:, :10]))
+    angles = ndd.batch([np.float32(30), np.float32(-45)])
+    out = _assert_modes_equal(lambda: ndd.rotate(imgs, angle=angles, fill_value=0))
+    assert out[0].shape[2] == 3 and out[0].shape != out[1].shape
+
+
+def test_rotate_sequences_rotate_every_frame():
+    seq = np.stack([_IMG, 255 - _IMG])
+    out = ndd.rotate(ndd.tensor(seq, layout="FHWC"), angle=60)
+    assert out.layout == "FHWC"
+    frames = np.asarray(out)
+    for k in range(2):
+        one = np.asarray(ndd.rotate(ndd.tensor(seq[k], layout="HWC"), angle=60))
+        np.testing.assert_array_equal(frames[k], one)
+
+
+def test_rotate_errors():
+    with pytest.raises(TypeError, match="angle"):
+        ndd.rotate(ndd.tensor(_IMG, layout="HWC"))
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.rotate(ndd.tensor(_IMG, layout="CHW"), angle=3)

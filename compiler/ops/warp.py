@@ -1,0 +1,67 @@
+"""Inverse-mapped image warps: ``warp_affine``, ``rotate`` and ``sphere``.
+
+Source: DALI 2.4 ``warp_affine`` / ``rotate`` / ``sphere`` (argument names and defaults from
+its schema; sampling, canvas size and rounding measured on its CPU operators).
+"""
+from __future__ import annotations
+
+from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
+
+_LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
+
+
+def _warp_infer(metas, args):
+    m = metas[0]
+    layout = m.layout or _LAYOUTS.get(m.ndim, "")
+    if m.ndim is not None and m.layout and m.layout in ("DHWC", "FDHWC"):
+        raise ValueError(f"volumetric data (layout {m.layout!r}) is not supported by ndd yet")
+    if m.ndim is not None and (layout not in ("HW", "HWC", "FHWC") or len(layout) != m.ndim):
+        raise ValueError(f"expected HWC images or FHWC sequences, got {m.ndim}-D samples with "
+                         f"layout {m.layout!r}")
+    if len(metas) > 1 and metas[1].ndim not in (None, 1, 2):
+        raise ValueError(f"the 'mtx' input must hold 2 x 3 matrices, got {metas[1].ndim}-D "
+                         f"samples")
+    return [m.with_(dtype=args.get("dtype") or m.dtype, layout=layout)]
+
+
+_COMMON = (
+    ArgSpec("dtype", "dtype", None, doc="Output type (default: the input type)."),
+    ArgSpec("fill_value", "float", None,
+            doc="Value of the areas outside the source image; if not set, the source "
+                "coordinates are clamped and the border pixel repeats."),
+    ArgSpec("interp_type", "interp", "linear", doc="Interpolation: nn or linear."),
+    ArgSpec("size", "float[]", None, tensor=True,
+            doc="Output size (height, width) in pixels, rounded to nearest; the channel "
+                "dimension is excluded."),
+)
+
+register(OpSchema(
+    "warp_affine", ("data", "mtx"), _COMMON + (
+        ArgSpec("matrix", "float[]", None, tensor=True,
+                doc="The 2 x 3 transform ``(M11, M12, M13, M21, M22, M23)``: with "
+                    "``inverse_map`` (default) a destination -> source map, ``dst(x, y) = "
+                    "src(M11 x + M12 y + M13, M21 x + M22 y + M23)``, ``(0, 0)`` being the "
+                    "corner of the first pixel. The ``mtx`` input may give it instead."),
+        ArgSpec("inverse_map", "bool", True,
+                doc="False: ``matrix`` maps source to destination and is inverted first."),
+    ), _warp_infer, min_inputs=1, public_name="warp_affine",
+    deprecated={"output_dtype": "dtype"},
+    doc="Applies an affine transform to images (HWC) or to every frame of sequences (FHWC); "
+        "like OpenCV's ``warpAffine`` with ``inverse_map`` as ``WARP_INVERSE_MAP``. The output "
+        "keeps the input size unless ``size`` is given. Source: DALI ``warp_affine``."))
+
+register(OpSchema(
+    "rotate", ("input",), (
+        ArgSpec("angle", "float", REQUIRED, tensor=True,
+                doc="Angle in degrees; counter-clockwise with the origin at the top-left "
+                    "corner."),
+        ArgSpec("axis", "float[]", None, tensor=True,
+                doc="Rotation axis of 3-D (volumetric) data; not supported by ndd yet."),
+    ) + _COMMON + (
+        ArgSpec("keep_size", "bool", False,
+                doc="Keep the input canvas size (otherwise, without ``size``, the canvas "
+                    "fits the rotated image with the least padding)."),
+    ), _warp_infer, public_name="rotate", deprecated={"output_dtype": "dtype"},
+    doc="Rotates images (HWC) or every frame of sequences (FHWC) about their center. The "
+        "default canvas is the rotated bounding box, rounded up to keep the center on the "
+        "pixel grid. Source: DALI ``rotate``."))

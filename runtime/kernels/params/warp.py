@@ -1,0 +1,134 @@
+"""Geometry of the affine warps (``warp_affine``, ``rotate``): matrices and output sizes.
+
+Device-neutral (Python floats, float32 rounding done with numpy scalars; the matrices are handed to a kernel as float32 2 x 3
+destination -> source maps in the convention of DALI's ``warp_affine``: pixel ``(x, y)`` of the
+output samples the input at ``M @ (x + 0.5, y + 0.5, 1)``, ``(0, 0)`` being the corner of the
+first pixel).
+
+The rules were measured on DALI 2.4's CPU operators (see ``tests/ndd/test_oracle_ops_more.py``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["affine_matrix", "invert_affine", "output_size", "rotate_matrix",
+           "rotate_output_size"]
+
+
+def affine_matrix(values) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """The 2 x 3 matrix of a ``matrix`` argument or ``mtx`` input (6 numbers, row-major, or an
+    array of shape (2, 3)).
+
+    Raises
+    ------
+    ValueError
+        Not 6 numbers.
+    """
+    flat = []
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif hasattr(v, "tolist"):
+            walk(v.tolist())
+        else:
+            flat.append(float(v))
+    walk(values)
+    if len(flat) != 6:
+        raise ValueError(f"argument 'matrix' must be a 2 x 3 affine matrix (6 numbers, "
+                         f"M11 M12 M13 M21 M22 M23), got {len(flat)} numbers")
+    return (tuple(flat[:3]), tuple(flat[3:]))
+
+
+def invert_affine(m):
+    """The inverse of the affine map ``m`` (2 x 3), for ``inverse_map=False``: computed in
+    float32 as ``det = M11 M22 - M12 M21``, the linear part's entries divided by ``det`` and the
+    translation ``-(A^-1 @ t)`` (DALI 2.4's results, measured bit-exactly).
+
+    Raises
+    ------
+    ValueError
+        A singular matrix.
+    """
+    f = np.float32
+    (a, b, c), (d, e, g) = ((f(v) for v in row) for row in m)
+    det = a * e - b * d
+    if det == 0:
+        raise ValueError(f"argument 'matrix' is not invertible (inverse_map=False): {m}")
+    ia, ib, id_, ie = e / det, -b / det, -d / det, a / det
+    rows = ((ia, ib, -(ia * c + ib * g)), (id_, ie, -(id_ * c + ie * g)))
+    return tuple(tuple(float(v) for v in row) for row in rows)
+
+
+def output_size(size, in_hw: tuple[int, int]) -> tuple[int, int]:
+    """``(height, width)`` of the output from a ``size`` argument (rounded to nearest, halves
+    up); an empty or missing ``size`` keeps ``in_hw``.
+
+    Raises
+    ------
+    ValueError
+        Not two extents, or a negative one.
+    """
+    if size is None:
+        return in_hw
+    if isinstance(size, (int, float)):
+        size = (size,)
+    size = tuple(float(s) for s in size)
+    if not size:
+        return in_hw
+    if len(size) != 2:
+        raise ValueError(f"argument 'size' must give 2 extents (height, width) for images, "
+                         f"got {list(size)}")
+    if any(s < 0 for s in size):
+        raise ValueError(f"argument 'size' must not be negative, got {list(size)}")
+    return int(math.floor(size[0] + 0.5)), int(math.floor(size[1] + 0.5))
+
+
+def _trig(angle: float) -> tuple[float, float]:
+    r = math.radians(angle)
+    return math.cos(r), math.sin(r)
+
+
+def _covering(extent: float, parity: int) -> int:
+    """The smallest size of ``parity`` that covers ``extent`` (0.01 of slack, as DALI)."""
+    n = math.ceil(extent - 0.01)
+    return n if (n - parity) % 2 == 0 else n + 1
+
+
+def rotate_output_size(in_hw: tuple[int, int], angle: float) -> tuple[int, int]:
+    """``(height, width)`` of ``rotate``'s canvas when neither ``size`` nor ``keep_size`` is
+    given: the bounding box of the rotated image (``W|cos| + H|sin|`` by ``W|sin| + H|cos|``,
+    less 0.01, rounded up), grown by one pixel where needed so that each extent has the parity
+    of the input extent it is closest to (height's for the height below 45 degrees, the width's
+    above; at exactly 45 degrees the width's when ``cos > 0``). Observed in DALI 2.4, which
+    keeps the image centered on whole or half pixels this way."""
+    h, w = in_hw
+    c, s = _trig(angle)
+    ac, as_ = abs(c), abs(s)
+    swap = (c > 0) if abs(ac - as_) < 1e-9 else as_ > ac
+    ph, pw = (w, h) if swap else (h, w)
+    return _covering(w * as_ + h * ac, ph), _covering(w * ac + h * as_, pw)
+
+
+def rotate_matrix(angle: float, in_hw: tuple[int, int], out_hw: tuple[int, int]):
+    """The destination -> source map of a counter-clockwise rotation by ``angle`` degrees
+    (image y axis pointing down) that takes the output's center to the input's center.
+
+    Computed in float32 as DALI 2.4 does (measured bit-exactly on its CPU operator): the angle
+    in radians is ``float32(angle) * float32(pi / 180)``, its cosine and sine are rounded to
+    float32 (from the C library's double ``cos`` / ``sin``: one implementation on every CPU),
+    and the translation is ``R @ -out_center + in_center`` in float32 (centers at half the
+    extents). The entries are returned as Python floats holding float32 values.
+    """
+    f = np.float32
+    r = f(angle) * f(math.pi / 180)
+    c, s = f(math.cos(float(r))), f(math.sin(float(r)))
+    (ih, iw), (oh, ow) = in_hw, out_hw
+    cix, ciy = f(iw) * f(0.5), f(ih) * f(0.5)
+    cox, coy = f(ow) * f(0.5), f(oh) * f(0.5)
+    tx = c * -cox + -s * -coy + cix
+    ty = s * -cox + c * -coy + ciy
+    return ((float(c), float(-s), float(tx)), (float(s), float(c), float(ty)))
