@@ -27,6 +27,7 @@ import enum
 import threading
 
 from ndd._capture_state import current_capture
+from ndd._captured import CapturedBatch
 from ndd._external_callback import STOP
 from ndd.compile import compiled_epoch
 
@@ -294,8 +295,10 @@ def feeder_call(es, ctx: CaptureContext, batch_size):
             ctx.feeders.append(es)
             es.capture_ctx = ctx
             es.role = Role.FEEDER
-        register_inputs(ctx.capture, outs, ctx.input_offset(es))
-        return es.shape(outs)
+        first = ctx.input_offset(es)
+        register_inputs(ctx.capture, outs, first)
+        return es.shape(tuple(CapturedBatch(b._value, ("source", first + j), 0)
+                              for j, b in enumerate(outs)))
     if not any(f is es for f in ctx.feeders):
         ctx.teardown()
         raise RuntimeError(f"{es.what()}: ExternalSource wasn't seen during tracing (a feeder "

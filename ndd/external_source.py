@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from compiler.types import parse_device
 from ndd import _external_capture as capture_loop
 from ndd._batch import Batch
+from ndd._capture_state import current_capture
 from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._epoch_rules import start_epoch
 from ndd._external_callback import (Poller, cycle_mode, per_output, positional_param_count,
                                     source_kind)
 from ndd._external_capture import Role
+from ndd._external_feeders import release_if_abandoned, side_feeder_call
 from ndd.compile import compiled_epoch
 
 
@@ -194,8 +196,14 @@ class ExternalSource:
         """
         check_batch_size(batch_size, self.what())
         ctx = capture_loop.active_context()
+        cap = current_capture()
+        if ctx is not None and cap is ctx.capture:      # in a captured ExternalSource's loop
+            return capture_loop.feeder_call(self, ctx, batch_size)
+        if cap is not None:                             # in a reader's compiled loop
+            return side_feeder_call(self, cap, batch_size)
         if ctx is not None:
             return capture_loop.feeder_call(self, ctx, batch_size)
+        release_if_abandoned(self)
         if self.role in (Role.FEEDER, Role.ROOT):
             raise RuntimeError("This ExternalSource is already used in a capture-mode loop")
         self.require_role(Role.EAGER)
@@ -265,16 +273,20 @@ class ExternalSource:
                              f"of {n}), got {got}")
         return tuple(item[k] for k in range(n))
 
-    def convert(self, item, batch_size: int | None, copy: bool = False) -> tuple:
+    def convert(self, item, batch_size: int | None, copy: bool = False,
+                broadcast: int | None = None) -> tuple:
         """One item as Tensors or Batches (DALI 2.4's rules): a Batch stays a Batch (of size
-        ``batch_size`` when given), anything else is a Tensor, broadcast to ``batch_size``
-        samples when given. ``copy``: own copies (the source may reuse its buffers).
+        ``batch_size`` when given), anything else is a Tensor, broadcast to ``broadcast``
+        (default ``batch_size``) samples when given. ``copy``: own copies (the source may
+        reuse its buffers).
 
         Raises
         ------
         ValueError / TypeError
             See :meth:`__call__`.
         """
+        if broadcast is None:
+            broadcast = batch_size
         outs = []
         for k, data in enumerate(self.outputs_of(item)):
             dtype, layout = self.dtypes[k], self.layouts[k]
@@ -288,7 +300,7 @@ class ExternalSource:
                 continue
             make = tensor if copy else as_tensor
             t = make(data, dtype=dtype, device=self.device, layout=layout)
-            outs.append(t if batch_size is None else as_batch([t] * batch_size))
+            outs.append(t if broadcast is None else as_batch([t] * broadcast))
         if len({isinstance(o, Batch) for o in outs}) > 1:
             raise TypeError(f"{self.what()}: Outputs must be uniformly Tensors or uniformly "
                             f"Batches")

@@ -91,6 +91,8 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 yield from batches
                 return
             template = Template(tracer)
+            # [side inputs] ExternalSources the traced body called (ndd/_external_feeders.py)
+            template.side_inputs = getattr(tracer, "side_inputs", None)
             reader.compile_template = template
         elif template is False:
             yield from batches
@@ -102,6 +104,11 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
                 for m, e in enumerate(template.entries) if e.rng is not None}
         unique = list({id(g): g for g in rngs.values()}.values())
         batch = 0           # the number of the next batch handed to the body
+        # [side inputs] the body's feeders are polled with the source; the body gets the
+        # source's part of each item, the feeders answer with theirs
+        side = getattr(template, "side_inputs", None)
+        if side is not None:
+            batches = source = side.feed(batches)
         feed = batches      # what the prefetcher reads (after a restart: a chain)
         count = getattr(source, "count_delivered", None)
         if count is not None:   # an open epoch's "not fully consumed" counts what the body got
@@ -132,6 +139,8 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             # random call stand, and its random calls run eagerly (consume() is False then)
             replayer = Replayer(template, inst, rep, loop, rngs, spec, batch)
             handed[0] += 1
+            if side is not None:    # [side inputs]
+                handles = side.split(handles, replayer)
             yield from _hand_out(handles, replayer, batch)
             spec.end_batch(batch)
             batch += 1
