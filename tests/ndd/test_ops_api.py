@@ -349,6 +349,8 @@ _DEPRECATED_CALLS = {
     ("resize", "image_type"): ({"size": (4, 4)}, "RGB", None),
     ("resize", "save_attrs"): ({"size": (4, 4)}, True, None),
     ("crop", "image_type"): ({"crop": (4, 4)}, "RGB", None),
+    ("rotate", "output_dtype"): ({"angle": 30.0}, ndd.float32, "dtype"),
+    ("warp_affine", "output_dtype"): ({"matrix": (1, 0, 0.5, 0, 1, 0)}, ndd.float32, "dtype"),
 }
 
 
