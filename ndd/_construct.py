@@ -9,6 +9,9 @@ from __future__ import annotations
 from compiler.ir import Value, ValueMeta
 from ndd._arrays import stack_samples
 from ndd._batch import Batch
+from ndd._callsite import callsite
+from ndd._errors import call_site, raise_stored
+from ndd._eval_mode import EvalMode
 from ndd._tensor import Tensor
 from runtime.storage import SampleList
 
@@ -66,8 +69,22 @@ def as_tensor(data, dtype=None, device=None, layout=None, pad: bool = False) -> 
 
 def _batch_as_tensor(data, dtype, device, layout, pad, copy, what) -> Tensor:
     """A Batch stacked into one tensor with a leading sample dimension (layout "N" + the
-    batch's, unless ``layout`` is given)."""
-    arr = stack_samples(data._samples(), pad=pad, what=f"{what}(batch)")
+    batch's, unless ``layout`` is given).
+
+    The stacking runs at once in every mode. Its error (a ragged batch without ``pad``) is
+    raised in the call; under ``EvalMode.eager`` / ``deferred`` in the form of a deferred op's
+    error (``ndd/_errors.py``): a new exception of the same type and message, whose cause's
+    traceback ends at the user's call, as DALI 2.4 raises it from its lazy ``as_tensor``.
+    """
+    samples = data._samples()
+    try:
+        arr = stack_samples(samples, pad=pad, what=f"{what}(batch)")
+    except ValueError as err:
+        mode = EvalMode.current()
+        if mode not in (EvalMode.eager, EvalMode.deferred):
+            raise
+        err._ndd_site = call_site(callsite(), 1, mode)
+        raise_stored(err)
     lay = ("N" + data.layout) if data.layout else ""
     return Tensor(arr, dtype=dtype, device=device, layout=layout if layout is not None else lay,
                   copy=copy)

@@ -1,5 +1,7 @@
 """DALI 2.4's ``ndd.Tensor`` constructor and methods: ``Tensor(data, dtype, device, layout, batch,
 index_in_batch, copy)``, ``to_device`` / ``cpu`` / ``gpu`` (no CUDA device here: RuntimeError)."""
+import traceback
+
 import numpy as np
 import pytest
 import torch
@@ -178,3 +180,25 @@ def test_cpu_tensor_has_no_cuda_array_interface():
     assert not hasattr(t, "__cuda_array_interface__")
     with pytest.raises(AttributeError, match="not a GPU tensor"):
         t.__cuda_array_interface__
+
+
+def _as_tensor_of_ragged(b):
+    return ndd.as_tensor(b)   # the line the error must point at
+
+
+def test_ragged_batch_to_tensor_errors_point_at_the_call():
+    b = ndd.batch([[1, 2], [3]])
+    with ndd.EvalMode.sync_cpu:
+        with pytest.raises(ValueError, match="different shapes") as sync:
+            _as_tensor_of_ragged(b)
+    assert sync.value.__cause__ is None
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        with mode:
+            with pytest.raises(ValueError) as later:
+                _as_tensor_of_ragged(b)
+        cause = later.value.__cause__
+        assert cause is not None and str(cause) == str(later.value) == str(sync.value)
+        last = traceback.extract_tb(cause.__traceback__)[-1]
+        assert last.filename == __file__ and "the line the error must point at" in last.line
+    padded = ndd.as_tensor(b, pad=True)
+    np.testing.assert_array_equal(np.asarray(padded), [[1, 2], [3, 0]])
