@@ -9,8 +9,12 @@ and inputs that are this batch's reader outputs or replayed results) returns the
 result; anything else runs eagerly. Random ops draw their seeds from the same generators in the
 same order as eager execution, so a seeded compiled epoch equals a seeded eager epoch.
 
-``ndd.compile.invariant(x)`` promises that a Tensor/Batch built by Python code never changes,
-so calls that take it can be replayed.
+``ndd.compile.invariant(x)`` (DALI 2.4: ``ndd.capture.invariant``) promises that a value built
+by Python code never changes: a Tensor/Batch is registered, so calls that take it can be
+replayed; any other value is wrapped in a proxy (``ndd/capture/_invariant.py``), and an
+argument marked when the loop was traced must stay marked.  Results the loop traced or
+replayed, and the source's batches, are ``CapturedBatch``es (``ndd/_captured.py``), as in
+DALI 2.4.
 
 The package: ``trace.py`` (the traced first iteration and its template), ``replay.py`` (a
 template instantiated on one batch, and the replayer answering the body's calls),

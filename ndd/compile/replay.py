@@ -144,7 +144,9 @@ class Replayer:
                 f"(wrap it in ndd.capture.invariant() here too)")
         if e.device != dev:
             raise RuntimeError(f"{op} at {e.callsite}: the device changed from {e.device} to "
-                               f"{dev} after the loop was compiled")
+                               f"{dev} after the loop was compiled (traced with "
+                               f"device={e.device}, called with device={dev}): Cannot change "
+                               f"device in capture mode")
         plain = {k: v for k, v in args.items() if k != "_seeds"}
         if plain != e.args:
             changed = sorted(k for k in set(plain) | set(e.args) if plain.get(k) != e.args.get(k))
