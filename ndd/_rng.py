@@ -196,7 +196,13 @@ class RNG:
                 bits.state = state
                 n -= 1
             if n >= 2:
-                bits.advance(n // 2)    # whole 64-bit outputs (leaves nothing buffered)
+                # whole 64-bit outputs; the last one's upper half stays behind (unused) in
+                # the state, as after calls, so the state strings are equal too
+                bits.advance(n // 2 - 1)
+                last = int(bits.random_raw())
+                state = bits.state
+                state["has_uint32"], state["uinteger"] = 0, last >> 32
+                bits.state = state
             if n % 2:
                 self._gen.integers(0, 2 ** 32, dtype=np.uint64)
 
@@ -239,8 +245,8 @@ def resolve_rng(rng) -> RNG:
     if rng is None:
         return get_default_rng()
     if not isinstance(rng, RNG):
-        # DALI 2.4's type and words
-        raise ValueError(f"rng must be an instance of ndd.random.RNG, but got "
-                         f"{type(rng).__module__}.{type(rng).__qualname__}")
+        # DALI 2.4's words; TypeError as ndd always raised (DALI: ValueError)
+        raise TypeError(f"rng must be an instance of ndd.random.RNG, but got "
+                        f"{type(rng).__module__}.{type(rng).__qualname__}")
     return rng
 

@@ -182,7 +182,8 @@ class File:
         Parameters
         ----------
         batch_size : int, optional
-            Defaults to the constructor's ``max_batch_size``; without either, one sample.
+            At most the constructor's ``max_batch_size``; without it, one sample (as DALI's
+            ``reader()``, even when ``max_batch_size`` is given).
 
         Returns
         -------
@@ -198,7 +199,8 @@ class File:
             A batch size other than the first call's, or above ``max_batch_size``.
         """
         self._begin("__call__")
-        batch_size = self._batch_size(batch_size)
+        if batch_size is not None:      # None: a sample, whatever max_batch_size says (DALI)
+            batch_size = self._batch_size(batch_size)
         if self._call_epoch is not None and batch_size != self._call_batch_size:
             raise ValueError(f"reader call: batch_size={batch_size!r} differs from the first "
                              f"call's {self._call_batch_size!r}; a reader reads with one batch "

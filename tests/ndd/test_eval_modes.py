@@ -1,5 +1,7 @@
 """EvalMode stack, error reporting (op name + user's file:line), deferred == eager, threads."""
+import pickle
 import threading
+import traceback
 
 import numpy as np
 import pytest
@@ -173,3 +175,88 @@ def test_evaluate_all_drains():
     ndd.EvalContext.current().evaluate_all()
     for i, o in enumerate(outs):
         np.testing.assert_array_equal(np.asarray(o), np.full(3, 1 + i, np.float32))
+
+
+def _failing_reshape():
+    t = ndd.tensor(np.arange(3, dtype=np.int32))
+    return ndd.reshape(t, shape=[2])  # FAILING-RESHAPE
+
+
+def test_later_errors_come_from_the_call_stack_of_the_op():
+    """eager/deferred: the consuming call raises a new exception of the sync error's type and
+    message, from the op's error whose traceback ends at the line calling the op (DALI)."""
+    with EvalMode.sync_cpu:
+        with pytest.raises(ValueError) as sync:
+            _failing_reshape()
+    call_line = _line_of("# FAILING-RESHAPE")
+    for mode in (EvalMode.eager, EvalMode.deferred):
+        with mode:
+            out = _failing_reshape()
+            for consume in (lambda: out.evaluate(), lambda: np.asarray(out)):
+                with pytest.raises(ValueError) as later:
+                    consume()
+                cause = later.value.__cause__
+                assert type(later.value) is type(sync.value) is type(cause)
+                assert str(later.value) == str(cause) == str(sync.value)
+                frames = traceback.extract_tb(cause.__traceback__)
+                assert frames[-1].filename == __file__ and frames[-1].lineno == call_line
+                assert frames[-1].line.strip() == "return ndd.reshape(t, shape=[2])  " \
+                                                  "# FAILING-RESHAPE"
+                assert frames[-1].name == "_failing_reshape"
+                assert frames[-2].name == "test_later_errors_come_from_the_call_stack_of_the_op"
+                # the kernel's own error (and its traceback) is still one step further
+                assert "cannot reshape" in str(cause.__cause__)
+                assert traceback.extract_tb(cause.__cause__.__traceback__)
+
+
+def test_sync_errors_are_raised_as_they_are():
+    with EvalMode.sync_cpu:
+        with pytest.raises(ValueError) as ei:
+            _failing_reshape()
+    assert "cannot reshape" in str(ei.value.__cause__)     # the kernel's own error
+    assert "called at" not in str(ei.value.__cause__)
+
+
+def test_error_copies_pickle_as_plain_text():
+    with EvalMode.eager:
+        out = _failing_reshape()
+        with pytest.raises(ValueError) as ei:
+            out.evaluate()
+    site = ei.value.__cause__._ndd_site
+    assert isinstance(site, str) and site.stack
+    back = pickle.loads(pickle.dumps(site))
+    assert back == site and type(back) is str
+
+
+@pytest.mark.parametrize("mode", [EvalMode.eager, EvalMode.deferred])
+def test_external_arrays_run_at_once(mode):
+    """A call given the user's own array runs in the call in every mode (DALI 2.4): its
+    errors are raised there, and changing the array afterwards changes nothing."""
+    img = np.zeros((6, 6), np.float32)
+    with mode:
+        with pytest.raises(ValueError, match="resize"):
+            ndd.resize(img)  # no size: the error is the call's
+        src = np.arange(4, dtype=np.int32)
+        out = ndd.flip(src.reshape(2, 2), horizontal=1)
+        doubled = ndd.tensor(src) * 2        # an ndd handle: follows the mode
+        assert out._value.data is not None   # already computed
+        src[:] = 100
+    np.testing.assert_array_equal(np.asarray(out), [[1, 0], [3, 2]])
+    np.testing.assert_array_equal(np.asarray(doubled), [0, 2, 4, 6])
+
+
+@pytest.mark.oracle
+def test_later_errors_like_dali():
+    """DALI 2.4 raises the same type from a cause ending at the op call's line."""
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    for lib in (dalidyn, ndd):
+        with lib.EvalMode.deferred:
+            t = lib.tensor(np.zeros((4, 4, 3), np.uint8))
+            out = lib.crop(t, crop=(8, 8))  # ORACLE-CROP
+            with pytest.raises(Exception) as ei:
+                out.evaluate()
+        cause = ei.value.__cause__
+        assert cause is not None and type(cause) is type(ei.value)
+        last = traceback.extract_tb(cause.__traceback__)[-1]
+        assert (last.filename, last.lineno) == (__file__, _line_of("# ORACLE-CROP"))

@@ -239,3 +239,49 @@ def test_set_seed_inside_a_compiled_loop_equals_eager(image_folder):
     for a, b in zip(eager[0], compiled[0]):
         np.testing.assert_array_equal(a, b)
     assert eager[1] == compiled[1]
+
+
+@pytest.mark.parametrize("already_drawn", [0, 1, 2])
+def test_advance_equals_that_many_calls(already_drawn):
+    for n in (0, 1, 2, 3, 10, 999, 1000):
+        stepped, skipped = ndd.random.RNG(seed=21), ndd.random.RNG(seed=21)
+        for _ in range(already_drawn):
+            stepped(), skipped()
+        for _ in range(n):
+            stepped()
+        skipped.advance(n)
+        assert skipped.get_state() == stepped.get_state(), n
+        assert [skipped() for _ in range(4)] == [stepped() for _ in range(4)]
+
+
+def test_advance_rejects_negative_and_non_integers():
+    rng = ndd.random.RNG(seed=1)
+    before = rng.get_state()
+    with pytest.raises(ValueError, match="negative"):
+        rng.advance(-1)
+    with pytest.raises(TypeError):
+        rng.advance(1.5)
+    assert rng.get_state() == before
+    rng.advance(np.int64(3))
+    assert rng.get_state() != before
+
+
+def test_advance_is_constant_time():
+    rng = ndd.random.RNG(seed=5)
+    rng.advance(10 ** 15)          # would take days as single draws
+    ref = ndd.random.RNG(seed=5)
+    ref.advance(10 ** 15 - 1)
+    ref()
+    assert rng() == ref()
+
+
+@pytest.mark.oracle
+def test_advance_matches_calls_in_dali_too():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    for lib in (dalidyn, ndd):
+        a, b = lib.random.RNG(seed=3), lib.random.RNG(seed=3)
+        for _ in range(7):
+            a()
+        b.advance(7)
+        assert a() == b()

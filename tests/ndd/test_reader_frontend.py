@@ -140,3 +140,123 @@ def test_sample_dataset_labels(sample_dataset):
             assert by_bytes[np.asarray(e).tobytes()] == int(np.asarray(l)[0])
             total += 1
     assert total == len(files) == len(reader)
+
+
+# -- direct calls, max_batch_size, metadata, shards (DALI 2.4's Reader) ------------------------
+def _files_of(enc):
+    return [np.asarray(e).tobytes() for e in enc.tensors[:]]
+
+
+def test_calling_a_reader_reads_the_next_batch(image_folder):
+    ref = ndd.readers.File(file_root=str(image_folder))
+    epochs = [[_files_of(enc) for enc, _ in ref.next_epoch(batch_size=2)] for _ in range(2)]
+    reader = ndd.readers.File(file_root=str(image_folder))
+    got = []
+    for _ in range(6):                       # 3 batches an epoch (2, 2, 1), two epochs
+        enc, lab = reader(batch_size=2)
+        assert isinstance(enc, ndd.Batch) and isinstance(lab, ndd.Batch)
+        assert lab.dtype is ndd.int32
+        got.append(_files_of(enc))
+    assert got == epochs[0] + epochs[1]
+    with pytest.raises(ValueError, match="batch_size=3 differs"):
+        reader(batch_size=3)
+    with pytest.raises(RuntimeError, match="Cannot mix"):
+        reader.next_epoch(batch_size=2)
+
+
+def test_calling_a_reader_without_batch_size_reads_one_sample(image_folder):
+    reader = ndd.readers.File(file_root=str(image_folder))
+    ref = [(np.asarray(e).tobytes(), int(np.asarray(l)[0]))
+           for e, l in ndd.readers.File(file_root=str(image_folder)).next_epoch()]
+    got = []
+    for _ in range(len(ref) + 1):
+        enc, lab = reader()
+        assert isinstance(enc, ndd.Tensor) and isinstance(lab, ndd.Tensor)
+        got.append((np.asarray(enc).tobytes(), int(np.asarray(lab)[0])))
+    assert got == ref + ref[:1]              # then the next epoch starts
+    other = ndd.readers.File(file_root=str(image_folder))
+    next(iter(other.next_epoch(batch_size=5)))
+    with pytest.raises(RuntimeError, match="Cannot mix"):
+        other(batch_size=5)
+
+
+def test_state_of_a_called_reader_restores(image_folder):
+    reader = ndd.readers.File(file_root=str(image_folder), random_shuffle=True, seed=3)
+    reader(batch_size=2)
+    state = reader.get_state()
+    rest = [_files_of(reader(batch_size=2)[0]) for _ in range(2)]
+    fresh = ndd.readers.File(file_root=str(image_folder), random_shuffle=True, seed=3)
+    fresh.set_state(state)
+    assert [_files_of(enc) for enc, _ in fresh.next_epoch(batch_size=2)] == rest
+
+
+def test_constructor_batch_size_is_the_default_and_the_limit(image_folder):
+    reader = ndd.readers.File(3, file_root=str(image_folder))
+    sizes = [enc.batch_size for enc, _ in reader.next_epoch()]
+    assert sizes == [3, 2]
+    small = ndd.readers.File(4, file_root=str(image_folder))
+    assert [enc.batch_size for enc, _ in small.next_epoch(batch_size=2)] == [2, 2, 1]
+    with pytest.raises(ValueError, match="larger than the `max_batch_size` 4"):
+        ndd.readers.File(4, file_root=str(image_folder)).next_epoch(batch_size=5)
+    with pytest.raises(ValueError, match="larger than the `max_batch_size` 4"):
+        ndd.readers.File(4, file_root=str(image_folder))(batch_size=5)
+    called = ndd.readers.File(4, file_root=str(image_folder))
+    assert isinstance(called()[0], ndd.Tensor)           # reader() is a sample (DALI's)
+    assert ndd.readers.File(4, file_root=str(image_folder))(batch_size=4)[0].batch_size == 4
+
+
+def test_get_metadata_takes_a_batch_size(image_folder):
+    reader = ndd.readers.File(2, file_root=str(image_folder), num_shards=2, shard_id=1,
+                              pad_last_batch=True)
+    want = {"epoch_size": 5, "epoch_size_padded": 6, "number_of_shards": 2, "shard_id": 1,
+            "pad_last_batch": 1, "stick_to_shard": 0}
+    assert reader.get_metadata() == want == reader.get_metadata(batch_size=2)
+    with pytest.raises(ValueError, match="max_batch_size"):
+        reader.get_metadata(batch_size=3)
+
+
+def test_more_shards_than_samples_fail_when_the_epoch_starts(image_folder):
+    reader = ndd.readers.File(file_root=str(image_folder), num_shards=6)   # 5 samples
+    for start in (lambda: reader.next_epoch(), lambda: reader(batch_size=2),
+                  lambda: reader.get_metadata()):
+        with pytest.raises(RuntimeError, match=r'Assert on "num_shards_ <= Size\(\)" failed: '
+                                               r'The number of input samples: 5') as ei:
+            start()
+        assert "fewer than num_shards=6" in str(ei.value)
+    with pytest.raises(ValueError, match="does not exist|not found|no such"):
+        ndd.readers.File(file_root=str(image_folder / "missing"), num_shards=6)
+
+
+def test_set_state_type_error_names_reader_state(image_folder):
+    with pytest.raises(TypeError, match="ReaderState") as ei:
+        ndd.readers.File(file_root=str(image_folder)).set_state(42)
+    assert "got int" in str(ei.value)
+
+
+@pytest.mark.oracle
+def test_reader_calls_and_shards_like_dali(image_folder, tmp_path):
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    files = [str(image_folder / c / f) for c, f in sorted(EXPECTED)]
+    for lib in (dalidyn, ndd):
+        reader = lib.readers.File(2, files=files)
+        enc, lab = reader(batch_size=2)
+        assert enc.batch_size == 2 and isinstance(enc, lib.Batch)
+        assert [int(np.asarray(t)[0]) for t in lab.tensors] == [0, 1]
+        enc, lab = reader(batch_size=2)
+        assert [int(np.asarray(t)[0]) for t in lab.tensors] == [2, 3]
+        one = lib.readers.File(files=files)
+        e, l = one()
+        assert isinstance(e, lib.Tensor) and int(np.asarray(l)[0]) == 0
+        assert int(np.asarray(one()[1])[0]) == 1
+        batched = lib.readers.File(2, files=files)
+        assert isinstance(next(iter(batched.next_epoch()))[0], lib.Batch)
+        meta = lib.readers.File(files=files, num_shards=2).get_metadata(batch_size=2)
+        assert meta == {"epoch_size": 5, "epoch_size_padded": 5, "number_of_shards": 2,
+                        "shard_id": 0, "pad_last_batch": 0, "stick_to_shard": 0}
+        many = lib.readers.File(files=files, num_shards=9)
+        with pytest.raises(RuntimeError, match=r'num_shards_ <= Size\(\)" failed: The number '
+                                               r'of input samples: 5'):
+            tuple(many.next_epoch())
+        with pytest.raises(TypeError, match="ReaderState"):
+            lib.readers.File(files=files).set_state(42)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from runtime.readers.file_index import DEFAULT_FILE_FILTERS, parse_file_list
-from runtime.readers.file_reader import FileReaderCore, dataset_fingerprint
+from runtime.readers.file_reader import FileReaderCore, ShardCountError, dataset_fingerprint
 from runtime.readers.sharding import ShardSpec, epoch_order, shard_range, split_batches
 
 
@@ -174,6 +174,21 @@ def test_argument_errors(ten):
         FileReaderCore(files=ten, num_shards=11)
     with pytest.raises(TypeError, match="`random_shuffle` must be a bool"):
         FileReaderCore(files=ten, random_shuffle=1)
+
+
+def test_deferred_shard_check(ten, tmp_path):
+    """defer_shard_check: the listing is checked at construction, the shard count at the first
+    use of the shards (the front end raises it when the first epoch starts, as DALI)."""
+    core = FileReaderCore(files=ten, num_shards=11, defer_shard_check=True)
+    for use in (core.epoch_size, lambda: len(core), lambda: core.next_epoch(2), core.get_state):
+        with pytest.raises(ShardCountError, match="10 sample.*fewer than num_shards=11"):
+            use()
+    assert issubclass(ShardCountError, ValueError)
+    with pytest.raises(ValueError, match=r"nope\.jpg"):     # the listing: still at once
+        FileReaderCore(files=[ten[0], str(tmp_path / "nope.jpg")], num_shards=11,
+                       defer_shard_check=True)
+    ok = FileReaderCore(files=ten, num_shards=10, defer_shard_check=True)
+    assert len(ok) == 1
     with pytest.raises(ValueError, match="shuffle_after_epoch"):
         FileReaderCore(files=ten, shuffle_after_epoch=True, random_shuffle=True)
     r = FileReaderCore(files=ten)
