@@ -210,8 +210,17 @@ class Tensor(Handle):
         return (2, self.device.index)
 
     def item(self):
-        """The value of a single-element tensor as a Python scalar."""
-        return self._array().item()
+        """The value of a single-element tensor as a Python scalar.
+
+        Raises
+        ------
+        ValueError
+            When the tensor does not have exactly one element (DALI's words).
+        """
+        arr = self._array()
+        if arr.size != 1:
+            raise ValueError(f"Tensor has {arr.size} elements, expected 1")
+        return arr.item()
 
     def __float__(self):
         return float(self.item())

@@ -202,3 +202,10 @@ def test_ragged_batch_to_tensor_errors_point_at_the_call():
         assert last.filename == __file__ and "the line the error must point at" in last.line
     padded = ndd.as_tensor(b, pad=True)
     np.testing.assert_array_equal(np.asarray(padded), [[1, 2], [3, 0]])
+
+
+def test_item():
+    assert ndd.Tensor(np.array([[2.5]], np.float32)).item() == 2.5
+    assert ndd.Tensor(7).item() == 7 and isinstance(ndd.Tensor(7).item(), int)
+    with pytest.raises(ValueError, match="Tensor has 3 elements, expected 1"):
+        ndd.Tensor([1, 2, 3]).item()
