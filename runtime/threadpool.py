@@ -121,19 +121,21 @@ def configure_torch() -> None:
         _torch_configured = True
 
 
-def set_num_threads(n: int) -> None:
-    """Set the number of worker threads for CPU operators.
+def set_num_threads(n: int | None) -> None:
+    """Set the number of worker threads for CPU operators; None goes back to the default
+    (``DALI_NUM_THREADS``, else the CPUs this process may use), as DALI's.
 
     Raises
     ------
     ValueError
-        If ``n`` is not a positive integer.
+        If ``n`` is neither None nor a positive integer.
     """
     global _pool, _requested
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise ValueError(f"set_num_threads: num_threads must be a positive integer, got {n!r}")
     with _lock:
         _requested = n
+        n = get_num_threads()
         if _pool is not None and _pool.num_threads != n:
             _pool.shutdown()
             _pool = None

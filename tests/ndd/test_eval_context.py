@@ -1,5 +1,6 @@
 """EvalMode as DALI's enum, EvalContext (threads, checkpoint, device, pool, stream), ThreadPool."""
 import enum
+import os
 import threading
 
 import numpy as np
@@ -274,3 +275,19 @@ def test_context_facts_match_dali_on_cpu():
         finally:
             done.set()
             t.join(10)
+
+
+def test_set_num_threads_none_restores_the_default(monkeypatch):
+    monkeypatch.delenv("DALI_NUM_THREADS", raising=False)
+    monkeypatch.delenv("NDD_NUM_THREADS", raising=False)
+    old = ndd.get_num_threads()
+    try:
+        ndd.set_num_threads(7)
+        ctx = ndd.EvalContext()
+        assert ctx.num_threads == 7
+        ndd.set_num_threads(None)
+        assert ndd.get_num_threads() == len(os.sched_getaffinity(0)) == ctx.num_threads
+        monkeypatch.setenv("DALI_NUM_THREADS", "3")
+        assert ndd.get_num_threads() == 3
+    finally:
+        ndd.set_num_threads(old)
