@@ -31,6 +31,7 @@ import pytest
 from PIL import Image
 
 import ndd
+from ndd.datasets.sample import build_sample_dataset
 
 pytestmark = pytest.mark.oracle
 
@@ -53,7 +54,6 @@ def images(tmp_path_factory):
 
     64 is a multiple of every batch size used here: DALI 2.4 fills an epoch's last batch from
     the next epoch, ndd returns it short (docs/semantics.md "readers.File", deliberate)."""
-    from ndd.datasets.sample import build_sample_dataset
     root = tmp_path_factory.mktemp("docs_examples") / "train"
     return str(build_sample_dataset(root, num_images=64, seed=0, progress=False))
 
