@@ -2,6 +2,7 @@
 ExternalSources called in the body, prefetched with it), DALI 2.4's role rules and errors, and
 what ndd gives back when the body leaves the loop early."""
 import itertools
+import time
 import warnings
 
 import numpy as np
@@ -262,3 +263,16 @@ def test_feeder_values_match_dali():
     assert len(want) == len(got) == 3
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+def test_break_gives_back_a_cycle_raise_end_the_prefetcher_reached():
+    src = ndd.ExternalSource(_batches(3, 2), cycle="raise")
+    for k, b in enumerate(src.captured(batch_size=2)):
+        (b * 2).evaluate()
+        if k == 1:
+            time.sleep(0.3)         # the prefetcher reads the third batch and the end
+            break
+    assert _firsts(src()) == [4.0, 5.0]     # the batch read ahead
+    with pytest.raises(StopIteration):      # then the end it had reached
+        src()
+    assert _firsts(src()) == [0.0, 1.0]     # and the source starts over

@@ -115,3 +115,15 @@ def test_eager_source_cannot_become_a_feeder(image_folder):
     feeder()
     with pytest.raises(RuntimeError, match="already used eagerly"):
         _loop(image_folder, lambda k, lab: (lab + feeder()).evaluate())
+
+
+def test_feeder_of_a_loop_that_captured_nothing_runs_eagerly(image_folder):
+    feeder = _counting_tensor()
+    reader = ndd.readers.File(file_root=image_folder)
+    seen = []
+    with pytest.warns(UserWarning, match="no operators were captured"):
+        for _, lab in reader.next_epoch(batch_size=2, capture=True):
+            seen.append(np.asarray(feeder()).tolist())   # no ndd call to capture
+    # the traced step's call is broadcast to the reader's batch; the eager ones are Tensors
+    assert seen == [[[0.0], [0.0]], [10.0], [20.0]]
+    assert np.asarray(feeder()).tolist() == [30.0]      # unbound, used eagerly now
