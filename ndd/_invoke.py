@@ -23,7 +23,7 @@ from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
 from ndd._rng import resolve_rng
 from ndd._tensor import Tensor
-from ndd.capture._invariant import strip_invariants, unwrap_invariant
+from ndd.capture._invariant import marked_values, strip_invariants, unwrap_invariant
 from ndd.types import DALIDataType, DALIImageType, DALIInterpType
 from runtime.async_worker import get_worker
 from runtime.device import require_gpu
@@ -123,6 +123,9 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         raise TypeError(f"{op}() takes {want} positional input(s) "
                         f"({', '.join(schema.inputs) or 'none'}), got {len(inputs)}")
     in_values = [_input_value(x, op, i) for i, x in enumerate(inputs)]
+    for i, x in enumerate(inputs):      # a marked array/scalar input: a constant for compile mode
+        if f"input {i}" in marked and not isinstance(x, (Batch, Tensor)):
+            marked_values.add(in_values[i])
     external = any(_is_external(x) for x in inputs)
     # ---- arguments
     args: dict = {}

@@ -337,3 +337,28 @@ def test_touching_the_generator_in_the_body_keeps_the_eager_stream(jpeg_root, ki
     # generator as it is, so every call still replays
     assert cap[1] == [True] * 6
     assert cap[4] == ([0, 0] if kind == "same state" else [1, 0])
+
+
+def test_a_marked_array_input_replays_while_its_contents_stay_the_same(jpeg_root):
+    def run(capture, make):
+        reader = ndd.readers.File(file_root=jpeg_root, pad_last_batch=True)
+        out = []
+        for k, (jpegs, _) in enumerate(reader.next_epoch(batch_size=4, capture=capture)):
+            imgs = ndd.resize(ndd.decoders.image(jpegs), size=[6, 6])
+            shifted = imgs - make(k)        # a new array in every iteration
+            out.append((_captured(shifted), _arrays(shifted)))
+        return out
+
+    def offset(k):
+        return np.full((1, 1, 3), 3 if k < 2 else 4, np.uint8)
+
+    eager = run(False, offset)
+    marked = run(True, lambda k: ndd.capture.invariant(offset(k)))
+    fresh = run(True, offset)
+    # marked: equal contents replay; the changed contents (k = 2) run eagerly
+    assert [c for c, _ in marked] == [True, True, False]
+    assert [c for c, _ in fresh] == [False, False, False]     # unmarked: never replayed
+    for (_, a), (_, b), (_, c) in zip(eager, marked, fresh):
+        for x, y, z in zip(a, b, c):
+            np.testing.assert_array_equal(x, y)
+            np.testing.assert_array_equal(x, z)
