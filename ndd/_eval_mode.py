@@ -179,6 +179,8 @@ class EvalContext:
                                  f"thread_pool.device_id == {thread_pool.device_id}")
         elif num_threads is not None:
             thread_pool = ThreadPool(num_threads, device_id=self._device_id)
+        else:
+            thread_pool = _DefaultThreadPool(self._device_id)
         self._thread_pool = thread_pool
         self._default = False           # a thread's default context (see default())
         if cuda_stream is not None:
@@ -200,7 +202,7 @@ class EvalContext:
     @property
     def thread_pool(self) -> ThreadPool:
         """The context's :class:`ThreadPool` (the global one's size when none was given)."""
-        return self._thread_pool or _DefaultThreadPool(self._device_id)
+        return self._thread_pool
 
     @property
     def num_threads(self) -> int:
@@ -244,8 +246,9 @@ class EvalContext:
             s.append(self)
             self._depth += 1
             pool = self._thread_pool
-            self._saved_threads.append(None if pool is None else get_num_threads())
-            if pool is not None:
+            own = not isinstance(pool, _DefaultThreadPool)
+            self._saved_threads.append(get_num_threads() if own else None)
+            if own:
                 set_num_threads(pool.num_threads)
         except BaseException:
             self._lock.release()
