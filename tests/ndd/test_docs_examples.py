@@ -22,6 +22,7 @@ Examples that ndd cannot run yet are ``xfail(strict=True)`` naming the missing p
 flip when it is added.
 """
 import argparse
+import json
 import os
 import threading
 from pathlib import Path
@@ -340,6 +341,48 @@ def checkpoint_rules(ndd, images_dir):
 def test_checkpoint_rules_of_the_usage_guide(dali, images):
     ours = run_both(checkpoint_rules, dali, images)
     assert ours == ["RuntimeError", "__op_0", "__op_1", "RuntimeError", "NotImplementedError"]
+
+
+def checkpoint_lifecycle(ndd, images_dir):
+    # checkpointing.rst: registration semantics, lifecycle flags, explicit restore, version
+    out = []
+    reader = ndd.readers.File(file_root=images_dir, enable_checkpointing=True)
+    rng = ndd.random.RNG(seed=3)
+    ckpt = ndd.checkpoint.Checkpoint()
+    out.append(ckpt.register(reader, "reader"))
+    out.append(ckpt.register(reader))             # known by identity: its key
+    out.append(ckpt.register(rng))                # anonymous
+    out.append((ckpt.is_complete, ckpt.is_loaded))
+    it = reader.next_epoch(batch_size=16)
+    next(it)
+    ckpt.collect()
+    out.append((ckpt.is_complete, ckpt.is_loaded))
+    out.append(error_name(lambda: ckpt.register(ndd.random.RNG(seed=1), "late")))
+    text = ckpt.serialize()
+    for _ in it:
+        pass
+    loaded = ndd.checkpoint.Checkpoint()
+    loaded.deserialize(text)
+    out.append((loaded.is_complete, loaded.is_loaded))
+    out.append(error_name(lambda: loaded.register(ndd.random.RNG(), "unknown")))
+    other_version = json.loads(text)
+    other_version["version"] = 999
+    out.append(error_name(
+        lambda: ndd.checkpoint.Checkpoint().deserialize(json.dumps(other_version))))
+    late = ndd.checkpoint.Checkpoint()             # ops first, state afterwards
+    resumed = ndd.readers.File(file_root=images_dir, enable_checkpointing=True)
+    late.register(resumed, "reader")
+    late.register(ndd.random.RNG())
+    late.deserialize(text)
+    late.restore()
+    out.append(next(iter(resumed.next_epoch(batch_size=16)))[1])
+    return out
+
+
+def test_checkpoint_registration_and_lifecycle(dali, images):
+    ours = run_both(checkpoint_lifecycle, dali, images)
+    assert ours[:5] == ["reader", "reader", "__op_1", (False, False), (True, False)]
+    assert ours[6] == (False, True) and ours[8] == "ValueError"
 
 
 def checkpoint_tutorial(ndd, images_dir, tmp):
