@@ -212,11 +212,13 @@ class EvalContext:
     @property
     def cuda_stream(self) -> Stream | None:
         """The context's CUDA stream. A thread's default context follows
-        ``ndd.set_default_stream`` and, on a GPU, creates a stream of its own when none is
-        set; without a GPU it is None unless a stream was given."""
+        ``ndd.set_current_stream`` and ``ndd.set_default_stream`` and, on a GPU, creates a
+        stream of its own when neither is set; another context keeps the thread's current
+        stream at its construction (or the default stream then, when there was none). Without
+        a GPU it is None unless a stream was given."""
         if self._cuda_stream is not None:
             return self._cuda_stream
-        s = get_default_stream(self._device_id)
+        s = get_current_stream() if self._default else get_default_stream(self._device_id)
         if s is not None:
             self._own_stream = None
             return s

@@ -291,3 +291,26 @@ def test_set_num_threads_none_restores_the_default(monkeypatch):
         assert ndd.get_num_threads() == 3
     finally:
         ndd.set_num_threads(old)
+
+
+def test_streams_of_default_and_other_contexts():
+    s1, s2 = ndd.Stream(stream=1001, device_id=0), ndd.Stream(stream=1002, device_id=0)
+    try:
+        early = ndd.EvalContext()
+        ndd.set_default_stream(s1)
+        assert ndd.EvalContext.default().cuda_stream == s1
+        assert early.cuda_stream == s1          # none at construction: the default stream
+        later = ndd.EvalContext()
+        ndd.set_current_stream(s2)
+        assert ndd.EvalContext.default().cuda_stream == s2
+        own = ndd.EvalContext()
+        assert own.cuda_stream == s2 and later.cuda_stream == s1
+        ndd.set_current_stream(None)
+        assert ndd.EvalContext.default().cuda_stream == s1
+        assert own.cuda_stream == s2 and later.cuda_stream == s1
+        other_thread = _in_threads(1, lambda _: ndd.EvalContext.default().cuda_stream)[0]
+        assert other_thread == s1               # the default stream is every thread's
+    finally:
+        ndd.set_default_stream(None)
+        ndd.set_current_stream(None)
+    assert ndd.EvalContext.default().cuda_stream is None or cuda_device_count() > 0
