@@ -23,6 +23,7 @@ The rules are DALI 2.4's (``experimental.dynamic._capture`` / ``_external_source
 """
 from __future__ import annotations
 
+import collections
 import enum
 import threading
 
@@ -157,6 +158,7 @@ def _epoch(es, ctx):
                 handles = next(inner)
             except StopIteration:
                 break
+            feed.handed()
             if es.compile_template is False and ctx.state is not State.DISABLED:
                 ctx.teardown()          # nothing replayable: the rest of the epoch is eager
             if ctx.state is State.DISABLED:
@@ -216,7 +218,8 @@ class Feed:
     def __init__(self, es, ctx: CaptureContext):
         self.es = es
         self.ctx = ctx
-        self.polled: list[tuple] = []   # (root item, [(feeder, item)]) per tuple given out
+        # (root item, [(feeder, item)]) per tuple given out and not yet handed to the body
+        self.polled: collections.deque = collections.deque()
         self.stopped = False
 
     def __iter__(self):
@@ -244,13 +247,17 @@ class Feed:
         self.polled.append((item, items))
         return tuple(outs)
 
+    def handed(self) -> None:
+        """The oldest tuple given out reached the body (its items are no longer kept)."""
+        if self.polled:
+            self.polled.popleft()
+
     def give_back(self, count: int) -> None:
         """The last ``count`` tuples were never handed to the body: their items go back to
         their sources, to be polled first."""
         if count <= 0:
             return
-        back = self.polled[-count:]
-        del self.polled[-count:]
+        back = [self.polled.pop() for _ in range(min(count, len(self.polled)))][::-1]
         root_items = [r for r, _ in back]
         if self.stopped and self.es.cycle == "raise":
             root_items.append(STOP)     # the end the prefetcher reached comes after them

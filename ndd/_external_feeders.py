@@ -16,6 +16,8 @@ feeders (they may be used eagerly again).
 """
 from __future__ import annotations
 
+import collections
+
 from ndd._capture_state import current_capture
 from ndd._captured import CapturedBatch
 from ndd._external_capture import Role
@@ -35,6 +37,7 @@ class SideInputs:
         self.fed = False                # a replayed epoch began (the loop has a template)
         self.open_step = False
         self.iteration = 0
+        self.current: SideFeed | None = None    # the feed of the epoch being replayed
 
     def input_offset(self, es) -> int:
         """Index of ``es``'s first output among the loop's inputs."""
@@ -49,7 +52,8 @@ class SideInputs:
         """The items compile mode prefetches: the reader's, then every feeder's outputs."""
         self.fed = True
         self.open_step = False
-        return SideFeed(self, batches)
+        self.current = SideFeed(self, batches)
+        return self.current
 
     def split(self, handles, replayer) -> tuple:
         """One replayed step's item: the reader's handles (for the body); the feeders'
@@ -61,6 +65,8 @@ class SideInputs:
             A feeder that was not called in the previous step.
         """
         self.check_consumed()
+        if self.current is not None:
+            self.current.handed()
         n = self.n_root
         self.iteration += 1
         self.slots = {}
@@ -106,7 +112,8 @@ class SideFeed:
     def __init__(self, side: SideInputs, batches):
         self.side = side
         self.inner = batches
-        self.polled: list[list] = []    # per item: [(feeder, raw item)]
+        # per item given out and not yet handed to the body: [(feeder, raw item)]
+        self.polled: collections.deque = collections.deque()
 
     def __iter__(self):
         return self
@@ -130,10 +137,16 @@ class SideFeed:
         self.polled.append(items)
         return tuple(outs)
 
+    def handed(self) -> None:
+        """The oldest item given out reached the body (its feeders' items are not kept)."""
+        if self.polled:
+            self.polled.popleft()
+
     def give_back(self, count: int) -> None:
+        """The last ``count`` items never reached the body: the feeders' parts go back to
+        them, and the count to the reader."""
         if count > 0:
-            back = self.polled[-count:]
-            del self.polled[-count:]
+            back = [self.polled.pop() for _ in range(min(count, len(self.polled)))][::-1]
             per_feeder: dict[int, tuple] = {}
             for items in back:
                 for f, item in items:

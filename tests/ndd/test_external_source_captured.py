@@ -1,9 +1,11 @@
 """ExternalSource.captured(batch_size=N): the root of a captured loop, its feeders (other
 ExternalSources called in the body, prefetched with it), DALI 2.4's role rules and errors, and
 what ndd gives back when the body leaves the loop early."""
+import gc
 import itertools
 import time
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -276,3 +278,19 @@ def test_break_gives_back_a_cycle_raise_end_the_prefetcher_reached():
     with pytest.raises(StopIteration):      # then the end it had reached
         src()
     assert _firsts(src()) == [0.0, 1.0]     # and the source starts over
+
+
+def test_items_handed_to_the_body_are_not_kept():
+    refs = []
+
+    def make():
+        a = np.full((2,), len(refs), np.float32)
+        refs.append(weakref.ref(a))
+        return a
+    src = ndd.ExternalSource(make)
+    for k, b in enumerate(src.captured(batch_size=2)):
+        assert _firsts(b * 1) == [float(k)] * 2
+        if k == 30:
+            gc.collect()
+            assert sum(r() is not None for r in refs[:25]) == 0
+            break
