@@ -97,9 +97,14 @@ class RNG:
         other._spec = None
         return other
 
-    def get_state(self) -> str:
+    def get_state(self, *, cuda_stream=None) -> str:
         """The generator's state as one string (see ``ndd.checkpoint``), e.g.
         ``'ndd.random.RNG/2;bit_generator=PCG64;state=...;crc=...'``.
+
+        Parameters
+        ----------
+        cuda_stream : optional
+            Accepted as DALI's ``get_state(cuda_stream=...)``; not used.
 
         Returns
         -------

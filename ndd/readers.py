@@ -245,7 +245,7 @@ class File:
             raise RuntimeError(str(e)) from None
         return meta
 
-    def get_state(self) -> str:
+    def get_state(self, *, cuda_stream=None) -> str:
         """The reader's position and shuffle state as one string (see ``ndd.checkpoint``).
 
         The string is plain ASCII, e.g. ``'ndd.readers.File/2;epoch=1;position=8;...;crc=...'``:
@@ -254,12 +254,18 @@ class File:
         last batch of an epoch, it restores to the start of the next epoch; in the middle of
         one, to the next batch of that epoch.
 
+        Before the first epoch it is the state the reader starts from (DALI raises
+        RuntimeError there; see ``docs/semantics.md``, "State and checkpoints").
+
+        Parameters
+        ----------
+        cuda_stream : optional
+            Accepted as DALI's (the stream the reader runs on); unused, the reader's outputs
+            live on the CPU.
+
         Returns
         -------
         str
-
-        Before the first epoch it is the state the reader starts from (DALI raises
-        RuntimeError there; see ``docs/semantics.md``, "State and checkpoints").
         """
         return _encode_reader_state(self._core.get_state())
 

@@ -658,3 +658,13 @@ def test_oracle_checkpoint_messages(folder):
             lib.checkpoint.Checkpoint().deserialize(json.dumps({"version": 5, "states": {}}))
         with pytest.raises(KeyError):
             ck2.register(lib.random.RNG(seed=1), "y")
+
+
+def test_get_state_takes_dalis_cuda_stream_argument(folder):
+    reader = ndd.readers.File(file_root=folder)
+    next(iter(reader.next_epoch(batch_size=3)))
+    assert reader.get_state(cuda_stream=None) == reader.get_state()
+    rng = ndd.random.RNG(seed=4)
+    assert rng.get_state(cuda_stream=None) == rng.get_state() == rng.state
+    with pytest.raises(TypeError):
+        rng.get_state(None)                 # keyword-only, as DALI's
