@@ -65,3 +65,23 @@ register(OpSchema(
     doc="Rotates images (HWC) or every frame of sequences (FHWC) about their center. The "
         "default canvas is the rotated bounding box, rounded up to keep the center on the "
         "pixel grid. Source: DALI ``rotate``."))
+
+
+def _sphere_infer(metas, args):
+    m = metas[0]
+    if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
+        raise ValueError(f"expected HWC images, got {m.ndim}-D samples with layout "
+                         f"{m.layout!r}")
+    return [m.with_(layout=m.layout or "HWC")]
+
+
+register(OpSchema(
+    "sphere", ("input",), (
+        ArgSpec("fill_value", "float", 0.0, doc="Color of the areas outside the source image "
+                                                "(converted to the image type like ``cast``)."),
+        ArgSpec("interp_type", "interp", "nn", doc="Interpolation: nn or linear."),
+        ArgSpec("mask", "int", 1, tensor=True, doc="1: apply the augmentation; 0: leave the "
+                                                   "sample unchanged."),
+    ), _sphere_infer, public_name="sphere",
+    doc="Performs a sphere augmentation: a radial remap that magnifies the image center and "
+        "pushes the corners out (HWC images). Source: DALI ``sphere``."))

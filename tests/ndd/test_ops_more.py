@@ -126,3 +126,16 @@ def test_rotate_errors():
         ndd.rotate(ndd.tensor(_IMG, layout="HWC"))
     with pytest.raises(ValueError, match="HWC"):
         ndd.rotate(ndd.tensor(_IMG, layout="CHW"), angle=3)
+
+
+# ---------------------------------------------------------------- sphere
+def test_sphere_modes_and_scalar_mask():
+    imgs = ndd.batch([_IMG, _IMG[:, :13].copy()], layout="HWC")
+    out = _assert_modes_equal(lambda: ndd.sphere(imgs))
+    assert [a.shape for a in out] == [(16, 20, 3), (16, 13, 3)]
+    assert (out[0][0, 0] == 0).all()               # a corner maps outside: fill_value 0
+    # mask=0 leaves the samples unchanged (DALI 2.4 ignores a scalar 0: docs/semantics.md)
+    same = _arrays(ndd.sphere(imgs, mask=0))
+    np.testing.assert_array_equal(same[0], _IMG)
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.sphere(ndd.tensor(_IMG[..., 0].copy(), layout="HW"))

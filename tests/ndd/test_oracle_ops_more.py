@@ -100,9 +100,9 @@ _F32 = (_RNG.random((16, 21, 2)) * 255).astype(np.float32)
 
 def _interp(mod, kw):
     k = dict(kw)
-    if k.get("interp_type") == "nn":
+    if k.get("interp_type") in ("nn", "linear") and mod is not ndd:
         import nvidia.dali.types as T
-        k["interp_type"] = T.INTERP_NN if mod is not ndd else "nn"
+        k["interp_type"] = {"nn": T.INTERP_NN, "linear": T.INTERP_LINEAR}[k["interp_type"]]
     return k
 
 
@@ -171,3 +171,26 @@ def test_warp_affine_mtx_input_and_batches_match_dali(dyn):
     _same(ndd.warp_affine(ndd.batch([img, img], layout="HWC"), matrix=ndd.batch(mats)), ref)
     _same(ndd.warp_affine(ndd.tensor(img, layout="HWC"), ndd.tensor(mats[0])),
           dyn.warp_affine(dyn.tensor(img, layout="HWC"), dyn.tensor(mats[0])))
+
+
+# ---------------------------------------------------------------- sphere
+# fill values the image type holds: DALI truncates and wraps others (300 -> 44 for uint8), we
+# round and saturate like cast (docs/semantics.md)
+_SPHERE_KW = [{}, {"fill_value": 7.0}, {"fill_value": 255.0}, {"interp_type": "linear"},
+              {"interp_type": "linear", "fill_value": 3.0}]
+
+
+@pytest.mark.parametrize("hw", [(9, 12), (12, 9), (15, 8), (11, 13), (61, 91), (100, 37)])
+@pytest.mark.parametrize("kw", range(len(_SPHERE_KW)))
+def test_sphere_matches_dali_exactly(dyn, hw, kw):
+    img = _RNG.integers(0, 256, size=(*hw, 3), dtype=np.uint8)
+    for arr in (img, img.astype(np.float32)):
+        _same(ndd.sphere(ndd.tensor(arr, layout="HWC"), **_interp(ndd, _SPHERE_KW[kw])),
+              dyn.sphere(dyn.tensor(arr, layout="HWC"), **_interp(dyn, _SPHERE_KW[kw])))
+
+
+def test_sphere_per_sample_mask_matches_dali(dyn):
+    img = _RNG.integers(0, 256, size=(20, 30, 3), dtype=np.uint8)
+    masks = [np.int32(0), np.int32(1)]
+    _same(ndd.sphere(ndd.batch([img, img], layout="HWC"), mask=ndd.batch(masks)),
+          dyn.sphere(dyn.batch([img, img], layout="HWC"), mask=dyn.batch(masks)))

@@ -20,6 +20,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``constant``               ``ones``, ``zeros``, ``full``, ``ones_like``, ``zeros_like``,
                            ``full_like``
 ``warp``                   ``warp_affine``, ``rotate``
+``sphere``                 ``sphere``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -32,13 +33,13 @@ from runtime.workers.pool import prepare_with
 
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
-from . import constant, warp
+from . import constant, sphere, warp
 
 __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
-           transfer, constant, warp)
+           transfer, constant, warp, sphere)
 
 
 def warm_up() -> None:

@@ -27,7 +27,7 @@ from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
 
-__all__ = ["warp_image", "warp_sample"]
+__all__ = ["fill_in_type", "sample_points", "warp_image", "warp_sample"]
 
 _F = np.float32
 
@@ -70,22 +70,30 @@ def _gather(img, yi, xi, fill):
     return v
 
 
-def warp_image(img, m, out_hw, *, interp="linear", fill_value=None, dtype=None):
-    """Warp one image through the destination -> source map ``m``.
+def fill_in_type(value, dtype):
+    """``value`` converted to ``dtype`` with ``cast``'s rules (round half away, saturate)."""
+    return cast(np.array([value], dtype=np.float32), dtype)[0]
+
+
+def sample_points(img, sx, sy, *, interp="linear", fill_value=None, dtype=None, op="warp"):
+    """Sample one image at float32 source points (``(0, 0)`` the corner of the first pixel).
 
     Parameters
     ----------
     img : numpy.ndarray
         ``(H, W, C)`` or ``(H, W)``, any numeric dtype.
-    m : sequence
-        2 x 3 destination -> source affine map (see the module docstring).
-    out_hw : tuple of int
-        Output ``(height, width)``.
+    sx, sy : numpy.ndarray
+        float32 ``(out_h, out_w)`` source x and y of every output pixel.
     interp : {"nn", "linear"}
+        ``nn``: the pixel containing the point; ``linear``: the four pixels around
+        ``point - 0.5``, horizontally ``a (1 - fx) + b fx``, then ``top + (bottom - top) fy``
+        (float32; DALI's order of operations, measured).
     fill_value : float or None
-        Value outside the image; None clamps the coordinates.
+        Value of every tap outside the image; None clamps the coordinates.
     dtype : dtype-like or None
-        Output type (default: the input's).
+        Output type (default: the input's), converted with ``cast``'s rules.
+    op : str
+        The op named in errors.
 
     Returns
     -------
@@ -99,15 +107,14 @@ def warp_image(img, m, out_hw, *, interp="linear", fill_value=None, dtype=None):
     """
     img = np.asarray(img)
     out_dtype = img.dtype if dtype is None else dtype
-    sx, sy = _source_points(m, out_hw)
     h, w = img.shape[:2]
     if interp == "nn":
-        fill = None if fill_value is None else cast(np.float32(fill_value), img.dtype)
+        fill = None if fill_value is None else fill_in_type(fill_value, img.dtype)
         out = _gather(img, _index(sy, h), _index(sx, w), fill)
         return cast(out, out_dtype)
     if interp != "linear":
-        raise ValueError(f"argument 'interp_type': {interp!r} is not supported by warp_affine "
-                         f"and rotate; use nn or linear (as DALI's CPU operators)")
+        raise ValueError(f"argument 'interp_type': {interp!r} is not supported by {op}; use nn "
+                         f"or linear (as DALI's CPU operator)")
     fx = sx - _F(0.5)
     fy = sy - _F(0.5)
     x0f, y0f = np.floor(fx), np.floor(fy)
@@ -122,9 +129,33 @@ def warp_image(img, m, out_hw, *, interp="linear", fill_value=None, dtype=None):
     c = _gather(src, y0 + 1, x0, fill)
     d = _gather(src, y0 + 1, x0 + 1, fill)
     one = _F(1)
-    top = a * (one - ax) + b * ax            # DALI's order of operations (measured)
+    top = a * (one - ax) + b * ax
     bottom = c * (one - ax) + d * ax
     return cast(top + (bottom - top) * ay, out_dtype)
+
+
+def warp_image(img, m, out_hw, *, interp="linear", fill_value=None, dtype=None):
+    """Warp one image through the destination -> source map ``m``.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        ``(H, W, C)`` or ``(H, W)``, any numeric dtype.
+    m : sequence
+        2 x 3 destination -> source affine map (see the module docstring).
+    out_hw : tuple of int
+        Output ``(height, width)``.
+    interp, fill_value, dtype
+        As :func:`sample_points`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(out_h, out_w[, C])`` of ``dtype``.
+    """
+    sx, sy = _source_points(m, out_hw)
+    return sample_points(img, sx, sy, interp=interp, fill_value=fill_value, dtype=dtype,
+                         op="warp_affine and rotate")
 
 
 def _frames_layout(layout, ndim):
