@@ -36,6 +36,7 @@ from ndd._external_callback import (Poller, cycle_mode, per_output, positional_p
 from ndd._external_capture import Role
 from ndd._external_epochs import BatchInfo, EpochsMixin, SampleInfo
 from ndd._external_feeders import release_if_abandoned, side_feeder_call
+from ndd.capture._invariant import unwrap_invariant
 
 class ExternalSource(EpochsMixin):
     """A source of data written in Python.
@@ -86,6 +87,9 @@ class ExternalSource(EpochsMixin):
     def __init__(self, source, num_outputs: int | None = 1, *, cycle=None, device="cpu",
                  layout=None, dtype=None, batch: bool | None = None,
                  epoch_size: int | None = None, name: str | None = None):
+        # as DALI: these may be given as ndd.capture.invariant(...) proxies
+        source, num_outputs, cycle, device = (unwrap_invariant(v) for v in
+                                              (source, num_outputs, cycle, device))
         mode = cycle_mode(cycle)
         kind = source_kind(source)
         if kind == "callable" and cycle is not None:
@@ -172,6 +176,7 @@ class ExternalSource(EpochsMixin):
         RuntimeError
             The instance is used otherwise (its epochs, a captured loop; DALI's roles).
         """
+        batch_size = unwrap_invariant(batch_size)
         check_batch_size(batch_size, self.what())
         ctx = capture_loop.active_context()
         cap = current_capture()
@@ -217,6 +222,7 @@ class ExternalSource(EpochsMixin):
             A bad ``batch_size`` or another than the last ``captured()``'s; a Batch item of
             another size.
         """
+        batch_size = unwrap_invariant(batch_size)
         check_batch_size(batch_size, self.what())
         if batch_size is None:
             raise ValueError(f"{self.what()}.captured requires a non-None batch_size")

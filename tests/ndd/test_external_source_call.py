@@ -226,3 +226,13 @@ def test_cycle_and_errors_match_dali():
         with pytest.raises(ValueError):
             make(ndd)
         assert d_err.value is not None
+
+
+def test_invariant_proxies_are_unwrapped():
+    inv = ndd.capture.invariant
+    src = ndd.ExternalSource(inv(iter([np.array([1, 2, 3], np.int32)])), device=inv("cpu"),
+                             num_outputs=inv(1))
+    assert src.num_outputs == 1 and type(src.num_outputs) is int
+    b = src(batch_size=inv(2))
+    assert b.batch_size == 2
+    np.testing.assert_array_equal(np.asarray(ndd.as_tensor(b)), [[1, 2, 3], [1, 2, 3]])
