@@ -10,6 +10,7 @@ from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
 from ndd._construct import ENCODED as _ENC, encoded_batch as _encoded_batch
 from ndd._epoch_rules import start_epoch as _start_epoch
+from ndd._eval_mode import EvalContext as _EvalContext
 from ndd._tensor import Tensor as _Tensor
 from ndd.compile import compiled_epoch as _compiled_epoch
 from ndd._state_strings import (decode_reader_state as _decode_reader_state,
@@ -120,8 +121,9 @@ class File:
         self._api = api
 
     # ------------------------------------------------------------------ iteration
-    def next_epoch(self, batch_size: int | None = None, *, compile: bool = False,
-                   capture: bool | None = None, queue_depth: int | None = None):
+    def next_epoch(self, batch_size: int | None = None, ctx: _EvalContext | None = None, *,
+                   compile: bool = False, capture: bool | None = None,
+                   queue_depth: int | None = None):
         """Iterate over one epoch.
 
         Parameters
@@ -130,6 +132,10 @@ class File:
             Yield tuples of Batches of this size (the last one short unless ``pad_last_batch``);
             without it, the constructor's ``max_batch_size`` (as DALI), and without that
             tuples of Tensors (one sample each).
+        ctx : EvalContext, optional
+            DALI's evaluation context of the epoch; accepted and checked. The files are read
+            by the reader's own thread whatever the context, and the loop body's calls run in
+            the caller's current context.
         compile : bool, default False
             Trace the loop body once and replay the compiled graph for later batches
             (``capture`` is an alias).
@@ -144,7 +150,12 @@ class File:
             than ``num_shards`` (DALI's message).
         ValueError
             A batch size other than the first epoch's (as DALI), or above ``max_batch_size``.
+        TypeError
+            ``ctx`` is not an ``ndd.EvalContext``.
         """
+        if ctx is not None and not isinstance(ctx, _EvalContext):
+            raise TypeError(f"next_epoch: ctx must be an ndd.EvalContext or None, got "
+                            f"{type(ctx).__name__}")
         what = f"reader {self.name!r}" if self.name else "reader"
         self._begin("next_epoch")
         batch_size = self._batch_size(batch_size)

@@ -260,3 +260,14 @@ def test_reader_calls_and_shards_like_dali(image_folder, tmp_path):
             tuple(many.next_epoch())
         with pytest.raises(TypeError, match="ReaderState"):
             lib.readers.File(files=files).set_state(42)
+
+
+def test_next_epoch_takes_dalis_ctx_argument(image_folder):
+    ref = [_files_of(e) for e, _ in ndd.readers.File(file_root=str(image_folder))
+           .next_epoch(batch_size=2)]
+    reader = ndd.readers.File(file_root=str(image_folder))
+    ctx = ndd.EvalContext()
+    assert [_files_of(e) for e, _ in reader.next_epoch(2, ctx)] == ref
+    assert [_files_of(e) for e, _ in reader.next_epoch(batch_size=2, ctx=None)] == ref
+    with pytest.raises(TypeError, match="ctx must be an ndd.EvalContext"):
+        reader.next_epoch(2, "cpu")
