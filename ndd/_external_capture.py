@@ -122,7 +122,7 @@ class CaptureContext:
         for es in [self.root, *self.feeders]:
             if es.capture_ctx is self:
                 es.capture_ctx = None
-                es.role = type(es.role).UNUSED
+                es.role = Role.UNUSED
         self.root.compile_template = None
 
 
