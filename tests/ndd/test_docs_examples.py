@@ -4,6 +4,8 @@ Sources (NVIDIA/DALI, ``docs/``): ``dali_dynamic/overview.rst``, ``index.rst``,
 ``readers_reference.rst``, ``checkpointing.rst``, ``checkpointing_tutorial.ipynb``,
 ``threading.rst``, ``control_features_concepts.rst``, ``control_features_tutorial.ipynb``,
 ``capture_mode/{capture,concepts,random}.rst`` and ``tutorial.ipynb``,
+``compiled_mode/concepts.rst``, ``examples/getting_started/dynamic_mode.ipynb`` (first cell),
+``examples/image_processing/warp_dynamic.ipynb``,
 ``examples/frameworks/pytorch_dynamic/pytorch_training.ipynb``; the docstrings of DALI 2.4's
 ``nvidia/dali/experimental/dynamic`` package; the dali-dynamic-mode usage guide
 (``shared/seed/dali-dynamic-mode.md``).
