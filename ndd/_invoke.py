@@ -236,7 +236,7 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
 def _is_external(x) -> bool:
     """An input given as the user's own array (numpy, torch, anything exposing its buffer)
     rather than an ndd handle or Python values: ndd may use its memory without a copy."""
-    if isinstance(x, (Batch, Tensor)):
+    if isinstance(x, (Batch, Tensor, np.generic)):    # a numpy scalar is a value
         return False
     return isinstance(x, np.ndarray) or any(hasattr(x, a) for a in (
         "__array_interface__", "__dlpack__", "__cuda_array_interface__"))

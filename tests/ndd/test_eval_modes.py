@@ -260,3 +260,20 @@ def test_later_errors_like_dali():
         assert cause is not None and type(cause) is type(ei.value)
         last = traceback.extract_tb(cause.__traceback__)[-1]
         assert (last.filename, last.lineno) == (__file__, _line_of("# ORACLE-CROP"))
+
+
+def test_numpy_scalars_and_lists_are_values_not_external():
+    t = ndd.tensor(np.arange(3, dtype=np.float32))
+    with EvalMode.deferred:
+        a = t * np.float32(2)
+        b = ndd.flip(ndd.tensor([[1, 2], [3, 4]]), horizontal=1) + 1
+        c = t * np.float64(0.5)
+        d = ndd.cast(np.float32(2.5), dtype=ndd.float64)          # a numpy scalar input
+        e = ndd.cast([1.5, 2.5], dtype=ndd.float64)               # a list input
+        for x in (a, c, d, e):
+            assert x._value.data is None                           # still deferred
+    np.testing.assert_array_equal(np.asarray(a), [0, 2, 4])
+    np.testing.assert_array_equal(np.asarray(b), [[3, 2], [5, 4]])
+    np.testing.assert_array_equal(np.asarray(c), [0, 0.5, 1])
+    assert np.asarray(d) == 2.5 and np.asarray(d).dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(e), [1.5, 2.5])
