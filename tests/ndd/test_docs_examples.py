@@ -5,7 +5,8 @@ Sources (NVIDIA/DALI, ``docs/``): ``dali_dynamic/overview.rst``, ``index.rst``,
 ``threading.rst``, ``control_features_concepts.rst``, ``control_features_tutorial.ipynb``,
 ``capture_mode/{capture,concepts,random}.rst`` and ``tutorial.ipynb``,
 ``compiled_mode/concepts.rst``, ``examples/getting_started/dynamic_mode.ipynb`` (first cell),
-``examples/image_processing/warp_dynamic.ipynb``,
+``examples/image_processing/warp_dynamic.ipynb``, the last cell of
+``examples/image_processing/augmentation_gallery/dynamic_mode.ipynb``,
 ``examples/frameworks/pytorch_dynamic/pytorch_training.ipynb``; the docstrings of DALI 2.4's
 ``nvidia/dali/experimental/dynamic`` package; the dali-dynamic-mode usage guide
 (``shared/seed/dali-dynamic-mode.md``).
@@ -925,6 +926,19 @@ def test_warp_affine_notebook_nearest(dali, images):
     theirs = values(warp_affine_notebook(dali, images))
     ours = values(warp_affine_notebook(ndd, images))
     assert_same(ours[2], theirs[2])
+
+
+def gallery_flip_both_axes(ndd, image_path):
+    # examples/image_processing/augmentation_gallery/dynamic_mode.ipynb, the last cell
+    image = ndd.imread(image_path)
+    out10 = ndd.flip(image, vertical=1, horizontal=1)
+    return out10
+
+
+def test_augmentation_gallery_flip(dali, images):
+    path = sorted(str(p) for p in Path(images).rglob("*.jpg"))[0]
+    ours = run_both(gallery_flip_both_axes, dali, path)
+    np.testing.assert_array_equal(ours, np.asarray(Image.open(path).convert("RGB"))[::-1, ::-1])
 
 
 # --------------------------------------------------------------------------------------------
