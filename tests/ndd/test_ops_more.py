@@ -139,3 +139,40 @@ def test_sphere_modes_and_scalar_mask():
     np.testing.assert_array_equal(same[0], _IMG)
     with pytest.raises(ValueError, match="HWC"):
         ndd.sphere(ndd.tensor(_IMG[..., 0].copy(), layout="HW"))
+
+
+# ---------------------------------------------------------------- noise
+_NOISE = [
+    (lambda x, rng: ndd.noise.gaussian(x, stddev=3.0, rng=rng)),
+    (lambda x, rng: ndd.noise.salt_and_pepper(x, prob=0.2, rng=rng)),
+    (lambda x, rng: ndd.noise.shot(x, factor=4.0, rng=rng)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_NOISE)))
+def test_noise_same_values_in_every_mode_from_the_same_seed(k):
+    imgs = ndd.batch([_IMG, _IMG[:5].copy()], layout="HWC")
+    out = _assert_modes_equal(lambda: _NOISE[k](imgs, ndd.random.RNG(seed=42)))
+    assert [a.shape for a in out] == [(16, 20, 3), (5, 20, 3)]
+    assert all(a.dtype == np.uint8 for a in out)
+    other = _arrays(_NOISE[k](imgs, ndd.random.RNG(seed=43)))
+    assert not np.array_equal(other[0], out[0])
+    assert _NOISE[k](imgs, ndd.random.RNG(seed=1)).layout == "HWC"
+
+
+def test_noise_draws_from_the_default_generator():
+    x = ndd.tensor(np.zeros((50, 50), np.float32))
+    ndd.random.set_seed(5)
+    a = np.asarray(ndd.noise.gaussian(x))
+    ndd.random.set_seed(5)
+    b = np.asarray(ndd.noise.gaussian(x))
+    np.testing.assert_array_equal(a, b)
+    assert abs(a.std() - 1.0) < 0.05
+    assert not np.array_equal(a, np.asarray(ndd.noise.gaussian(x)))
+
+
+def test_noise_per_sample_arguments():
+    x = ndd.batch([np.zeros((100, 100), np.float32)] * 2)
+    out = _arrays(ndd.noise.gaussian(x, stddev=ndd.batch([np.float32(0.0), np.float32(2.0)]),
+                                     mean=ndd.batch([np.float32(1.0), np.float32(0.0)])))
+    assert (out[0] == 1.0).all() and abs(out[1].std() - 2.0) < 0.1

@@ -194,3 +194,42 @@ def test_sphere_per_sample_mask_matches_dali(dyn):
     masks = [np.int32(0), np.int32(1)]
     _same(ndd.sphere(ndd.batch([img, img], layout="HWC"), mask=ndd.batch(masks)),
           dyn.sphere(dyn.batch([img, img], layout="HWC"), mask=dyn.batch(masks)))
+
+
+# ---------------------------------------------------------------- noise (deterministic parts)
+_NOISE_IN = {"u8": np.array([[0, 1, 2, 3, 254, 255]], np.uint8),
+             "i16": np.array([[-3, 0, 5, 32767, -32768, 9]], np.int16),
+             "f32": np.array([[0.1, 0.2, -7.5, 1e3, 0.0, 2.5]], np.float32)}
+
+
+@pytest.mark.parametrize("kind", list(_NOISE_IN))
+@pytest.mark.parametrize("mean", [0.5, -0.5, 1.5, -2.5, 300.0])
+def test_gaussian_without_spread_matches_dali(dyn, kind, mean):
+    x = _NOISE_IN[kind]
+    _same(ndd.noise.gaussian(ndd.tensor(x), mean=mean, stddev=0.0),
+          dyn.noise.gaussian(dyn.tensor(x), mean=mean, stddev=0.0))
+
+
+@pytest.mark.parametrize("kind", list(_NOISE_IN))
+@pytest.mark.parametrize("svp", [0.0, 1.0])
+def test_salt_and_pepper_defaults_match_dali(dyn, kind, svp):
+    x = np.repeat(_NOISE_IN[kind][..., None], 3, axis=-1)
+    for prob in (0.0, 1.0):
+        _same(ndd.noise.salt_and_pepper(ndd.tensor(x, layout="HWC"), prob=prob,
+                                        salt_vs_pepper=svp),
+              dyn.noise.salt_and_pepper(dyn.tensor(x, layout="HWC"), prob=prob,
+                                        salt_vs_pepper=svp))
+
+
+def test_noise_statistics_agree_with_dali(dyn):
+    """Different streams, same distributions (means and spreads within sampling error)."""
+    x = np.full((300, 300, 3), 100, np.uint8)
+    for name, kw, stat in (("gaussian", {"stddev": 5.0}, lambda a: (a.mean(), a.std())),
+                           ("shot", {"factor": 20.0}, lambda a: (a.mean(), a.std())),
+                           ("salt_and_pepper", {"prob": 0.3},
+                            lambda a: ((a == 255).mean(), (a == 0).mean()))):
+        ours = stat(np.asarray(getattr(ndd.noise, name)(ndd.tensor(x, layout="HWC"), **kw),
+                               dtype=np.float64))
+        ref = stat(np.asarray(getattr(dyn.noise, name)(dyn.tensor(x, layout="HWC"), **kw),
+                              dtype=np.float64))
+        np.testing.assert_allclose(ours, ref, rtol=0.03, atol=0.01)
