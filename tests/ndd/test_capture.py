@@ -362,3 +362,73 @@ def test_a_marked_array_input_replays_while_its_contents_stay_the_same(jpeg_root
         for x, y, z in zip(a, b, c):
             np.testing.assert_array_equal(x, y)
             np.testing.assert_array_equal(x, z)
+
+
+def _capture_flags(api, root):
+    """Which results of a body are captured, per iteration, under ``api`` (ndd or DALI's
+    dynamic mode): reader outputs, literal arguments, a helper called twice, a stale input,
+    and a call skipped on odd iterations."""
+    def flip(x):
+        return api.flip(x, horizontal=1)
+
+    reader = api.readers.File(file_root=root, pad_last_batch=True)
+    flags, prev = [], None
+    for i, (jpegs, labels) in enumerate(reader.next_epoch(batch_size=2, capture=True)):
+        imgs = api.decoders.image(jpegs)
+        once = flip(imgs)
+        twice = flip(once)
+        small = api.resize(imgs, size=[8, 8])
+        stale = api.resize(prev if prev is not None else imgs, size=[8, 8])
+        maybe = api.flip(imgs, vertical=1) if i % 2 == 0 else imgs
+        after = api.resize(maybe, size=[6, 6])
+        flags.append(tuple(_captured(x) for x in (jpegs, labels, imgs, once, twice, small,
+                                                  stale, after)))
+        prev = imgs
+    return flags
+
+
+@pytest.mark.oracle
+def test_what_is_captured_agrees_with_dali(jpeg_root):
+    dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    want = _capture_flags(dali, jpeg_root)
+    got = _capture_flags(ndd, jpeg_root)
+    assert got == want
+    assert got[0] == (True,) * 8 and got[1][6:] == (False, False)     # stale; flip skipped
+
+
+def _rule_errors(api, root):
+    """(type, message) of DALI's three capture-mode rules under ``api``."""
+    out = []
+
+    def attempt(fn):
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - the error is what is compared
+            out.append((type(exc), str(exc)))
+        else:
+            out.append((None, ""))
+
+    reader = api.readers.File(file_root=root)
+    attempt(lambda: next(iter(reader.next_epoch(capture=True))))
+    for _ in reader.next_epoch(batch_size=2):
+        break
+    attempt(lambda: next(iter(reader.next_epoch(batch_size=2, capture=True))))
+    reader = api.readers.File(file_root=root)
+    for jpegs, _ in reader.next_epoch(batch_size=2, capture=True):
+        api.decoders.image(jpegs)
+        break
+    attempt(lambda: next(iter(reader.next_epoch(batch_size=2))))
+    return out
+
+
+@pytest.mark.oracle
+def test_rule_errors_agree_with_dali(jpeg_root):
+    dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    want = _rule_errors(dali, jpeg_root)
+    got = _rule_errors(ndd, jpeg_root)
+    words = ["requires a non-None batch_size", "cannot switch to capture mode",
+             "cannot switch to eager mode"]
+    assert [t for t, _ in got] == [t for t, _ in want] == [ValueError, RuntimeError,
+                                                           RuntimeError]
+    for (_, ours), (_, theirs), w in zip(got, want, words):
+        assert w in theirs and w in ours
