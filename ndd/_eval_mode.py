@@ -291,7 +291,9 @@ class EvalContext:
 
     def evaluate_all(self) -> None:
         """Wait for all eager work dispatched so far (errors surface where the values are
-        consumed)."""
+        consumed). A no-op on the eager worker's own thread (it would wait for itself)."""
+        if threading.current_thread().name.startswith("ndd-eager"):
+            return
         get_worker().drain()
 
     def __repr__(self):

@@ -8,6 +8,7 @@ import pytest
 
 import ndd
 from ndd._stream import cuda_device_count
+from runtime.async_worker import get_worker
 
 
 # -- EvalMode -----------------------------------------------------------------------------------
@@ -314,3 +315,14 @@ def test_streams_of_default_and_other_contexts():
         ndd.set_default_stream(None)
         ndd.set_current_stream(None)
     assert ndd.EvalContext.default().cuda_stream is None or cuda_device_count() > 0
+
+
+def test_leaving_a_context_on_the_eager_thread_does_not_wait_for_itself():
+    ctx = ndd.EvalContext()
+
+    def on_worker():
+        with ctx:
+            pass
+        return "left"
+    fut = get_worker().submit(on_worker)
+    assert fut.result(timeout=10) == "left"
