@@ -136,6 +136,13 @@ class Replayer:
             return self._miss(site, f"op changed ({e.op} -> {op})")
         prepared = self.inst.nodes[m].outputs[0].meta.batch_size
         if n != prepared:
+            if not (e.inputs or e.tensor_args):
+                # no batch inputs: which size the call follows was a guess (trace.py); learn
+                # it for the next batches (a short last batch comes once per epoch)
+                if n == self.inst.reader_values[0].meta.batch_size:
+                    e.follows_reader = True
+                elif n == e.batch_size:
+                    e.follows_reader = False
             return self._miss(site, f"batch size {n}, prepared for {prepared} (a batch_size "
                                     f"argument that does not follow the reader's batches)")
         lost = sorted(e.marked - marked)

@@ -432,3 +432,24 @@ def test_rule_errors_agree_with_dali(jpeg_root):
                                                            RuntimeError]
     for (_, ours), (_, theirs), w in zip(got, want, words):
         assert w in theirs and w in ours
+
+
+def test_a_random_call_following_the_readers_batch_size_is_learned_at_the_short_batch(
+        jpeg_root):
+    def run(capture):
+        rng = ndd.random.RNG(seed=8)
+        reader = ndd.readers.File(file_root=jpeg_root)
+        out = []
+        for _ in range(2):
+            for jpegs, _ in reader.next_epoch(batch_size=4, capture=capture):
+                x = ndd.random.uniform(batch_size=jpegs.batch_size, shape=[2], rng=rng)
+                out.append((jpegs.batch_size, _captured(x), np.asarray(ndd.as_tensor(x))))
+        return out, rng.get_state()
+    (eager, eager_state), (cap, cap_state) = run(False), run(True)
+    assert [n for n, _, _ in cap] == [4, 4, 2] * 2
+    # the first short batch runs eagerly (prepared with the traced size), the next replays
+    assert [c for _, c, _ in cap] == [True, True, False, True, True, True]
+    for (n, _, a), (_, _, b) in zip(eager, cap):
+        assert a.shape == (n, 2)
+        np.testing.assert_array_equal(a, b)
+    assert eager_state == cap_state
