@@ -528,9 +528,6 @@ def test_decode_errors_surface_where_the_docs_say(dali):
         ("deferred", "consumption")]
 
 
-@pytest.mark.xfail(strict=True, reason="decoders raise DecodeError, a ValueError; DALI 2.4 raises "
-                                       "RuntimeError (docs/semantics.md 'Image decoding', errors), "
-                                       "so DALI code's `except RuntimeError` misses it")
 def test_decode_error_is_a_runtime_error_as_in_dali(dali):
     assert all(t[2] for t in where_decode_errors_surface(dali))
     assert all(o[2] for o in where_decode_errors_surface(ndd))
