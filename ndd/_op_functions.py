@@ -55,13 +55,19 @@ def make_function(op: str, public_name: str | None = None, module: str = "ndd"):
     min_in = schema.min_inputs
     is_random = schema.is_random
 
+    variadic = schema.variadic
+
     def fn(*inputs, batch_size=None, device=None, rng=None, **kwargs):
-        if len(inputs) > n_in:
+        if len(inputs) > n_in and not variadic:
             raise TypeError(f"{op}() takes at most {n_in} positional input(s), got {len(inputs)}")
         return invoke(op, inputs, kwargs, device=device, batch_size=batch_size, rng=rng)
 
+    # a variadic op's last input name stands for any number of further inputs (``*inputs``)
+    fixed = schema.inputs[:-1] if variadic else schema.inputs
     params = [_P(name, _P.POSITIONAL_ONLY, default=_P.empty if i < min_in else None)
-              for i, name in enumerate(schema.inputs)]
+              for i, name in enumerate(fixed)]
+    if variadic:
+        params.append(_P(schema.inputs[-1], _P.VAR_POSITIONAL))
     params += [_P("batch_size", _P.KEYWORD_ONLY, default=None),
                _P("device", _P.KEYWORD_ONLY, default=None)]
     params += [_P(a.name, _P.KEYWORD_ONLY, default=None) for a in schema.args

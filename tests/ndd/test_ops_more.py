@@ -176,3 +176,20 @@ def test_noise_per_sample_arguments():
     out = _arrays(ndd.noise.gaussian(x, stddev=ndd.batch([np.float32(0.0), np.float32(2.0)]),
                                      mean=ndd.batch([np.float32(1.0), np.float32(0.0)])))
     assert (out[0] == 1.0).all() and abs(out[1].std() - 2.0) < 0.1
+
+
+# ---------------------------------------------------------------- expand_dims, stack
+def test_expand_dims_and_stack_modes():
+    a = ndd.batch([np.arange(6).reshape(2, 3), np.arange(4).reshape(2, 2)], layout="HW")
+    out = _assert_modes_equal(lambda: ndd.expand_dims(a, axes=[0], new_axis_names="F"))
+    assert [x.shape for x in out] == [(1, 2, 3), (1, 2, 2)]
+    assert ndd.expand_dims(a, axes=[0], new_axis_names="F").layout == "FHW"
+    out = _assert_modes_equal(lambda: ndd.stack(a, a + 1, a + 2, axis=2, axis_name="C"))
+    np.testing.assert_array_equal(out[0][..., 2], np.arange(6).reshape(2, 3) + 2)
+    assert ndd.stack(a, a, axis=2, axis_name="C").layout == "HWC"
+    one = ndd.stack(ndd.tensor(np.zeros((2, 3))))
+    assert isinstance(one, ndd.Tensor) and one.shape == (1, 2, 3)
+    with pytest.raises(ValueError, match="same type"):
+        ndd.stack(ndd.tensor(np.zeros(2, np.int8)), ndd.tensor(np.zeros(2)))
+    with pytest.raises(ValueError, match="new_axis_names"):
+        ndd.expand_dims(a, axes=[0, 1], new_axis_names="F")

@@ -233,3 +233,26 @@ def test_noise_statistics_agree_with_dali(dyn):
         ref = stat(np.asarray(getattr(dyn.noise, name)(dyn.tensor(x, layout="HWC"), **kw),
                               dtype=np.float64))
         np.testing.assert_allclose(ours, ref, rtol=0.03, atol=0.01)
+
+
+# ---------------------------------------------------------------- expand_dims, stack
+@pytest.mark.parametrize("kw", [dict(axes=[0, 1], new_axis_names="BC"),
+                                dict(axes=[0, 2], new_axis_names="BC"),
+                                dict(axes=[2, 0], new_axis_names="BC"), dict(axes=[0, 1]),
+                                dict(axes=1)])
+def test_expand_dims_matches_dali(dyn, kw):
+    data = [np.array([1, 2], np.int32), np.array([10, 20, 30], np.int32)]
+    _same(ndd.expand_dims(ndd.batch(data, layout="A"), **kw),
+          dyn.expand_dims(dyn.batch(data, layout="A"), **kw))
+
+
+@pytest.mark.parametrize("kw", [dict(axis=0), dict(axis=1, axis_name="C"),
+                                dict(axis=-1, axis_name="C"), dict(axis=2), dict(axis=-2)])
+def test_stack_matches_dali(dyn, kw):
+    a = [np.array([[1], [2]], np.int16), np.array([[10], [20]], np.int16)]
+    b = [np.array([[3], [4]], np.int16), np.array([[30], [40]], np.int16)]
+    c = [x + 100 for x in b]
+    _same(ndd.stack(ndd.batch(a, layout="AB"), ndd.batch(b, layout="AB"),
+                    ndd.batch(c, layout="AB"), **kw),
+          dyn.stack(dyn.batch(a, layout="AB"), dyn.batch(b, layout="AB"),
+                    dyn.batch(c, layout="AB"), **kw))

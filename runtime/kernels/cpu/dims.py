@@ -1,0 +1,54 @@
+"""CPU kernels of ``expand_dims`` and ``stack`` (numpy views and copies).
+
+Semantics follow DALI 2.4: ``expand_dims``' axes are output positions; ``stack`` needs equal
+shapes and inserts the new axis at ``axis`` (``[-ndim, ndim]``, -1 meaning ``ndim``).
+Registers ``expand_dims`` and ``stack``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.registry import per_sample, register
+
+__all__ = ["expand_dims", "stack"]
+
+
+def expand_dims(x, axes):
+    """``x`` with dimensions of extent 1 at the output positions ``axes`` (a copy; numpy's
+    ``expand_dims`` has DALI's meaning of ``axes``)."""
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    return np.expand_dims(np.asarray(x), axes).copy()
+
+
+def stack(arrays, axis=0):
+    """The arrays (same shape) joined along a new axis at ``axis``.
+
+    Raises
+    ------
+    ValueError
+        Different shapes.
+    """
+    arrays = [np.asarray(a) for a in arrays]
+    for i, a in enumerate(arrays[1:], 1):
+        if a.shape != arrays[0].shape:
+            raise ValueError(f"all inputs must have the same shape; input 0 has "
+                             f"{arrays[0].shape}, input {i} has {a.shape}")
+    nd = arrays[0].ndim
+    if not -nd <= axis <= nd:
+        raise ValueError(f"argument 'axis' must be in [{-nd}, {nd}] for {nd}-D inputs, got "
+                         f"{axis}")
+    return np.stack(arrays, axis=axis)      # numpy's -1 is DALI's: the last position, ndim
+
+
+@register("expand_dims", "cpu")
+@per_sample
+def expand_dims_kernel(ctx, ins, a, i):
+    """``expand_dims`` of sample ``i``."""
+    return expand_dims(ins[0], a["axes"])
+
+
+@register("stack", "cpu")
+@per_sample
+def stack_kernel(ctx, ins, a, i):
+    """``stack`` of sample ``i`` of every input."""
+    return stack(ins, a.get("axis", 0))
