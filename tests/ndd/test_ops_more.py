@@ -193,3 +193,11 @@ def test_expand_dims_and_stack_modes():
         ndd.stack(ndd.tensor(np.zeros(2, np.int8)), ndd.tensor(np.zeros(2)))
     with pytest.raises(ValueError, match="new_axis_names"):
         ndd.expand_dims(a, axes=[0, 1], new_axis_names="F")
+
+
+def test_bb_flip_modes():
+    boxes = ndd.batch([np.array([[0.1, 0.2, 0.3, 0.4]], np.float32),
+                       np.array([[0.5, 0.5, 0.25, 0.25], [0, 0, 1, 1]], np.float32)])
+    out = _assert_modes_equal(lambda: ndd.bb_flip(boxes))
+    np.testing.assert_allclose(out[0], [[0.6, 0.2, 0.3, 0.4]], atol=1e-6)
+    assert ndd.bb_flip(ndd.zeros(shape=(1, 4), dtype=ndd.float32)).dtype == ndd.float32

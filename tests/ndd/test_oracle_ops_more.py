@@ -256,3 +256,19 @@ def test_stack_matches_dali(dyn, kw):
                     ndd.batch(c, layout="AB"), **kw),
           dyn.stack(dyn.batch(a, layout="AB"), dyn.batch(b, layout="AB"),
                     dyn.batch(c, layout="AB"), **kw))
+
+
+# ---------------------------------------------------------------- bb_flip
+@pytest.mark.parametrize("ltrb", [False, True])
+@pytest.mark.parametrize("hv", [(1, 0), (0, 1), (1, 1), (0, 0), (2, -1)])
+def test_bb_flip_matches_dali_exactly(dyn, ltrb, hv):
+    boxes = (_RNG.random((500, 4)) * 0.5).astype(np.float32)
+    kw = dict(ltrb=ltrb, horizontal=hv[0], vertical=hv[1])
+    _same(ndd.bb_flip(ndd.tensor(boxes), **kw), dyn.bb_flip(dyn.tensor(boxes), **kw))
+
+
+def test_bb_flip_per_sample_flags_match_dali(dyn):
+    boxes = [(_RNG.random((n, 4)) * 0.5).astype(np.float32) for n in (3, 1)]
+    flags = [np.int32(1), np.int32(0)]
+    _same(ndd.bb_flip(ndd.batch(boxes), horizontal=ndd.batch(flags), vertical=ndd.batch(flags)),
+          dyn.bb_flip(dyn.batch(boxes), horizontal=dyn.batch(flags), vertical=dyn.batch(flags)))
