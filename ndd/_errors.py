@@ -28,7 +28,8 @@ class CallSite(str):
     Attributes
     ----------
     stack : tuple of (types.CodeType, int)
-        The user's frames at the call, innermost first (each code object and line number).
+        The user's frames at the call, innermost first: each code object and instruction
+        offset (``f_lasti``; the line is looked up only when an error is raised).
     mode : EvalMode or None
         The mode the call was recorded in; None when it ran at once (external inputs).
     """
@@ -46,7 +47,7 @@ def call_site(text: str, depth: int, mode) -> CallSite:
     frames = []
     f = user_frame(depth + 1)
     while f is not None:
-        frames.append((f.f_code, f.f_lineno))
+        frames.append((f.f_code, f.f_lasti))    # f_lineno would decode the line table now
         f = f.f_back
     site.stack = tuple(frames)
     site.mode = mode
@@ -66,11 +67,23 @@ def _frame_at(code: types.CodeType, line: int):
     return types.FunctionType(fake, {"sys": sys})()
 
 
+def _line_of(code: types.CodeType, lasti: int) -> int:
+    """The source line of instruction offset ``lasti`` in ``code``."""
+    line = code.co_firstlineno
+    for start, end, number in code.co_lines():
+        if start <= lasti < end:
+            return number if number is not None else line
+        if number is not None:
+            line = number
+    return line
+
+
 def traceback_of(stack) -> types.TracebackType | None:
     """A traceback whose entries are ``stack``'s frames, outermost first (as Python prints
     them), ending at ``stack[0]``."""
     tb = None
-    for code, line in stack:
+    for code, lasti in stack:
+        line = _line_of(code, lasti)
         # lasti -1: no instruction, so printers take the line number and draw no carets
         tb = types.TracebackType(tb, _frame_at(code, line), -1, max(1, line))
     return tb
