@@ -201,3 +201,15 @@ def test_bb_flip_modes():
     out = _assert_modes_equal(lambda: ndd.bb_flip(boxes))
     np.testing.assert_allclose(out[0], [[0.6, 0.2, 0.3, 0.4]], atol=1e-6)
     assert ndd.bb_flip(ndd.zeros(shape=(1, 4), dtype=ndd.float32)).dtype == ndd.float32
+
+
+def test_brightness_contrast_modes_and_layouts():
+    seq = ndd.batch([np.stack([_IMG, _IMG]), np.stack([_IMG])], layout="FHWC")
+    out = _assert_modes_equal(lambda: ndd.brightness_contrast(seq, brightness=1.5,
+                                                              contrast=0.5))
+    assert out[0].dtype == np.uint8 and out[1].shape == (1, 16, 20, 3)
+    t = ndd.zeros(shape=(4, 4, 3), dtype=ndd.uint8, layout="HWC")
+    r = ndd.brightness_contrast(t, brightness=1.2, dtype=ndd.float32)
+    assert r.dtype == ndd.float32 and r.layout == "HWC"
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.brightness_contrast(ndd.tensor(_IMG[..., 0].copy(), layout="HW"))

@@ -272,3 +272,26 @@ def test_bb_flip_per_sample_flags_match_dali(dyn):
     flags = [np.int32(1), np.int32(0)]
     _same(ndd.bb_flip(ndd.batch(boxes), horizontal=ndd.batch(flags), vertical=ndd.batch(flags)),
           dyn.bb_flip(dyn.batch(boxes), horizontal=dyn.batch(flags), vertical=dyn.batch(flags)))
+
+
+# ---------------------------------------------------------------- brightness_contrast
+@pytest.mark.parametrize("src", ["u8", "i16", "f32"])
+@pytest.mark.parametrize("dtype", [None, "float32", "uint8", "int16"])
+def test_brightness_contrast_matches_dali_exactly(dyn, src, dtype):
+    x = {"u8": _U8[:8, :9], "i16": (_U8[:8, :9].astype(np.int16) - 128) * 200,
+         "f32": _F32[:8, :9, :1]}[src]
+    x = np.ascontiguousarray(x)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        kw = dict(brightness=float(rng.uniform(0.5, 1.5)),
+                  brightness_shift=float(rng.uniform(-0.1, 0.1)),
+                  contrast=float(rng.uniform(0.0, 1.5)))
+        if rng.random() < 0.5:
+            kw["contrast_center"] = float(rng.uniform(0, 100))
+        outs = []
+        for mod in (ndd, dyn):
+            k = dict(kw)
+            if dtype:
+                k["dtype"] = getattr(mod, dtype)
+            outs.append(mod.brightness_contrast(mod.tensor(x, layout="HWC"), **k))
+        _same(*outs)

@@ -1,0 +1,38 @@
+"""Color ops: ``brightness_contrast`` and ``hsv``.
+
+Source: DALI 2.4 ``brightness_contrast`` / ``hsv`` (argument names, defaults and the float32
+arithmetic measured on its CPU operators).
+"""
+from __future__ import annotations
+
+from compiler.schema import ArgSpec, OpSchema, register
+
+
+def _color_infer(default_dtype):
+    def infer(metas, args):
+        m = metas[0]
+        layout = m.layout or {3: "HWC", 4: "FHWC"}.get(m.ndim, "")
+        if m.ndim is not None and (layout not in ("HWC", "FHWC", "DHWC")
+                                   or len(layout) != m.ndim):
+            raise ValueError(f"expected HWC images, or FHWC / DHWC sequences and volumes, got "
+                             f"{m.ndim}-D samples with layout {m.layout!r}")
+        return [m.with_(dtype=args.get("dtype") or default_dtype or m.dtype, layout=layout)]
+    return infer
+
+
+register(OpSchema(
+    "brightness_contrast", ("input",), (
+        ArgSpec("brightness", "float", 1.0, tensor=True, doc="Brightness multiplier."),
+        ArgSpec("brightness_shift", "float", 0.0, tensor=True,
+                doc="Brightness shift, in units of the output range (1.0 for floats, the "
+                    "type's maximum for integers)."),
+        ArgSpec("contrast", "float", 1.0, tensor=True,
+                doc="Contrast multiplier; 0 gives a uniform ``contrast_center``."),
+        ArgSpec("contrast_center", "float", None, tensor=True,
+                doc="Intensity unaffected by contrast (default: half the input type's positive "
+                    "range, rounded up: 128 for uint8; 0.5 for floats)."),
+        ArgSpec("dtype", "dtype", None, doc="Output type (default: the input type)."),
+    ), _color_infer(None), public_name="brightness_contrast",
+    doc="``out = brightness_shift * output_range + brightness * (contrast_center + contrast * "
+        "(in - contrast_center))``, converted to the output type with ``cast``'s rounding and "
+        "saturation. Source: DALI ``brightness_contrast``."))
