@@ -89,6 +89,34 @@ class DType:
     def __str__(self) -> str:
         return self.ir_name
 
+    @staticmethod
+    def parse(name: str) -> "DType":
+        """The DType a name denotes (DALI's ``DType.parse``; see :func:`lookup`)."""
+        return lookup(name)
+
+    @staticmethod
+    def from_type_id(type_id) -> "DType":
+        """The DType of a ``DALIDataType`` id (``9`` or ``ndd.types.FLOAT`` -> float32).
+
+        Raises
+        ------
+        KeyError
+            For an id with no element type (DALI raises KeyError too).
+        """
+        try:
+            return BY_ID[int(type_id)]
+        except KeyError:
+            raise KeyError(f"no ndd.DType has DALIDataType id {type_id!r}") from None
+
+    @staticmethod
+    def from_fw_type(fw_type) -> "DType":
+        """The DType of a numpy dtype or scalar type (DALI's ``DType.from_fw_type``), read from
+        its name (``numpy.dtype('f4').name``, ``numpy.float32.__name__``)."""
+        name = getattr(fw_type, "name", None)
+        if not isinstance(name, str):
+            name = getattr(fw_type, "__name__", str(fw_type))
+        return lookup(name)
+
 
 def _row(ir_name, type_id, bits, kind, dali_name, exp=None, sig=None):
     return DType(ir_name, type_id, (bits + 7) // 8, kind, dali_name, bits, exp, sig)

@@ -102,3 +102,25 @@ def test_attributes_match_dali():
         else:
             assert ours.type_id == int(theirs.type_id), name
         assert ndd.dtype(theirs.name) is ours
+
+
+def test_static_constructors():
+    assert ndd.DType.parse("f16") is ndd.float16
+    assert ndd.DType.from_type_id(9) is ndd.float32
+    assert ndd.DType.from_type_id(ndd.types.DALIDataType.UINT16) is ndd.uint16
+    assert ndd.DType.from_type_id(21) is ndd.DataType
+    with pytest.raises(KeyError):
+        ndd.DType.from_type_id(12)          # STRING: no element type
+    for name in ARRAY_TYPES + ["bool"]:
+        want = ndd.dtype(name)
+        assert ndd.DType.from_fw_type(np.dtype(name)) is want
+        assert ndd.DType.from_fw_type(np.dtype(name).type) is want
+
+
+@pytest.mark.oracle
+def test_static_constructors_match_dali():
+    dyn = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    for name in ARRAY_TYPES + ["bool"]:
+        theirs = dyn.DType.from_fw_type(np.dtype(name))
+        assert ndd.DType.from_fw_type(np.dtype(name)).name == theirs.name
+        assert ndd.DType.from_type_id(int(theirs.type_id)).name == theirs.name
