@@ -167,14 +167,25 @@ class Tensor(Handle):
         return to_cpu(self)
 
     def __array__(self, dtype=None, copy=None):
+        """numpy's array protocol: the tensor's own array (``copy=None`` / ``False``), a copy
+        (``copy=True``), or converted to ``dtype``.
+
+        Raises
+        ------
+        TypeError
+            For a GPU tensor (DALI: "This is not a CPU tensor").
+        ValueError
+            ``copy=False`` with a ``dtype`` that needs a conversion (numpy's rule).
+        """
         if self.device.kind != "cpu":
-            raise TypeError("a GPU ndd.Tensor cannot be converted to numpy; call .cpu() first")
+            raise TypeError("This is not a CPU tensor. Use `.cpu()` to get the array interface.")
         arr = self._array()
-        if dtype is not None:
-            arr = arr.astype(dtype, copy=False)
-        if copy:
-            arr = arr.copy()
-        return arr
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError(f"ndd.Tensor: converting {arr.dtype} to {np.dtype(dtype)} "
+                                 f"needs a copy, but copy=False")
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
 
     def torch(self, copy: bool = False):
         """A ``torch.Tensor`` sharing memory with this tensor (``copy=False``, default)."""

@@ -209,3 +209,15 @@ def test_item():
     assert ndd.Tensor(7).item() == 7 and isinstance(ndd.Tensor(7).item(), int)
     with pytest.raises(ValueError, match="Tensor has 3 elements, expected 1"):
         ndd.Tensor([1, 2, 3]).item()
+
+
+def test_array_protocol_copy_rules():
+    a = np.arange(4, dtype=np.int32)
+    t = ndd.Tensor(a)
+    assert np.asarray(t) is a or np.shares_memory(np.asarray(t), a)
+    assert not np.shares_memory(np.array(t, copy=True), a)
+    f = np.asarray(t, dtype=np.float64)
+    assert f.dtype == np.float64 and f.tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="copy=False"):
+        np.array(t, dtype=np.float64, copy=False)
+    assert np.shares_memory(np.array(t, copy=False), a)
