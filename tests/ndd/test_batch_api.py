@@ -1,9 +1,13 @@
 """DALI 2.4's ``ndd.Batch`` constructor and methods: ``Batch(tensors, dtype, device, layout, copy)``,
 ``Batch.broadcast``, ``select``, ``to_device`` / ``cpu`` / ``gpu`` (no CUDA device here:
 RuntimeError)."""
+import io
+
 import numpy as np
 import pytest
 import torch
+from PIL import Image
+from skimage import data as skimage_data
 
 import ndd
 from runtime.device import gpu_available
@@ -215,3 +219,55 @@ def test_torch_copy_false():
     assert separate.torch().tolist() == [[0, 0], [1, 1]]
     one = ndd.batch([np.arange(3, dtype=np.int16)])
     assert one.torch(copy=False).tolist() == [[0, 1, 2]]
+
+
+@pytest.fixture(scope="module")
+def small_photos(tmp_path_factory):
+    """2 classes x 3 JPEGs of odd sizes cut from a real photo (skimage)."""
+    img = skimage_data.coffee()
+    root = tmp_path_factory.mktemp("photos_batch_api")
+    for c in range(2):
+        (root / f"c{c}").mkdir()
+        for k in range(3):
+            h, w = 40 + 7 * k + c, 50 + 5 * k
+            buf = io.BytesIO()
+            Image.fromarray(img[10 * k:10 * k + h, 20 * c:20 * c + w]).save(buf, "JPEG")
+            (root / f"c{c}" / f"{k}.jpg").write_bytes(buf.getvalue())
+    return str(root)
+
+
+def _constructors_body(jpegs, labels):
+    imgs = ndd.resize(ndd.decoders.image(jpegs), size=(12, 10))
+    n = jpegs.batch_size
+    offset = ndd.Batch.broadcast(np.uint8(7), n)            # a Python-built batch operand
+    shifted = ndd.Batch(imgs) + offset                       # Batch(batch) shares the value
+    first = ndd.Tensor(batch=shifted, index_in_batch=0)
+    as_f32 = ndd.Tensor(first, dtype=ndd.float32)
+    return (shifted.torch().clone(), torch.from_numpy(np.array(as_f32)),
+            shifted.select(slice(1, None)).torch().clone(), imgs.torch().clone())
+
+
+@pytest.mark.parametrize("compile", [False, True])
+def test_constructors_in_loops_equal_sync(small_photos, compile):
+    def run(compile_, mode):
+        reader = ndd.readers.File(file_root=small_photos, random_shuffle=True, seed=3)
+        out = []
+        with mode:
+            for _ in range(2):
+                for jpegs, labels in reader.next_epoch(batch_size=2, compile=compile_):
+                    out.append(_constructors_body(jpegs, labels))
+        return out
+
+    ref = run(False, ndd.EvalMode.sync_cpu)
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        got = run(compile, mode)
+        assert len(got) == len(ref) == 6
+        for a, b in zip(got, ref):
+            for x, y in zip(a, b):
+                assert torch.equal(x, y)
+    for shifted, first, rest, imgs in ref:    # what the body computes, by numpy
+        want = imgs.numpy() + np.uint8(7)     # uint8 + uint8 stays uint8 (wraps), as DALI
+        assert shifted.dtype == torch.uint8
+        np.testing.assert_array_equal(shifted.numpy(), want)
+        np.testing.assert_array_equal(first.numpy(), want[0].astype(np.float32))
+        np.testing.assert_array_equal(rest.numpy(), want[1:])
