@@ -47,13 +47,17 @@ def to_array(data, copy: bool, what: str) -> np.ndarray:
         For data that is not numeric or cannot be converted.
     ValueError
         For ragged nested lists.
+    RuntimeError
+        For a GPU torch tensor without a CUDA device (with one: NotImplementedError, ndd has
+        no GPU storage yet).
     """
     if isinstance(data, np.ndarray):
         arr = data
     elif type(data).__module__.startswith("torch"):
         if data.device.type != "cpu":
-            raise RuntimeError(f"{what}: a {data.device.type} torch tensor needs a CUDA device "
-                               f"for ndd; no CUDA device is available (move it with .cpu())")
+            require_gpu(f"{what} of a {data.device.type} torch tensor")
+            raise NotImplementedError(f"{what}: GPU storage is not implemented yet in ndd; "
+                                      f"move the torch tensor with .cpu() first")
         if str(data.dtype) == "torch.bfloat16":
             raise TypeError(f"{what}: bfloat16 torch tensors are not supported on the CPU yet")
         arr = data.detach().numpy()
