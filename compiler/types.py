@@ -9,8 +9,9 @@ import enum
 from dataclasses import dataclass
 
 
-class DTypeKind(enum.Enum):
-    """What kind of number a :class:`DType` holds (DALI 2.4's ``DType.Kind``)."""
+class Kind(enum.Enum):
+    """What kind of number a :class:`DType` holds (DALI 2.4's ``DType.Kind``; also reachable
+    as ``ndd.DType.Kind``)."""
 
     signed = "i"
     unsigned = "u"
@@ -46,12 +47,12 @@ class DType:
     ``"DataType"``); ``str()`` gives ``ir_name`` (docs/semantics.md).
     """
 
-    Kind = DTypeKind
+    Kind = Kind
 
     ir_name: str
     type_id: int | None
     bytes: int
-    kind: DTypeKind
+    kind: Kind
     dali_name: str
     bits: int
     exponent_bits: int | None = None
@@ -69,19 +70,19 @@ class DType:
 
     @property
     def is_float(self) -> bool:
-        return self.kind is DTypeKind.float
+        return self.kind is Kind.float
 
     @property
     def is_integer(self) -> bool:
-        return self.kind in (DTypeKind.signed, DTypeKind.unsigned)
+        return self.kind in (Kind.signed, Kind.unsigned)
 
     @property
     def is_signed(self) -> bool:
-        return self.kind in (DTypeKind.signed, DTypeKind.float)
+        return self.kind in (Kind.signed, Kind.float)
 
     @property
     def is_enum(self) -> bool:
-        return self.kind is DTypeKind.enum
+        return self.kind is Kind.enum
 
     def __repr__(self) -> str:
         return f"ndd.{self.ir_name}"
@@ -122,7 +123,7 @@ def _row(ir_name, type_id, bits, kind, dali_name, exp=None, sig=None):
     return DType(ir_name, type_id, (bits + 7) // 8, kind, dali_name, bits, exp, sig)
 
 
-_S, _U, _F = DTypeKind.signed, DTypeKind.unsigned, DTypeKind.float
+_S, _U, _F = Kind.signed, Kind.unsigned, Kind.float
 _TABLE = [
     # ir_name, DALIDataType id (DALI 2.4), bits, kind, DALI enum name[, exponent, significand]
     ("uint8", 0, 8, _U, "UINT8"),
@@ -136,7 +137,7 @@ _TABLE = [
     ("float16", 8, 16, _F, "FLOAT16", 5, 10),
     ("float32", 9, 32, _F, "FLOAT", 8, 23),
     ("float64", 10, 64, _F, "FLOAT64", 11, 52),
-    ("bool", 11, 8, DTypeKind.bool, "BOOL"),
+    ("bool", 11, 8, Kind.bool, "BOOL"),
     ("bfloat16", None, 16, _F, "BFLOAT16", 8, 7),   # DALI 2.4 gives bfloat16 no type id
 ]
 
@@ -146,7 +147,7 @@ DTYPES: dict[str, DType] = {row[0]: _row(*row) for row in _TABLE}
 #: DALI's enum element types (``ndd.DataType``, ``ndd.ImageType``, ``ndd.InterpType``): 32-bit,
 #: DALIDataType ids 21, 20, 22 (DALI 2.4). Not array types of ndd's kernels.
 ENUM_DTYPES: dict[str, DType] = {
-    name: _row(name, tid, 32, DTypeKind.enum, dali)
+    name: _row(name, tid, 32, Kind.enum, dali)
     for name, tid, dali in (("DataType", 21, "DATA_TYPE"), ("ImageType", 20, "IMAGE_TYPE"),
                             ("InterpType", 22, "INTERP_TYPE"))}
 
