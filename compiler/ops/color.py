@@ -36,3 +36,17 @@ register(OpSchema(
     doc="``out = brightness_shift * output_range + brightness * (contrast_center + contrast * "
         "(in - contrast_center))``, converted to the output type with ``cast``'s rounding and "
         "saturation. Source: DALI ``brightness_contrast``."))
+
+register(OpSchema(
+    "hsv", ("input",), (
+        ArgSpec("dtype", "dtype", "uint8",
+                doc="Output type (DALI's default uint8, whatever the input type)."),
+        ArgSpec("hue", "float", 0.0, tensor=True,
+                doc="Hue delta in degrees (an angle: values wrap around)."),
+        ArgSpec("saturation", "float", 1.0, tensor=True, doc="Saturation multiplier."),
+        ArgSpec("value", "float", 1.0, tensor=True, doc="Value (brightness) multiplier."),
+    ), _color_infer(None), public_name="hsv",
+    doc="Adjusts hue, saturation and value of RGB images, approximated (as DALI does) by a "
+        "linear transform in RGB: the color is taken to YIQ, its chroma rotated by ``hue`` and "
+        "scaled by ``saturation``, everything scaled by ``value``, and taken back. Source: "
+        "DALI ``hsv``."))

@@ -213,3 +213,13 @@ def test_brightness_contrast_modes_and_layouts():
     assert r.dtype == ndd.float32 and r.layout == "HWC"
     with pytest.raises(ValueError, match="HWC"):
         ndd.brightness_contrast(ndd.tensor(_IMG[..., 0].copy(), layout="HW"))
+
+
+def test_hsv_modes_and_default_type():
+    imgs = ndd.batch([_IMG, _IMG[:4].copy()], layout="HWC")
+    out = _assert_modes_equal(lambda: ndd.hsv(imgs, hue=ndd.batch([np.float32(10),
+                                                                   np.float32(-90)])))
+    assert out[0].dtype == np.uint8 and out[1].shape == (4, 20, 3)
+    f = ndd.tensor(np.full((2, 2, 3), 0.5, np.float32), layout="HWC")
+    assert ndd.hsv(f, hue=10.0).dtype == ndd.uint8      # DALI's default type
+    assert ndd.hsv(f, hue=10.0, dtype=ndd.float32).dtype == ndd.float32

@@ -295,3 +295,18 @@ def test_brightness_contrast_matches_dali_exactly(dyn, src, dtype):
                 k["dtype"] = getattr(mod, dtype)
             outs.append(mod.brightness_contrast(mod.tensor(x, layout="HWC"), **k))
         _same(*outs)
+
+
+# ---------------------------------------------------------------- hsv
+@pytest.mark.parametrize("p", [(30, 1, 1), (30, 0.5, 1.5), (0, 0.5, 1), (200, 0.8, 0.9),
+                               (-75, 1.3, 0.7), (10, 1, 1)])
+def test_hsv_matches_dali(dyn, p):
+    """uint8 results exact; float32 within the rounding of the 3 x 3 matrix (DALI's YIQ
+    constants agree with ours to float32 precision only, docs/semantics.md)."""
+    kw = dict(hue=p[0], saturation=p[1], value=p[2])
+    _same(ndd.hsv(ndd.tensor(_U8, layout="HWC"), **kw), dyn.hsv(dyn.tensor(_U8, layout="HWC"), **kw))
+    ours = ndd.hsv(ndd.tensor(_U8, layout="HWC"), dtype=ndd.float32, **kw)
+    ref = dyn.hsv(dyn.tensor(_U8, layout="HWC"), dtype=dyn.float32, **kw)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(ref.cpu()), rtol=1e-6, atol=1e-4)
+    f = np.ascontiguousarray(_F32[..., :1].repeat(3, axis=-1)) / 255
+    _same(ndd.hsv(ndd.tensor(f, layout="HWC"), **kw), dyn.hsv(dyn.tensor(f, layout="HWC"), **kw))

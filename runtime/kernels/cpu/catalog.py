@@ -24,7 +24,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``noise``                  ``noise.gaussian`` / ``salt_and_pepper`` / ``shot``
 ``dims``                   ``expand_dims``, ``stack``
 ``bbox``                   ``bb_flip``
-``color``                  ``brightness_contrast``
+``color``                  ``brightness_contrast``, ``hsv``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import

@@ -1,10 +1,12 @@
-"""CPU kernels of the color ops: ``brightness_contrast`` (and ``hsv``).
+"""CPU kernels of the color ops: ``brightness_contrast`` and ``hsv``.
 
 ``brightness_contrast`` follows DALI 2.4 bit for bit (measured): in float32,
 ``out = in * (b * c) + (shift * range + b * (center - c * center))``, then ``cast`` to the output
 type; ``range`` is 1 for float outputs and the type's maximum otherwise, ``center`` defaults to
 ``(max + 1) / 2`` of an integer input type (128 for uint8) and 0.5 for floats.
-Registers ``brightness_contrast``.
+``hsv`` is a 3 x 3 linear map of RGB (:func:`hsv_matrix`), applied in float32 as DALI does;
+its matrix agrees with DALI's to float32 rounding (not bit for bit: docs/semantics.md).
+Registers ``brightness_contrast`` and ``hsv``.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
 
-__all__ = ["brightness_contrast", "default_center", "output_range"]
+__all__ = ["brightness_contrast", "default_center", "output_range", "hsv", "hsv_matrix"]
 
 _F = np.float32
 
@@ -60,3 +62,52 @@ def brightness_contrast_kernel(ctx, ins, a, i):
                                                                             0.0),
         contrast=a.get("contrast", 1.0), contrast_center=a.get("contrast_center"),
         dtype=ctx.out_metas[0].dtype)
+
+
+# ------------------------------------------------------------------------------------- hsv
+#: RGB -> YIQ (NTSC); its inverse maps back. DALI 2.4's hsv uses this pair (its matrices agree
+#: with these to float32 rounding: see docs/semantics.md)
+RGB_TO_YIQ = np.array([[0.299, 0.587, 0.114],
+                       [0.596, -0.274, -0.321],
+                       [0.211, -0.523, 0.311]])
+YIQ_TO_RGB = np.linalg.inv(RGB_TO_YIQ)
+
+
+def hsv_matrix(hue=0.0, saturation=1.0, value=1.0) -> np.ndarray:
+    """The float32 3 x 3 RGB matrix of an hsv adjustment: to YIQ, the IQ plane rotated by
+    ``-hue`` degrees and scaled by ``saturation``, everything by ``value``, back to RGB
+    (computed in double, rounded once)."""
+    r = np.deg2rad(float(hue))
+    c, s = np.cos(r), np.sin(r)
+    k = float(saturation)
+    h = float(value) * np.array([[1.0, 0.0, 0.0], [0.0, k * c, k * s], [0.0, -k * s, k * c]])
+    return (YIQ_TO_RGB @ h @ RGB_TO_YIQ).astype(np.float32)
+
+
+def hsv(x, *, hue=0.0, saturation=1.0, value=1.0, dtype=None):
+    """Adjust hue, saturation and value of one RGB sample (channels last).
+
+    ``out_i = M_i0 r + M_i1 g + M_i2 b`` in float32, summed in that order (DALI's), with
+    ``M = hsv_matrix(...)``, then converted to ``dtype`` (default: the input's) with ``cast``.
+
+    Raises
+    ------
+    ValueError
+        Not 3 channels.
+    """
+    x = np.asarray(x)
+    if x.shape[-1] != 3:
+        raise ValueError(f"hsv expects RGB images (3 channels), got {x.shape[-1]} channels")
+    m = hsv_matrix(hue, saturation, value)
+    px = x.astype(_F)
+    r, g, b = px[..., 0], px[..., 1], px[..., 2]
+    out = np.stack([m[i, 0] * r + m[i, 1] * g + m[i, 2] * b for i in range(3)], axis=-1)
+    return cast(out, x.dtype if dtype is None else dtype)
+
+
+@register("hsv", "cpu")
+@per_sample
+def hsv_kernel(ctx, ins, a, i):
+    """``hsv`` of sample ``i``."""
+    return hsv(ins[0], hue=a.get("hue", 0.0), saturation=a.get("saturation", 1.0),
+               value=a.get("value", 1.0), dtype=ctx.out_metas[0].dtype)

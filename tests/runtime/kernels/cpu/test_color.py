@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from runtime.kernels.cpu.color import brightness_contrast, default_center, output_range
+from runtime.kernels.cpu.color import brightness_contrast, default_center, hsv, output_range
 
 RNG = np.random.default_rng(3)
 
@@ -30,3 +30,32 @@ def test_defaults():
     assert output_range(np.int16) == 32767 and output_range(np.float32) == 1.0
     assert (brightness_contrast(x, brightness=10.0) >= x).all()
     assert brightness_contrast(x, brightness=10.0).max() == 255      # saturates
+
+
+def _hsv_reference(x, hue, sat, val):
+    """Independent: per pixel via YIQ written out (Y = luma; I, Q rotated by -hue)."""
+    out = np.empty(x.shape, np.float64)
+    h = np.deg2rad(hue)
+    for idx in np.ndindex(*x.shape[:-1]):
+        r, g, b = x[idx].astype(np.float64)
+        y = 0.299 * r + 0.587 * g + 0.114 * b
+        i = 0.596 * r - 0.274 * g - 0.321 * b
+        q = 0.211 * r - 0.523 * g + 0.311 * b
+        i, q = sat * (i * np.cos(h) + q * np.sin(h)), sat * (q * np.cos(h) - i * np.sin(h))
+        yiq = val * np.array([y, i, q])
+        out[idx] = np.linalg.solve(np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321],
+                                             [0.211, -0.523, 0.311]]), yiq)
+    return out
+
+
+def test_hsv_matches_the_yiq_construction():
+    x = RNG.random((3, 4, 3)).astype(np.float32)
+    for hue, sat, val in ((0, 1, 1), (30, 0.5, 1.5), (-200, 1.3, 0.7)):
+        got = hsv(x, hue=hue, saturation=sat, value=val, dtype="float32")
+        np.testing.assert_allclose(got, _hsv_reference(x, hue, sat, val), atol=2e-6)
+    np.testing.assert_array_equal(hsv(x, hue=360.0, dtype="float32"),
+                                  hsv(x, dtype="float32"))       # hue wraps
+    gray = np.full((2, 2, 3), 77, np.uint8)
+    np.testing.assert_array_equal(hsv(gray, hue=123.0), gray)    # no chroma: unchanged
+    with pytest.raises(ValueError, match="3 channels"):
+        hsv(np.zeros((2, 2, 4), np.uint8))
