@@ -315,6 +315,8 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
     dev = target_device(device, what)
     want = None if dtype is None else to_dtype(dtype)
     hint = None
+    if isinstance(data, TensorsView):       # ``Batch(b.tensors)``: the batch itself
+        data = data._batch
     if isinstance(data, Batch):
         same = ((want is None or want == data.dtype) and dev == data.device
                 and (layout is None or (layout or None) == data.layout))
@@ -322,7 +324,7 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
             return data._value
         samples = [np.array(s, copy=True) if copy else s for s in data._samples()]
         hint = data.layout
-    elif isinstance(data, Tensor) or not isinstance(data, (list, tuple, TensorsView)) and (
+    elif isinstance(data, Tensor) or not isinstance(data, (list, tuple)) and (
             hasattr(data, "__array__") or hasattr(data, "__array_interface__")
             or hasattr(data, "__dlpack__")):
         arr = to_array(np.asarray(data) if isinstance(data, Tensor) else data, copy, what)

@@ -271,3 +271,11 @@ def test_constructors_in_loops_equal_sync(small_photos, compile):
         np.testing.assert_array_equal(shifted.numpy(), want)
         np.testing.assert_array_equal(first.numpy(), want[0].astype(np.float32))
         np.testing.assert_array_equal(rest.numpy(), want[1:])
+
+
+def test_batch_of_tensors_view_shares_the_batch():
+    with ndd.EvalMode.deferred:
+        b = ndd.batch([np.arange(2, dtype=np.int32), np.arange(3, dtype=np.int32)]) * 2
+        c = ndd.Batch(b.tensors)
+        assert c._value is b._value and b._value.data is None
+        assert [s.tolist() for s in _samples(c)] == [[0, 2], [0, 2, 4]]
