@@ -311,7 +311,10 @@ class File:
                              else _reader_state_from_legacy(state))
 
     def close(self) -> None:
+        """End the epoch in progress (also the one direct calls read from) and stop reading
+        ahead; the next read starts the following epoch."""
         self._core.close()
+        self._call_epoch = None
 
     def __repr__(self) -> str:
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"

@@ -148,9 +148,11 @@ def _files_of(enc):
 
 
 def test_calling_a_reader_reads_the_next_batch(image_folder):
-    ref = ndd.readers.File(file_root=str(image_folder))
+    kw = dict(file_root=str(image_folder), random_shuffle=True, seed=2)
+    ref = ndd.readers.File(**kw)
     epochs = [[_files_of(enc) for enc, _ in ref.next_epoch(batch_size=2)] for _ in range(2)]
-    reader = ndd.readers.File(file_root=str(image_folder))
+    assert epochs[0] != epochs[1]
+    reader = ndd.readers.File(**kw)
     got = []
     for _ in range(6):                       # 3 batches an epoch (2, 2, 1), two epochs
         enc, lab = reader(batch_size=2)
@@ -271,3 +273,14 @@ def test_next_epoch_takes_dalis_ctx_argument(image_folder):
     assert [_files_of(e) for e, _ in reader.next_epoch(batch_size=2, ctx=None)] == ref
     with pytest.raises(TypeError, match="ctx must be an ndd.EvalContext"):
         reader.next_epoch(2, "cpu")
+
+
+def test_close_ends_the_epoch_of_direct_calls(image_folder):
+    kw = dict(file_root=str(image_folder), random_shuffle=True, seed=5)
+    ref = ndd.readers.File(**kw)
+    epochs = [[_files_of(e) for e, _ in ref.next_epoch(batch_size=2)] for _ in range(2)]
+    assert epochs[0] != epochs[1]
+    reader = ndd.readers.File(**kw)
+    assert _files_of(reader(batch_size=2)[0]) == epochs[0][0]
+    reader.close()
+    assert [_files_of(reader(batch_size=2)[0]) for _ in range(3)] == epochs[1]
