@@ -226,6 +226,9 @@ def test_error_copies_pickle_as_plain_text():
     assert isinstance(site, str) and site.stack
     back = pickle.loads(pickle.dumps(site))
     assert back == site and type(back) is str
+    err = pickle.loads(pickle.dumps(ei.value))      # e.g. sent back by a DataLoader worker
+    assert type(err) is ValueError and str(err) == str(ei.value)
+    assert "".join(traceback.format_exception(ei.value)).count("_failing_reshape") >= 1
 
 
 @pytest.mark.parametrize("mode", [EvalMode.eager, EvalMode.deferred])
