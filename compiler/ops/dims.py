@@ -1,6 +1,6 @@
-"""New dimensions: ``expand_dims`` and ``stack``.
+"""New dimensions and layouts: ``expand_dims``, ``stack`` and ``per_frame``.
 
-Source: DALI 2.4 ``expand_dims`` / ``stack`` (argument names, layouts and axis rules observed).
+Source: DALI 2.4 ``expand_dims`` / ``stack`` / ``per_frame`` (argument names, layouts and axis rules observed).
 """
 from __future__ import annotations
 
@@ -104,3 +104,30 @@ register(OpSchema(
                     "``axis`` (without it the output has no layout)."),
     ), _stack_infer, variadic=True, min_inputs=1, public_name="stack",
     doc="Joins tensors of equal shape and type along a new axis. Source: DALI ``stack``."))
+
+
+def _per_frame_infer(metas, args):
+    m = metas[0]
+    layout = m.layout or ""
+    if not layout:
+        if m.ndim is None:
+            return [m.with_(layout="")]
+        if m.ndim == 0:
+            raise ValueError("a per-frame argument needs at least one dimension (the frames)")
+        return [m.with_(layout="F" + "*" * (m.ndim - 1))]
+    if args.get("replace", False):
+        return [m.with_(layout="F" + layout[1:])]
+    if layout[0] != "F":
+        raise ValueError(f"Per-frame argument input must be a sequence. The input layout "
+                         f"should start with 'F', got: {layout}")
+    return [m]
+
+
+register(OpSchema(
+    "per_frame", ("input",), (
+        ArgSpec("replace", "bool", False,
+                doc="Replace the first layout letter with F (otherwise it must be F)."),
+    ), _per_frame_infer, public_name="per_frame",
+    doc="Marks the input as a sequence (its first axis the frames), to give an op one argument "
+        "value per frame; only the layout changes: without a layout it becomes ``F`` padded "
+        "with ``*``. Source: DALI ``per_frame``."))

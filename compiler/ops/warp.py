@@ -18,9 +18,9 @@ def _warp_infer(metas, args):
     if m.ndim is not None and (layout not in ("HW", "HWC", "FHWC") or len(layout) != m.ndim):
         raise ValueError(f"expected HWC images or FHWC sequences, got {m.ndim}-D samples with "
                          f"layout {m.layout!r}")
-    if len(metas) > 1 and metas[1].ndim not in (None, 1, 2):
-        raise ValueError(f"the 'mtx' input must hold 2 x 3 matrices, got {metas[1].ndim}-D "
-                         f"samples")
+    if len(metas) > 1 and metas[1].ndim not in (None, 1, 2, 3):
+        raise ValueError(f"the 'mtx' input must hold 2 x 3 matrices (F x 2 x 3 per frame), "
+                         f"got {metas[1].ndim}-D samples")
     return [m.with_(dtype=args.get("dtype") or m.dtype, layout=layout)]
 
 
@@ -41,7 +41,8 @@ register(OpSchema(
                 doc="The 2 x 3 transform ``(M11, M12, M13, M21, M22, M23)``: with "
                     "``inverse_map`` (default) a destination -> source map, ``dst(x, y) = "
                     "src(M11 x + M12 y + M13, M21 x + M22 y + M23)``, ``(0, 0)`` being the "
-                    "corner of the first pixel. The ``mtx`` input may give it instead."),
+                    "corner of the first pixel. The ``mtx`` input may give it instead. For "
+                    "sequences, ``F x 2 x 3`` gives one matrix per frame (``ndd.per_frame``)."),
         ArgSpec("inverse_map", "bool", True,
                 doc="False: ``matrix`` maps source to destination and is inverted first."),
     ), _warp_infer, min_inputs=1, public_name="warp_affine",

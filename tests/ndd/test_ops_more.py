@@ -223,3 +223,18 @@ def test_hsv_modes_and_default_type():
     f = ndd.tensor(np.full((2, 2, 3), 0.5, np.float32), layout="HWC")
     assert ndd.hsv(f, hue=10.0).dtype == ndd.uint8      # DALI's default type
     assert ndd.hsv(f, hue=10.0, dtype=ndd.float32).dtype == ndd.float32
+
+
+def test_per_frame_marks_the_layout_only():
+    m = np.zeros((3, 2, 3), np.float32)
+    t = ndd.per_frame(ndd.tensor(m))
+    assert t.layout == "F**"
+    np.testing.assert_array_equal(np.asarray(t), m)
+    with pytest.raises(ValueError, match="should start with 'F'"):
+        ndd.per_frame(ndd.tensor(m, layout="ABC"))
+    seq = np.stack([_IMG, _IMG])
+    mats = np.stack([np.eye(2, 3), [[1, 0, 1], [0, 1, 0]]]).astype(np.float32)
+    out = _assert_modes_equal(lambda: ndd.warp_affine(ndd.tensor(seq, layout="FHWC"),
+                                                      matrix=ndd.per_frame(ndd.tensor(mats))))[0]
+    np.testing.assert_array_equal(out[0], _IMG)
+    np.testing.assert_array_equal(out[1][:, :-1], _IMG[:, 1:])

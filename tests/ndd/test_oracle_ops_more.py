@@ -310,3 +310,24 @@ def test_hsv_matches_dali(dyn, p):
     np.testing.assert_allclose(np.asarray(ours), np.asarray(ref.cpu()), rtol=1e-6, atol=1e-4)
     f = np.ascontiguousarray(_F32[..., :1].repeat(3, axis=-1)) / 255
     _same(ndd.hsv(ndd.tensor(f, layout="HWC"), **kw), dyn.hsv(dyn.tensor(f, layout="HWC"), **kw))
+
+
+# ---------------------------------------------------------------- per_frame
+def test_per_frame_layouts_match_dali(dyn):
+    for arr, layout, kw in ((np.zeros((4, 2, 3)), None, {}), (np.zeros((4, 2)), "AB",
+                                                              {"replace": True}),
+                            (np.zeros((3, 5)), "FX", {})):
+        ours = ndd.per_frame(ndd.tensor(arr, layout=layout), **kw)
+        ref = dyn.per_frame(dyn.tensor(arr, layout=layout), **kw)
+        _same(ours, ref)
+
+
+def test_warp_affine_per_frame_matrices_match_dali(dyn):
+    v = _RNG.integers(0, 256, size=(2, 16, 20, 3), dtype=np.uint8)
+    m = np.stack([_MATS[0], _MATS[2]])
+    _same(ndd.warp_affine(ndd.batch([v, v[:1]], layout="FHWC"),
+                          matrix=ndd.per_frame(ndd.batch([m, m[1:]]))),
+          dyn.warp_affine(dyn.batch([v, v[:1]], layout="FHWC"),
+                          matrix=dyn.per_frame(dyn.batch([m, m[1:]]))))
+    _same(ndd.warp_affine(ndd.tensor(v, layout="FHWC"), ndd.per_frame(ndd.tensor(m))),
+          dyn.warp_affine(dyn.tensor(v, layout="FHWC"), dyn.per_frame(dyn.tensor(m))))

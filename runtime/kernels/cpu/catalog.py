@@ -22,7 +22,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``warp``                   ``warp_affine``, ``rotate``
 ``sphere``                 ``sphere``
 ``noise``                  ``noise.gaussian`` / ``salt_and_pepper`` / ``shot``
-``dims``                   ``expand_dims``, ``stack``
+``dims``                   ``expand_dims``, ``stack``, ``per_frame``
 ``bbox``                   ``bb_flip``
 ``color``                  ``brightness_contrast``, ``hsv``
 =========================  ==================================================================

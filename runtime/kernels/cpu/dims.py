@@ -2,7 +2,7 @@
 
 Semantics follow DALI 2.4: ``expand_dims``' axes are output positions; ``stack`` needs equal
 shapes and inserts the new axis at ``axis`` (``[-ndim, ndim]``, -1 meaning ``ndim``).
-Registers ``expand_dims`` and ``stack``.
+``per_frame`` passes the data through. Registers ``expand_dims``, ``stack`` and ``per_frame``.
 """
 from __future__ import annotations
 
@@ -52,3 +52,9 @@ def expand_dims_kernel(ctx, ins, a, i):
 def stack_kernel(ctx, ins, a, i):
     """``stack`` of sample ``i`` of every input."""
     return stack(ins, a.get("axis", 0))
+
+
+@register("per_frame", "cpu")
+def per_frame_kernel(ctx, inputs, args):
+    """``per_frame``: the data unchanged (only the layout, in the metadata, changes)."""
+    return [list(inputs[0])]

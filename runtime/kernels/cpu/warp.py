@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.params.warp import (affine_matrix, invert_affine, output_size,
+from runtime.kernels.params.warp import (affine_matrices, invert_affine, output_size,
                                          rotate_matrix, rotate_output_size)
 from runtime.kernels.registry import per_sample, register
 
@@ -173,10 +173,12 @@ def _frames_layout(layout, ndim):
 
 
 def warp_sample(x, layout, m, out_hw, **kw):
-    """:func:`warp_image` of an image, or of every frame of an ``FHWC`` sequence."""
+    """:func:`warp_image` of an image, or of every frame of an ``FHWC`` sequence (``m`` one
+    matrix, or a list of one per frame)."""
     x = np.asarray(x)
     if _frames_layout(layout, x.ndim):
-        frames = [warp_image(f, m, out_hw, **kw) for f in x]
+        per_frame = m if isinstance(m, list) else [m] * len(x)
+        frames = [warp_image(f, mf, out_hw, **kw) for f, mf in zip(x, per_frame)]
         if not frames:
             return np.zeros((0, *out_hw, x.shape[-1]),
                             dtype=to_numpy_dtype(kw.get("dtype") or x.dtype))
@@ -206,9 +208,10 @@ def warp_affine(ctx, ins, a, i):
     else:
         raise ValueError("warp_affine needs a transform: the 'matrix' argument or the 'mtx' "
                          "input")
-    m = affine_matrix(raw)
+    x = np.asarray(ins[0])
+    m = affine_matrices(raw, len(x) if _frames_layout(layout, x.ndim) else None)
     if not a.get("inverse_map", True):
-        m = invert_affine(m)
+        m = [invert_affine(mf) for mf in m] if isinstance(m, list) else invert_affine(m)
     hw = tuple(int(s) for s in _hw(ins[0], layout))
     return warp_sample(ins[0], layout, m, output_size(a.get("size"), hw), **_options(ctx, a))
 

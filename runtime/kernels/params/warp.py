@@ -13,19 +13,11 @@ import math
 
 import numpy as np
 
-__all__ = ["affine_matrix", "invert_affine", "output_size", "rotate_matrix",
+__all__ = ["affine_matrix", "affine_matrices", "invert_affine", "output_size", "rotate_matrix",
            "rotate_output_size"]
 
 
-def affine_matrix(values) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
-    """The 2 x 3 matrix of a ``matrix`` argument or ``mtx`` input (6 numbers, row-major, or an
-    array of shape (2, 3)).
-
-    Raises
-    ------
-    ValueError
-        Not 6 numbers.
-    """
+def _flat_numbers(values) -> list[float]:
     flat = []
 
     def walk(v):
@@ -37,10 +29,47 @@ def affine_matrix(values) -> tuple[tuple[float, float, float], tuple[float, floa
         else:
             flat.append(float(v))
     walk(values)
+    return flat
+
+
+def affine_matrix(values) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """The 2 x 3 matrix of a ``matrix`` argument or ``mtx`` input (6 numbers, row-major, or an
+    array of shape (2, 3)).
+
+    Raises
+    ------
+    ValueError
+        Not 6 numbers.
+    """
+    flat = _flat_numbers(values)
     if len(flat) != 6:
         raise ValueError(f"argument 'matrix' must be a 2 x 3 affine matrix (6 numbers, "
                          f"M11 M12 M13 M21 M22 M23), got {len(flat)} numbers")
     return (tuple(flat[:3]), tuple(flat[3:]))
+
+
+def affine_matrices(values, frames: int | None):
+    """One matrix for every frame: a single 2 x 3 matrix (used for all), or, for a sequence of
+    ``frames`` frames, ``frames`` matrices (a per-frame argument, shape ``(F, 2, 3)``).
+
+    Returns
+    -------
+    tuple
+        A matrix (:func:`affine_matrix`), or a list of ``frames`` of them.
+
+    Raises
+    ------
+    ValueError
+        Neither 6 numbers nor 6 per frame.
+    """
+    flat = _flat_numbers(values)
+    if len(flat) == 6:
+        return affine_matrix(flat)
+    if frames is not None and len(flat) == 6 * frames:
+        return [affine_matrix(flat[6 * k:6 * k + 6]) for k in range(frames)]
+    per = f" or {6 * frames} (one 2 x 3 matrix per frame)" if frames is not None else ""
+    raise ValueError(f"argument 'matrix' must be a 2 x 3 affine matrix (6 numbers){per}, got "
+                     f"{len(flat)} numbers")
 
 
 def invert_affine(m):

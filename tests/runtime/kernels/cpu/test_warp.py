@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from runtime.kernels.cpu.warp import warp_image, warp_sample
-from runtime.kernels.params.warp import (affine_matrix, invert_affine, output_size,
-                                         rotate_matrix, rotate_output_size)
+from runtime.kernels.params.warp import (affine_matrices, affine_matrix, invert_affine,
+                                         output_size, rotate_matrix, rotate_output_size)
 
 RNG = np.random.default_rng(11)
 IMG = RNG.integers(0, 256, size=(9, 12, 3), dtype=np.uint8)
@@ -127,3 +127,14 @@ def test_rotate_by_quarter_turns_is_rot90():
         for interp in ("nn", "linear"):
             got = warp_image(img, rotate_matrix(angle, (6, 10), hw), hw, interp=interp)
             np.testing.assert_array_equal(got, want)
+
+
+def test_per_frame_matrices():
+    seq = np.stack([IMG, 255 - IMG, IMG // 2])
+    shifts = [((1.0, 0.0, float(k)), (0.0, 1.0, 0.0)) for k in range(3)]
+    got = warp_sample(seq, "FHWC", affine_matrices(np.array(shifts), 3), (9, 12))
+    for k in range(3):
+        np.testing.assert_array_equal(got[k], _shift(seq[k], 0, k))
+    assert affine_matrices(np.arange(6), 3) == affine_matrix(np.arange(6))   # shared by frames
+    with pytest.raises(ValueError, match="per frame"):
+        affine_matrices(np.zeros(12), 3)
