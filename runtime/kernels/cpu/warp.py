@@ -221,7 +221,13 @@ def warp_affine(ctx, ins, a, i):
 def rotate(ctx, ins, a, i):
     """``rotate``: counter-clockwise by ``angle`` degrees about the image center."""
     layout = ctx.in_metas[0].layout
-    angle = float(a["angle"])
+    angle = a["angle"]
+    if isinstance(angle, (tuple, list)):
+        if len(angle) != 1:
+            raise ValueError(f"argument 'angle' must be one number per sample (per-frame angles "
+                             f"are not supported by ndd's rotate yet), got {list(angle)}")
+        angle = angle[0]
+    angle = float(angle)
     hw = tuple(int(s) for s in _hw(ins[0], layout))
     if a.get("size"):
         out_hw = output_size(a["size"], hw)
