@@ -131,3 +131,44 @@ register(OpSchema(
     doc="Marks the input as a sequence (its first axis the frames), to give an op one argument "
         "value per frame; only the layout changes: without a layout it becomes ``F`` padded "
         "with ``*``. Source: DALI ``per_frame``."))
+
+
+_POLICIES = ("error", "pad", "constant", "edge", "clamp", "reflect", "reflect_1001",
+             "reflect_101", "wrap", "trim_to_shape")
+
+
+def _slice_infer(metas, args):
+    m = metas[0]
+    return [m.with_(dtype=args.get("dtype") or m.dtype)]
+
+
+register(OpSchema(
+    "slice", ("data", "anchor", "shape_input"), (
+        ArgSpec("axes", "int[]", None,
+                doc="Axes (indices, negative from the back) of the window coordinates; default "
+                    "[1, 0] without a layout."),
+        ArgSpec("axis_names", "layout", None,
+                doc="Layout letters of the window coordinates (over ``axes``); default 'WH' "
+                    "when the data has a layout."),
+        ArgSpec("dtype", "dtype", None, doc="Output type (default: the input type)."),
+        ArgSpec("end", "float[]", None, tensor=True, doc="End coordinates (absolute)."),
+        ArgSpec("fill_values", "float[]", (0.0,),
+                doc="Padding value(s) for out_of_bounds_policy 'pad': one, or one per channel."),
+        ArgSpec("normalized_anchor", "bool", True,
+                doc="A float ``anchor`` input is relative (0..1); integer ones are absolute."),
+        ArgSpec("normalized_shape", "bool", True,
+                doc="A float ``shape_input`` is relative (0..1); integer ones are absolute."),
+        ArgSpec("out_of_bounds_policy", "str", "error", choices=_POLICIES,
+                doc="Outside the data: error, pad/constant, edge/clamp, reflect/reflect_1001, "
+                    "reflect_101, wrap or trim_to_shape."),
+        ArgSpec("rel_end", "float[]", None, tensor=True, doc="End coordinates (relative)."),
+        ArgSpec("rel_shape", "float[]", None, tensor=True, doc="Window extents (relative)."),
+        ArgSpec("rel_start", "float[]", None, tensor=True, doc="Start coordinates (relative)."),
+        ArgSpec("shape", "float[]", None, tensor=True, doc="Window extents (absolute)."),
+        ArgSpec("start", "float[]", None, tensor=True, doc="Start coordinates (absolute)."),
+    ), _slice_infer, min_inputs=1, public_name="slice",
+    deprecated={"output_dtype": "dtype", "image_type": None},
+    doc="Extracts a window (a slice) of each sample: its start by the ``anchor`` input, "
+        "``start`` or ``rel_start``, its extent by the ``shape_input`` input, ``shape``, "
+        "``rel_shape``, ``end`` or ``rel_end``; coordinates round half up. Source: DALI "
+        "``slice``."))

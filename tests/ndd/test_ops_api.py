@@ -351,6 +351,8 @@ _DEPRECATED_CALLS = {
     ("crop", "image_type"): ({"crop": (4, 4)}, "RGB", None),
     ("rotate", "output_dtype"): ({"angle": 30.0}, ndd.float32, "dtype"),
     ("warp_affine", "output_dtype"): ({"matrix": (1, 0, 0.5, 0, 1, 0)}, ndd.float32, "dtype"),
+    ("slice", "output_dtype"): ({"rel_start": (0.5, 0.5)}, ndd.float32, "dtype"),
+    ("slice", "image_type"): ({"rel_start": (0.5, 0.5)}, "RGB", None),
 }
 
 

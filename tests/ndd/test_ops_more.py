@@ -238,3 +238,17 @@ def test_per_frame_marks_the_layout_only():
                                                       matrix=ndd.per_frame(ndd.tensor(mats))))[0]
     np.testing.assert_array_equal(out[0], _IMG)
     np.testing.assert_array_equal(out[1][:, :-1], _IMG[:, 1:])
+
+
+def test_slice_modes_and_errors():
+    a = ndd.batch([np.arange(6).reshape(2, 3), np.arange(8).reshape(2, 4)])
+    out = _assert_modes_equal(lambda: ndd.slice(a + a, end=[1], axes=[0]))
+    np.testing.assert_array_equal(out[0], [[0, 2, 4]])
+    np.testing.assert_array_equal(out[1], [[0, 2, 4, 6]])
+    anchors = ndd.batch([np.array([1], np.int32), np.array([2], np.int32)])
+    shapes = ndd.batch([np.array([2], np.int32), np.array([1], np.int32)])
+    out = _arrays(ndd.slice(a, anchors, shapes, axes=[1]))
+    np.testing.assert_array_equal(out[0], [[1, 2], [4, 5]])
+    np.testing.assert_array_equal(out[1], [[2], [6]])
+    with pytest.raises(ValueError, match="out of the bounds"):
+        np.asarray(ndd.slice(ndd.tensor(np.zeros((2, 2))), start=[-1], axes=[0]))

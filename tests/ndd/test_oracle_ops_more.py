@@ -331,3 +331,42 @@ def test_warp_affine_per_frame_matrices_match_dali(dyn):
                           matrix=dyn.per_frame(dyn.batch([m, m[1:]]))))
     _same(ndd.warp_affine(ndd.tensor(v, layout="FHWC"), ndd.per_frame(ndd.tensor(m))),
           dyn.warp_affine(dyn.tensor(v, layout="FHWC"), dyn.per_frame(dyn.tensor(m))))
+
+
+# ---------------------------------------------------------------- slice
+_SX = np.arange(4 * 5 * 3, dtype=np.int16).reshape(4, 5, 3)
+_SLICE_CASES = [
+    (dict(end=[1], axes=[0]), "HWC", ()), (dict(start=[1, 2]), "HWC", ()),
+    (dict(start=[1, 2]), None, ()), (dict(start=[1, 1], end=[3, 4], axes=[0, 1]), "HWC", ()),
+    (dict(start=[1], shape=[2], axes=[1]), "HWC", ()),
+    (dict(rel_start=[0.25], rel_end=[0.75], axes=[0]), "HWC", ()),
+    (dict(rel_start=[0.3], rel_shape=[0.5], axes=[1]), "HWC", ()),
+    (dict(start=[1], end=[3], axis_names="W"), "HWC", ()),
+    (dict(start=[1], axes=[-2]), "HWC", ()),
+    (dict(rel_start=[0.3], rel_end=[0.9], axes=[1]), "HWC", ()),
+    (dict(rel_start=[0.5], rel_shape=[0.3], axes=[1]), "HWC", ()),
+    ({}, "HWC", (np.array([0.2, 0.25], np.float32), np.array([0.6, 0.5], np.float32))),
+    ({}, "HWC", (np.array([1, 1], np.int32), np.array([2, 2], np.int32))),
+    (dict(normalized_anchor=False, normalized_shape=False), "HWC",
+     (np.array([1.0, 1.0], np.float32), np.array([2.0, 2.0], np.float32))),
+] + [(dict(start=[-2], end=[7], axes=[0], out_of_bounds_policy=p), "HWC", ())
+     for p in ("pad", "edge", "reflect", "reflect_101", "wrap", "trim_to_shape")] + [
+    (dict(start=[-1], end=[6], axes=[0], out_of_bounds_policy="pad", fill_values=[7, 8, 9]),
+     "HWC", ()),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_SLICE_CASES)))
+def test_slice_matches_dali(dyn, k):
+    kw, layout, inputs = _SLICE_CASES[k]
+    _same(ndd.slice(ndd.tensor(_SX, layout=layout), *inputs, **kw),
+          dyn.slice(dyn.tensor(_SX, layout=layout), *inputs, **kw))
+
+
+def test_slice_batches_and_dtype_match_dali(dyn):
+    data = [_SX, _SX[:3, :2].copy()]
+    _same(ndd.slice(ndd.batch(data, layout="HWC"), rel_start=[0.5], axes=[0]),
+          dyn.slice(dyn.batch(data, layout="HWC"), rel_start=[0.5], axes=[0]))
+    u8 = _SX.astype(np.uint8)
+    _same(ndd.slice(ndd.tensor(u8, layout="HWC"), start=[1], axes=[0], dtype=ndd.float32),
+          dyn.slice(dyn.tensor(u8, layout="HWC"), start=[1], axes=[0], dtype=dyn.float32))
