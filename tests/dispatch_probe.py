@@ -98,6 +98,31 @@ def probe() -> dict[str, str]:
             res[f"rrc/{i}"] = _digest(t)
         for i, t in enumerate(ndd.flip(images, horizontal=1, vertical=1).tensors):
             res[f"flip/{i}"] = _digest(t)
+        # warps, color and noise ops (float32 arithmetic, sqrt, trig of the C library)
+        small = ndd.resize(images, size=(48, 64))
+        mtx = np.array([[0.9, 0.1, 1.5], [-0.1, 0.9, -2.0]], np.float32)
+        for name, out in (
+                ("rotate/linear", ndd.rotate(small, angle=33.3)),
+                ("rotate/nn_fill", ndd.rotate(small, angle=-70, interp_type="nn", fill_value=9)),
+                ("warp_affine", ndd.warp_affine(small, matrix=mtx, inverse_map=False)),
+                ("sphere/nn", ndd.sphere(small)),
+                ("sphere/linear", ndd.sphere(small, interp_type="linear")),
+                ("hsv/u8", ndd.hsv(small, hue=30.0, saturation=0.7, value=1.2)),
+                ("hsv/f32", ndd.hsv(small, hue=-45.0, dtype=ndd.float32)),
+                ("brightness_contrast", ndd.brightness_contrast(small, brightness=1.3,
+                                                                contrast=0.6,
+                                                                brightness_shift=0.05)),
+                ("noise/gaussian", ndd.noise.gaussian(small, stddev=8.0,
+                                                      rng=ndd.random.RNG(seed=3))),
+                ("noise/salt_and_pepper", ndd.noise.salt_and_pepper(
+                    small, prob=0.1, rng=ndd.random.RNG(seed=3))),
+                ("noise/shot", ndd.noise.shot(small, factor=4.0, rng=ndd.random.RNG(seed=3))),
+                ("slice/reflect", ndd.slice(small, start=[-5, -3], end=[70, 50],
+                                            out_of_bounds_policy="reflect_101"))):
+            for i, t in enumerate(out.tensors):
+                res[f"{name}/{i}"] = _digest(t)
+        boxes = ndd.as_tensor(rng.random((64, 4)).astype(np.float32) * 0.5)
+        res["bb_flip"] = _digest(ndd.bb_flip(boxes, vertical=1))
 
         # arithmetic and math functions in every float dtype (and ints promoted to float)
         for dt in ("float16", "float32", "float64", "int32", "uint8"):
