@@ -10,6 +10,8 @@ Registers ``brightness_contrast`` and ``hsv``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from runtime.kernels.registry import per_sample, register
@@ -67,21 +69,40 @@ def brightness_contrast_kernel(ctx, ins, a, i):
 # ------------------------------------------------------------------------------------- hsv
 #: RGB -> YIQ (NTSC); its inverse maps back. DALI 2.4's hsv uses this pair (its matrices agree
 #: with these to float32 rounding: see docs/semantics.md)
-RGB_TO_YIQ = np.array([[0.299, 0.587, 0.114],
-                       [0.596, -0.274, -0.321],
-                       [0.211, -0.523, 0.311]])
-YIQ_TO_RGB = np.linalg.inv(RGB_TO_YIQ)
+RGB_TO_YIQ = ((0.299, 0.587, 0.114),
+              (0.596, -0.274, -0.321),
+              (0.211, -0.523, 0.311))
+
+
+def _matmul(a, b):
+    """3 x 3 product in Python floats, summed in index order (no BLAS: the same bits on every
+    CPU)."""
+    return tuple(tuple(a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j]
+                       for j in range(3)) for i in range(3))
+
+
+def _inverse(m):
+    """3 x 3 inverse by cofactors in Python floats (no LAPACK)."""
+    (a, b, c), (d, e, f), (g, h, i) = m
+    cof = ((e * i - f * h, c * h - b * i, b * f - c * e),
+           (f * g - d * i, a * i - c * g, c * d - a * f),
+           (d * h - e * g, b * g - a * h, a * e - b * d))
+    det = a * cof[0][0] + b * cof[1][0] + c * cof[2][0]
+    return tuple(tuple(v / det for v in row) for row in cof)
+
+
+YIQ_TO_RGB = _inverse(RGB_TO_YIQ)
 
 
 def hsv_matrix(hue=0.0, saturation=1.0, value=1.0) -> np.ndarray:
     """The float32 3 x 3 RGB matrix of an hsv adjustment: to YIQ, the IQ plane rotated by
     ``-hue`` degrees and scaled by ``saturation``, everything by ``value``, back to RGB
-    (computed in double, rounded once)."""
-    r = np.deg2rad(float(hue))
-    c, s = np.cos(r), np.sin(r)
-    k = float(saturation)
-    h = float(value) * np.array([[1.0, 0.0, 0.0], [0.0, k * c, k * s], [0.0, -k * s, k * c]])
-    return (YIQ_TO_RGB @ h @ RGB_TO_YIQ).astype(np.float32)
+    (computed in double with the C library's ``cos`` / ``sin``, rounded once)."""
+    r = math.radians(float(hue))
+    c, s = math.cos(r), math.sin(r)
+    k, v = float(saturation), float(value)
+    h = ((v, 0.0, 0.0), (0.0, v * k * c, v * k * s), (0.0, -v * k * s, v * k * c))
+    return np.array(_matmul(_matmul(YIQ_TO_RGB, h), RGB_TO_YIQ), dtype=np.float32)
 
 
 def hsv(x, *, hue=0.0, saturation=1.0, value=1.0, dtype=None):
