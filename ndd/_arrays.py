@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.ir import Value, ValueMeta
-from compiler.types import CPU, parse_device
-from ndd._dtypes import from_numpy, to_numpy
+from compiler.types import CPU, ENUM_DTYPES, parse_device
+from ndd._dtypes import from_dali, from_numpy, to_numpy
+from ndd.types import DALIDataType, DALIImageType, DALIInterpType
 from runtime.device import require_gpu
 from runtime.kernels.cpu.cast import cast
 
@@ -84,6 +85,45 @@ def to_array(data, copy: bool, what: str) -> np.ndarray:
     if copy:
         arr = np.array(arr, copy=True)
     return arr
+
+
+_ENUM_OF = {DALIInterpType: ENUM_DTYPES["InterpType"], DALIImageType: ENUM_DTYPES["ImageType"],
+            DALIDataType: ENUM_DTYPES["DataType"]}
+
+
+def enum_sample(data):
+    """``(0-d int32 array, enum DType)`` for an enum member (``ndd.types.INTERP_CUBIC`` or DALI's
+    own ``nvidia.dali.types.INTERP_CUBIC``, ``YCbCr``, ``INT32``...), else None.
+
+    As in DALI 2.4, a tensor made of an enum value has the enum's type (``ndd.InterpType``,
+    ``ndd.ImageType``, ``ndd.DataType``); ndd stores the value as int32.
+    """
+    ours = from_dali(data)
+    member = data if ours is None else ours
+    dt = _ENUM_OF.get(type(member))
+    if dt is None:
+        return None
+    return np.asarray(int(member), dtype=np.int32), dt
+
+
+def convert(arr: np.ndarray, want, enum_type, what: str) -> tuple[np.ndarray, str]:
+    """``arr`` as the type ``want`` (None: its own, or ``enum_type`` when the data were enum
+    values) -> ``(array, ir_name of its DType)``.
+
+    Raises
+    ------
+    TypeError
+        An enum type asked for non-integer data.
+    """
+    if want is None:
+        return arr, (enum_type.ir_name if enum_type is not None else from_numpy(arr.dtype))
+    if want.is_enum:
+        if enum_type is None and arr.dtype.kind not in "iu":
+            raise TypeError(f"{what}: dtype={want.name} needs integer enum values, got "
+                            f"{arr.dtype} data")
+        return arr.astype(np.int32, copy=False), want.ir_name
+    arr = apply_dtype(arr, want)
+    return arr, from_numpy(arr.dtype)
 
 
 def apply_dtype(arr: np.ndarray, dtype) -> np.ndarray:

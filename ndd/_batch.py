@@ -7,10 +7,10 @@ import numpy as np
 
 from compiler.ir import Value, ValueMeta
 from compiler.types import Device, parse_device
-from ndd._arrays import apply_dtype, check_layout, common_base, leaf_value, stack_samples, \
-    target_device, to_array
+from ndd._arrays import check_layout, common_base, convert, enum_sample, leaf_value, \
+    stack_samples, target_device, to_array
 from ndd._device_move import to_cpu, to_gpu
-from ndd._dtypes import dtype as to_dtype, from_numpy
+from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
 from ndd._handle import Handle
 from ndd._tensor import Tensor
@@ -315,6 +315,7 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
     dev = target_device(device, what)
     want = None if dtype is None else to_dtype(dtype)
     hint = None
+    enum_types = None                      # per sample: the enum DType its data came as
     if isinstance(data, TensorsView):       # ``Batch(b.tensors)``: the batch itself
         data = data._batch
     if isinstance(data, Batch):
@@ -324,6 +325,7 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
             return data._value
         samples = [np.array(s, copy=True) if copy else s for s in data._samples()]
         hint = data.layout
+        enum_types = [data.dtype if data.dtype.is_enum else None] * len(samples)
     elif isinstance(data, Tensor) or not isinstance(data, (list, tuple)) and (
             hasattr(data, "__array__") or hasattr(data, "__array_interface__")
             or hasattr(data, "__dlpack__")):
@@ -332,9 +334,11 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
             raise ValueError(f"{what}: Cannot create a batch from a scalar (a 0-d array has no "
                              f"sample dimension); pass a list")
         samples = list(arr)
+        if isinstance(data, Tensor) and data.dtype.is_enum:
+            enum_types = [data.dtype] * len(samples)
     else:
         items = list(data) if not isinstance(data, (list, tuple)) else data
-        samples = []
+        samples, enum_types = [], []
         for i, d in enumerate(items):
             if isinstance(d, Batch):
                 raise TypeError(f"{what}: Unexpected element type Batch at index {i}: a list "
@@ -342,8 +346,16 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
             if d is None:
                 raise TypeError(f"{what}: Tensors must be array-like types or numbers. Got "
                                 f"`None` at index {i}")
+            enum = enum_sample(d)
+            if enum is not None:
+                samples.append(enum[0])
+                enum_types.append(enum[1])
+                continue
+            enum_types.append(None)
             if isinstance(d, Tensor):
                 hint = hint or d.layout
+                if d.dtype.is_enum:
+                    enum_types[-1] = d.dtype
                 d = np.asarray(d)
             samples.append(to_array(d, copy, f"{what} (sample {i})"))
     if not samples:
@@ -352,16 +364,19 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
                              f"(pass dtype=)")
         lay = check_layout(layout, len(layout or ""), what)
         return _on_device(leaf_value([], lay, len(lay), want.ir_name), dev)
-    samples = [apply_dtype(s, want) for s in samples]
-    dtypes = {s.dtype for s in samples}
-    if len(dtypes) != 1:
-        raise TypeError(f"{what}: samples have different dtypes {sorted(map(str, dtypes))}")
+    if enum_types is None:
+        enum_types = [None] * len(samples)
+    converted = [convert(s, want, e, what) for s, e in zip(samples, enum_types)]
+    samples = [arr for arr, _ in converted]
+    names = {name for _, name in converted}
+    if len(names) != 1:
+        raise TypeError(f"{what}: samples have different dtypes {sorted(names)}")
     ndims = {s.ndim for s in samples}
     if len(ndims) != 1:
         raise ValueError(f"{what}: samples have different numbers of dimensions {sorted(ndims)}")
     nd = ndims.pop()
     lay = check_layout(layout if layout is not None else hint, nd, what)
-    return _on_device(leaf_value(samples, lay, nd, from_numpy(dtypes.pop())), dev)
+    return _on_device(leaf_value(samples, lay, nd, names.pop()), dev)
 
 
 def _on_device(value: Value, dev) -> Value:

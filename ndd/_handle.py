@@ -7,7 +7,7 @@ the call path.
 """
 from __future__ import annotations
 
-from compiler.types import DTYPES
+from compiler.types import DTYPES, ENUM_DTYPES
 
 
 class Handle:
@@ -18,7 +18,8 @@ class Handle:
     @property
     def dtype(self):
         """Element type (``ndd.DType``)."""
-        return DTYPES[self._value.meta.dtype]
+        name = self._value.meta.dtype
+        return DTYPES[name] if name in DTYPES else ENUM_DTYPES[name]
 
     @property
     def layout(self) -> str | None:

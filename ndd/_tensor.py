@@ -8,8 +8,8 @@ import numpy as np
 
 from compiler.ir import Value
 from compiler.types import Device, parse_device
-from ndd._arrays import apply_dtype, check_layout, leaf_value, stack_samples, target_device, \
-    to_array
+from ndd._arrays import check_layout, convert, enum_sample, leaf_value, stack_samples, \
+    target_device, to_array
 from ndd._device_move import to_cpu, to_gpu
 from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
@@ -274,24 +274,28 @@ def tensor_value(data, dtype, device, layout, copy: bool, what: str) -> tuple[Va
     """
     dev = target_device(device, what)
     want = None if dtype is None else to_dtype(dtype)
-    if isinstance(data, Tensor):
-        same = ((want is None or want == data.dtype) and dev == data.device
-                and (layout is None or (layout or None) == data.layout))
-        if same and not copy:
-            return data._value, data._index
-        arr = to_array(np.asarray(data), copy, what)
-        hint = data.layout
-    elif isinstance(data, Handle):       # a Batch: its samples stacked
-        arr = stack_samples(materialize(data._value), pad=False, what=f"{what}(batch)")
-        if copy:
-            arr = np.array(arr, copy=True)
-        hint = ("N" + data.layout) if data.layout else None
+    enum_type = None
+    if isinstance(data, Handle):
+        if isinstance(data, Tensor):
+            same = ((want is None or want == data.dtype) and dev == data.device
+                    and (layout is None or (layout or None) == data.layout))
+            if same and not copy:
+                return data._value, data._index
+            arr = to_array(np.asarray(data), copy, what)
+            hint = data.layout
+        else:                             # a Batch: its samples stacked
+            arr = stack_samples(materialize(data._value), pad=False, what=f"{what}(batch)")
+            if copy:
+                arr = np.array(arr, copy=True)
+            hint = ("N" + data.layout) if data.layout else None
+        enum_type = data.dtype if data.dtype.is_enum else None
     else:
-        arr = to_array(data, copy, what)
+        enum = enum_sample(data)
+        arr, enum_type = enum if enum is not None else (to_array(data, copy, what), None)
         hint = None
-    arr = apply_dtype(arr, want)
+    arr, name = convert(arr, want, enum_type, what)
     lay = check_layout(layout if layout is not None else hint, arr.ndim, what)
-    value = leaf_value([arr], lay)
+    value = leaf_value([arr], lay, dtype_name=name)
     if dev.kind == "gpu":
         return to_gpu(Tensor(value, 0), dev.index)._value, 0
     return value, 0

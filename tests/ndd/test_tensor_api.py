@@ -221,3 +221,44 @@ def test_array_protocol_copy_rules():
     with pytest.raises(ValueError, match="copy=False"):
         np.array(t, dtype=np.float64, copy=False)
     assert np.shares_memory(np.array(t, copy=False), a)
+
+
+ENUM_CASES = [("INTERP_CUBIC", "InterpType"), ("INTERP_LINEAR", "InterpType"),
+              ("YCbCr", "ImageType"), ("GRAY", "ImageType"), ("INT32", "DataType"),
+              ("FLOAT", "DataType")]
+
+
+@pytest.mark.parametrize("member,type_name", ENUM_CASES)
+def test_enum_values_make_enum_typed_tensors(member, type_name):
+    value = getattr(ndd.types, member)
+    want = getattr(ndd, type_name)
+    for t in (ndd.Tensor(value), ndd.Tensor(int(value), dtype=want),
+              ndd.Tensor(value, dtype=want)):
+        assert t.dtype == want and t.shape == ()
+        as_int = ndd.tensor(t, dtype=ndd.int32)
+        assert as_int.dtype == ndd.int32 and as_int.item() == int(value)
+    b = ndd.Batch([value, value])
+    assert b.dtype == want and ndd.batch(b, dtype=ndd.int32).tensors[1].item() == int(value)
+    assert ndd.Batch([int(value)] * 3, dtype=want).dtype == want
+
+
+def test_enum_type_errors():
+    with pytest.raises(TypeError, match="needs integer enum values"):
+        ndd.Tensor(1.5, dtype=ndd.InterpType)
+    with pytest.raises(TypeError, match="different dtypes"):
+        ndd.Batch([ndd.types.INT32, 3])
+    assert ndd.Tensor(ndd.types.GRAY, dtype=ndd.uint8).dtype == ndd.uint8
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("member,type_name", ENUM_CASES)
+def test_enum_tensors_match_dali(member, type_name):
+    dyn = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    dali_types = pytest.importorskip("nvidia.dali.types")
+    value = getattr(dali_types, member)          # DALI's own enum member, as DALI code passes
+    ours, theirs = ndd.Tensor(value), dyn.Tensor(value)
+    assert ours.dtype.name == theirs.dtype.name == type_name
+    assert ndd.tensor(ours, dtype=ndd.int32).item() == \
+        dyn.tensor(theirs, dtype=dyn.int32).item()
+    ob, tb = ndd.Batch([value, value]), dyn.Batch([value, value])
+    assert ob.dtype.name == tb.dtype.name
