@@ -18,6 +18,29 @@ class OpError(RuntimeError):
     """An operator failed and the original exception type could not carry the message."""
 
 
+# An op's ValueError / TypeError / IndexError is also a RuntimeError, what DALI 2.4's operators
+# raise when they fail while running (its C++ errors), so DALI code's ``except RuntimeError``
+# catches them as ``except ValueError`` does (the decoders' DecodeError does the same).
+class OpValueError(ValueError, RuntimeError):
+    """A ValueError raised by an operator while running (also a RuntimeError, as DALI's)."""
+
+
+class OpTypeError(TypeError, RuntimeError):
+    """A TypeError raised by an operator while running (also a RuntimeError, as DALI's)."""
+
+
+class OpIndexError(IndexError, RuntimeError):
+    """An IndexError raised by an operator while running (also a RuntimeError, as DALI's)."""
+
+
+_AS_RUNTIME = {ValueError: OpValueError, TypeError: OpTypeError, IndexError: OpIndexError}
+for _builtin, _twin in _AS_RUNTIME.items():
+    # type(err).__name__ stays the builtin's ("ValueError: crop (called at ...)" in messages
+    # built from it); __qualname__ keeps the class findable (pickle) and printed tracebacks
+    # name runtime.executor.OpValueError
+    _twin.__name__ = _builtin.__name__
+
+
 def wrap_error(node: Node, exc: BaseException) -> BaseException:
     """Return an exception of the same type naming the op and the user's call site."""
     if getattr(exc, "_ndd_site", None) is not None:
@@ -34,8 +57,9 @@ def wrap_error(node: Node, exc: BaseException) -> BaseException:
             msg = f"{chain}, fused by the compiler: {exc}"
     else:
         msg = f"{node.op} (called at {node.callsite}): {exc}"
+    cls = _AS_RUNTIME.get(type(exc), type(exc))
     try:
-        new = type(exc)(msg)
+        new = cls(msg)
     except Exception:
         new = OpError(msg)
     new._ndd_site = node.callsite

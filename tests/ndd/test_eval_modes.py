@@ -227,7 +227,8 @@ def test_error_copies_pickle_as_plain_text():
     back = pickle.loads(pickle.dumps(site))
     assert back == site and type(back) is str
     err = pickle.loads(pickle.dumps(ei.value))      # e.g. sent back by a DataLoader worker
-    assert type(err) is ValueError and str(err) == str(ei.value)
+    assert type(err) is type(ei.value) and str(err) == str(ei.value)
+    assert isinstance(err, ValueError) and isinstance(err, RuntimeError)
     assert "".join(traceback.format_exception(ei.value)).count("_failing_reshape") >= 1
 
 
@@ -280,3 +281,29 @@ def test_numpy_scalars_and_lists_are_values_not_external():
     np.testing.assert_array_equal(np.asarray(c), [0, 0.5, 1])
     assert np.asarray(d) == 2.5 and np.asarray(d).dtype == np.float64
     np.testing.assert_array_equal(np.asarray(e), [1.5, 2.5])
+
+
+@pytest.mark.parametrize("mode", list(EvalMode))
+def test_kernel_errors_are_also_runtime_errors(mode):
+    """An op failing while it runs raises a RuntimeError, as DALI's operators do, that is also
+    the kernel's ValueError (so both ``except`` clauses catch it), in every mode."""
+    with mode:
+        with pytest.raises(RuntimeError, match="cannot reshape") as ei:
+            _failing_reshape().evaluate()
+    assert isinstance(ei.value, ValueError) and type(ei.value).__name__ == "ValueError"
+    later = mode in (EvalMode.eager, EvalMode.deferred)
+    # later: from the op's error (rebuilt traceback); sync: from the kernel's own error
+    assert ("reshape (called at" in str(ei.value.__cause__)) == later
+    with mode:
+        with pytest.raises(TypeError, match="bogus"):   # argument errors: at the call, as is
+            ndd.reshape(ndd.tensor([1, 2]), bogus=1)
+
+
+@pytest.mark.oracle
+def test_kernel_errors_are_runtime_errors_in_dali_too():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    for lib in (dalidyn, ndd):
+        with lib.EvalMode.eager:
+            with pytest.raises(RuntimeError):
+                lib.reshape(lib.tensor([1, 2, 3]), shape=[2]).evaluate()
