@@ -262,3 +262,10 @@ def test_enum_tensors_match_dali(member, type_name):
         dyn.tensor(theirs, dtype=dyn.int32).item()
     ob, tb = ndd.Batch([value, value]), dyn.Batch([value, value])
     assert ob.dtype.name == tb.dtype.name
+
+
+def test_enum_tensors_in_ops():
+    t = ndd.Tensor(ndd.types.GRAY)
+    assert ndd.cast(t, dtype=ndd.float32).item() == float(int(ndd.types.GRAY))
+    with pytest.raises(TypeError, match="ImageType"):
+        (t + 1).evaluate()
