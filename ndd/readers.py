@@ -46,14 +46,16 @@ class File:
     pad_last_batch : bool, default False
     enable_checkpointing : bool, default False
     max_batch_size, name : positional or keyword, optional (DALI's order)
-        ``max_batch_size`` is accepted (checked to be a positive integer); ``next_epoch``
-        takes the batch size.
+        ``max_batch_size`` (a positive integer) is ``next_epoch``'s batch size when it is
+        given none, and the largest batch size of ``next_epoch`` and of calls, as DALI's.
     device : "cpu"
     skip_cached_images, tensor_init_bytes, bytes_per_sample_hint, preserve
         Accepted for compatibility with DALI and ignored.
 
     Outputs per batch: ``(encoded, labels)``: Batches of uint8 1-D encoded files and int32
-    labels of shape (1,).
+    labels of shape (1,). Read them with ``next_epoch`` (an iterator over one epoch) or by
+    calling the reader (``reader(batch_size=N)``: the next batch; ``reader()``: the next
+    sample), not both.
 
     Raises
     ------
