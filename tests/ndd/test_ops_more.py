@@ -252,3 +252,13 @@ def test_slice_modes_and_errors():
     np.testing.assert_array_equal(out[1], [[2], [6]])
     with pytest.raises(ValueError, match="out of the bounds"):
         np.asarray(ndd.slice(ndd.tensor(np.zeros((2, 2))), start=[-1], axes=[0]))
+
+
+def test_gaussian_blur_modes():
+    imgs = ndd.batch([_IMG, _IMG[:7].copy()], layout="HWC")
+    out = _assert_modes_equal(lambda: ndd.gaussian_blur(imgs, sigma=ndd.batch(
+        [np.float32(1.0), np.float32(2.5)])))
+    assert out[0].dtype == np.uint8 and out[1].shape == (7, 20, 3)
+    flat = np.full((8, 8, 3), 40, np.uint8)
+    np.testing.assert_array_equal(np.asarray(ndd.gaussian_blur(ndd.tensor(flat, layout="HWC"),
+                                                               sigma=2.0)), flat)

@@ -370,3 +370,37 @@ def test_slice_batches_and_dtype_match_dali(dyn):
     u8 = _SX.astype(np.uint8)
     _same(ndd.slice(ndd.tensor(u8, layout="HWC"), start=[1], axes=[0], dtype=ndd.float32),
           dyn.slice(dyn.tensor(u8, layout="HWC"), start=[1], axes=[0], dtype=dyn.float32))
+
+
+# ---------------------------------------------------------------- gaussian_blur
+_BLUR_CASES = [("HWC", "f32", dict(sigma=(1.0, 2.0))), ("HWC", "u8", dict(sigma=1.3)),
+               ("HWC", "u8", dict(window_size=5)), ("HWC", "u8", dict(sigma=0.8)),
+               ("HWC", "u8", dict(window_size=(3, 7), sigma=(2.0, 0.0))),
+               ("CHW", "u8", dict(sigma=1.0)), ("FHWC", "u8", dict(sigma=0.6)),
+               ("HW", "i16", dict(sigma=0.8, dtype="float32")), ("HW", "f32", dict(sigma=5.1)),
+               ("DHWC", "u8", dict(sigma=(1.0, 0.5, 2.0)))]
+
+
+@pytest.mark.parametrize("k", range(len(_BLUR_CASES)))
+def test_gaussian_blur_matches_dali_exactly(dyn, k):
+    layout, kind, kw = _BLUR_CASES[k]
+    shape = {"HWC": (13, 17, 3), "CHW": (3, 13, 17), "FHWC": (2, 13, 17, 3), "HW": (13, 17),
+             "DHWC": (5, 13, 17, 1)}[layout]
+    arr = (_RNG.random(shape) * 255).astype({"u8": np.uint8, "i16": np.int16,
+                                              "f32": np.float32}[kind])
+    outs = []
+    for mod in (ndd, dyn):
+        kk = dict(kw)
+        if "dtype" in kk:
+            kk["dtype"] = getattr(mod, kk["dtype"])
+        outs.append(mod.gaussian_blur(mod.tensor(arr, layout=layout), **kk))
+    _same(*outs)
+
+
+def test_gaussian_blur_per_frame_sigma_matches_dali(dyn):
+    v = (_RNG.random((4, 3, 30, 40)) * 255).astype(np.uint8)
+    sig = np.array([[1, 1], [2, 2], [3, 3], [4, 4]], np.float32)
+    _same(ndd.gaussian_blur(ndd.batch([v, v], layout="FCHW"),
+                            sigma=ndd.per_frame(ndd.batch([sig, sig[::-1].copy()]))),
+          dyn.gaussian_blur(dyn.batch([v, v], layout="FCHW"),
+                            sigma=dyn.per_frame(dyn.batch([sig, sig[::-1].copy()]))))

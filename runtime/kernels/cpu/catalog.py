@@ -26,6 +26,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``bbox``                   ``bb_flip``
 ``color``                  ``brightness_contrast``, ``hsv``
 ``slicing``                ``slice``
+``blur``                   ``gaussian_blur``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -38,14 +39,14 @@ from runtime.workers.pool import prepare_with
 
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
-from . import bbox, color, constant, dims, noise, slicing, sphere, warp
+from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 
 __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
-           noise, dims, bbox, color, slicing)
+           noise, dims, bbox, color, slicing, blur)
 
 
 def warm_up() -> None:
