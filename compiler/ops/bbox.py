@@ -1,10 +1,11 @@
-"""Bounding-box ops: ``bb_flip``.
+"""Bounding-box ops: ``bb_flip`` and ``random_bbox_crop``.
 
 Source: DALI 2.4 ``bb_flip`` (arguments, and the float32 arithmetic measured on its CPU
 operator).
 """
 from __future__ import annotations
 
+from compiler.ir import ValueMeta
 from compiler.schema import ArgSpec, OpSchema, register
 
 
@@ -25,3 +26,65 @@ register(OpSchema(
     ), _bb_infer, public_name="bb_flip",
     doc="Mirrors bounding boxes given in relative coordinates (0..1): every 4 consecutive "
         "values are one box. Source: DALI ``bb_flip``."))
+
+
+def _bbox_crop_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype != "float32":
+        raise ValueError(f"expected float32 boxes, got {m.dtype}")
+    if m.ndim not in (None, 2):
+        raise ValueError(f"expected boxes as a 2-D tensor (boxes x 4 coordinates), got "
+                         f"{m.ndim}-D samples")
+    outs = [ValueMeta(dtype="float32", ndim=1, layout=""),
+            ValueMeta(dtype="float32", ndim=1, layout=""),
+            ValueMeta(dtype="float32", ndim=2, layout="")]
+    if len(metas) > 1:
+        outs.append(metas[1].with_(layout=""))
+    if args.get("output_bbox_indices"):
+        outs.append(ValueMeta(dtype="int32", ndim=1, layout=""))
+    return outs
+
+
+register(OpSchema(
+    "random_bbox_crop", ("boxes", "labels"), (
+        ArgSpec("all_boxes_above_threshold", "bool", True,
+                doc="A window is valid only if every box reaches the threshold (False: one "
+                    "box suffices)."),
+        ArgSpec("allow_no_crop", "bool", True,
+                doc="Not cropping is one more outcome, drawn like a threshold."),
+        ArgSpec("aspect_ratio", "float[]", (1.0, 1.0), length=2,
+                doc="Range of the window's width/height ratio, relative to the image's "
+                    "(absolute with ``input_shape``)."),
+        ArgSpec("bbox_layout", "layout", None,
+                doc="Box coordinates: 'xyXY' (default; ltrb) or 'xyWH'."),
+        ArgSpec("bbox_prune_threshold", "float", None,
+                doc="Keep boxes with at least this fraction of their area in the window "
+                    "(default: keep boxes whose center is in the window)."),
+        ArgSpec("crop_shape", "int[]", None, tensor=True,
+                doc="Fixed window size (needs ``input_shape``), in ``shape_layout`` order."),
+        ArgSpec("input_shape", "int[]", None, tensor=True,
+                doc="Image size, in ``shape_layout`` order."),
+        ArgSpec("ltrb", "bool", True, doc="Boxes are xyXY (True) or xyWH (False)."),
+        ArgSpec("num_attempts", "int", 1, doc="Windows tried per drawn threshold."),
+        ArgSpec("output_bbox_indices", "bool", False,
+                doc="Also return the indices of the kept boxes."),
+        ArgSpec("quiet", "bool", False, doc="Ignored (DALI's warnings switch)."),
+        ArgSpec("scaling", "float[]", (1.0, 1.0), length=2,
+                doc="Range of the window's extents relative to the image's."),
+        ArgSpec("shape_layout", "layout", None,
+                doc="Order of ``crop_shape`` / ``input_shape`` (default 'WH')."),
+        ArgSpec("threshold_type", "str", "iou", choices=("iou", "overlap"),
+                doc="iou: intersection over union with the window; overlap: the fraction of "
+                    "the box inside the window."),
+        ArgSpec("thresholds", "float[]", (0.0,),
+                doc="Minimum overlaps to choose from (one drawn per try)."),
+        ArgSpec("total_num_attempts", "int", -1,
+                doc="Limit of windows tried in all (-1: none); then no crop."),
+        ArgSpec("_seeds", "any", None),
+    ), _bbox_crop_infer, traits=frozenset({"random"}), min_inputs=1,
+    public_name="random_bbox_crop",
+    doc="Draws a random crop window of 2-D images that keeps the bounding boxes (and labels) "
+        "consistent: returns the window's ``anchor`` and ``shape`` ([x, y], [w, h]: relative, or "
+        "absolute with ``crop_shape``), the kept boxes in window coordinates, then the kept "
+        "labels (with a labels input) and indices (``output_bbox_indices``). Source: DALI "
+        "``random_bbox_crop`` (its random streams are not reproduced)."))

@@ -262,3 +262,21 @@ def test_gaussian_blur_modes():
     flat = np.full((8, 8, 3), 40, np.uint8)
     np.testing.assert_array_equal(np.asarray(ndd.gaussian_blur(ndd.tensor(flat, layout="HWC"),
                                                                sigma=2.0)), flat)
+
+
+def test_random_bbox_crop_modes_and_outputs():
+    boxes = ndd.batch([np.array([[0.1, 0.1, 0.5, 0.5], [0.6, 0.6, 0.9, 0.95]], np.float32),
+                       np.array([[0.2, 0.2, 0.4, 0.9]], np.float32)])
+    res = {}
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        with mode:
+            out = ndd.random_bbox_crop(boxes, scaling=[0.3, 1.0], aspect_ratio=[0.5, 2.0],
+                                       thresholds=[0.0, 0.1], output_bbox_indices=True,
+                                       rng=ndd.random.RNG(seed=9))
+            res[mode] = [[np.asarray(t) for t in o.tensors] for o in out]
+    assert len(res[ndd.EvalMode.eager]) == 4
+    for a, b in zip(*res.values()):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    anchor, shape, out = ndd.random_bbox_crop(ndd.zeros(shape=(1, 4), dtype=ndd.float32))
+    assert anchor.dtype == shape.dtype == out.dtype == ndd.float32 and out.ndim == 2

@@ -404,3 +404,27 @@ def test_gaussian_blur_per_frame_sigma_matches_dali(dyn):
                             sigma=ndd.per_frame(ndd.batch([sig, sig[::-1].copy()]))),
           dyn.gaussian_blur(dyn.batch([v, v], layout="FCHW"),
                             sigma=dyn.per_frame(dyn.batch([sig, sig[::-1].copy()]))))
+
+
+# ---------------------------------------------------------------- random_bbox_crop
+_BB = np.array([[0.1, 0.1, 0.5, 0.5], [0.6, 0.6, 0.9, 0.95]], np.float32)
+
+
+def test_random_bbox_crop_deterministic_cases_match_dali(dyn):
+    """The default window is the whole image; outputs, types and shapes as DALI's."""
+    labels = np.array([3, 7], np.int32)
+    for kw in ({}, {"output_bbox_indices": True}):
+        ours = ndd.random_bbox_crop(ndd.tensor(_BB), ndd.tensor(labels), **kw)
+        ref = dyn.random_bbox_crop(dyn.tensor(_BB), dyn.tensor(labels), **kw)
+        assert len(ours) == len(ref)
+        for o, r in zip(ours, ref):
+            _same(o, r)
+
+
+def test_random_bbox_crop_fixed_window_has_dalis_form(dyn):
+    kw = dict(crop_shape=[100, 80], input_shape=[400, 300])
+    ours = ndd.random_bbox_crop(ndd.tensor(_BB), **kw)
+    ref = dyn.random_bbox_crop(dyn.tensor(_BB), **kw)
+    for o, r in zip(ours, ref):
+        assert o.dtype == ndd.float32 and np.asarray(r.cpu()).dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(ref[1].cpu()))   # [100, 80]

@@ -4,15 +4,19 @@ Semantics follow DALI 2.4 (measured bit-exactly): boxes are groups of 4 consecut
 ``xywh`` boxes go through ``ltrb`` (``r = x + w``, ``b = y + h``), a flip maps ``(l, r)`` to
 ``(1 - r, 1 - l)`` (``(t, b)`` likewise), and ``w = r - l``, ``h = b - t`` come back, in float32,
 so even an unflipped ``xywh`` box may change its size by an ulp, as in DALI.
-Registers ``bb_flip``.
+``random_bbox_crop`` draws windows as DALI's operator describes (a threshold, or no crop, drawn
+uniformly; extents uniform in ``scaling`` within the ``aspect_ratio`` range; the anchor uniform),
+from per-sample numpy generators: the values differ from DALI's streams.
+Registers ``bb_flip`` and ``random_bbox_crop``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register
 
-__all__ = ["bb_flip"]
+__all__ = ["bb_flip", "random_bbox_crop"]
 
 _ONE = np.float32(1)
 
@@ -63,3 +67,164 @@ def bb_flip_kernel(ctx, ins, a, i):
     """``bb_flip`` of sample ``i``."""
     return bb_flip(ins[0], horizontal=a.get("horizontal", 1), vertical=a.get("vertical", 0),
                    ltrb=a.get("ltrb", False))
+
+
+# ------------------------------------------------------------------------ random_bbox_crop
+#: windows tried before giving up when no outcome can end the search (no ``allow_no_crop``,
+#: ``total_num_attempts`` unlimited): DALI would loop for ever
+MAX_TRIES = 10_000
+
+
+def _to_ltrb(b, layout):
+    if layout == "xyXY":
+        return b.copy()
+    out = b.copy()
+    out[:, 2] = b[:, 0] + b[:, 2]
+    out[:, 3] = b[:, 1] + b[:, 3]
+    return out
+
+
+def _from_ltrb(b, layout):
+    if layout == "xyXY":
+        return b
+    out = b.copy()
+    out[:, 2] = b[:, 2] - b[:, 0]
+    out[:, 3] = b[:, 3] - b[:, 1]
+    return out
+
+
+def _overlaps(boxes, win):
+    """``(intersection area, box area)`` of every box with the window ``(x0, y0, x1, y1)``."""
+    iw = np.clip(np.minimum(boxes[:, 2], win[2]) - np.maximum(boxes[:, 0], win[0]), 0, None)
+    ih = np.clip(np.minimum(boxes[:, 3], win[3]) - np.maximum(boxes[:, 1], win[1]), 0, None)
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return iw * ih, area
+
+
+def _metric(boxes, win, kind):
+    inter, area = _overlaps(boxes, win)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "overlap":
+            m = np.where(area > 0, inter / area, 0.0)
+        else:
+            union = area + (win[2] - win[0]) * (win[3] - win[1]) - inter
+            m = np.where(union > 0, inter / union, 0.0)
+    return m
+
+
+def _kept(boxes, win, prune):
+    if prune is None:
+        cx = (boxes[:, 0] + boxes[:, 2]) / 2
+        cy = (boxes[:, 1] + boxes[:, 3]) / 2
+        return (cx >= win[0]) & (cx <= win[2]) & (cy >= win[1]) & (cy <= win[3])
+    inter, area = _overlaps(boxes, win)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(area > 0, inter / area, 0.0)
+    return (frac >= prune) & (inter > 0)
+
+
+def _wh(values, layout, name):
+    values = tuple(int(v) for v in np.asarray(values).reshape(-1).tolist())
+    if len(values) != 2:
+        raise ValueError(f"argument '{name}' must give 2 extents for 2-D boxes, got "
+                         f"{list(values)}")
+    order = layout or "WH"
+    if sorted(order) != ["H", "W"]:
+        raise ValueError(f"shape_layout must be 'WH' or 'HW', got {layout!r}")
+    return (values[order.index("W")], values[order.index("H")])
+
+
+def random_bbox_crop(boxes, labels, rng, a):
+    """One sample of ``random_bbox_crop`` (see its schema): ``(anchor, shape, boxes[, labels]
+    [, indices])``.
+
+    Raises
+    ------
+    ValueError
+        Bad boxes or arguments, or no valid window within :data:`MAX_TRIES` tries.
+    """
+    boxes = np.asarray(boxes, dtype=np.float32)
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"expected 2-D boxes of 4 coordinates (N x 4), got shape "
+                         f"{boxes.shape}")
+    layout = a.get("bbox_layout") or ("xyXY" if a.get("ltrb", True) else "xyWH")
+    if layout not in ("xyXY", "xyWH"):
+        raise ValueError(f"bbox_layout {layout!r} is not supported by ndd (2-D boxes: 'xyXY' "
+                         f"or 'xyWH')")
+    b = _to_ltrb(boxes.astype(np.float64), layout)
+    if b.size and (b.min() < 0 or b.max() > 1 or (b[:, 2] < b[:, 0]).any()
+                   or (b[:, 3] < b[:, 1]).any()):
+        raise ValueError("boxes must lie in [0, 1] (relative coordinates) with start <= end")
+    lo_s, hi_s = a.get("scaling", (1.0, 1.0))
+    lo_a, hi_a = a.get("aspect_ratio", (1.0, 1.0))
+    thresholds = list(a.get("thresholds", (0.0,)))
+    fixed = a.get("crop_shape") is not None
+    in_wh = _wh(a["input_shape"], a.get("shape_layout"), "input_shape") \
+        if a.get("input_shape") is not None else None
+    if fixed:
+        if in_wh is None:
+            raise ValueError("crop_shape needs input_shape (to scale the boxes)")
+        crop_wh = _wh(a["crop_shape"], a.get("shape_layout"), "crop_shape")
+        if crop_wh[0] > in_wh[0] or crop_wh[1] > in_wh[1]:
+            raise ValueError(f"crop_shape {crop_wh} (W, H) exceeds input_shape {in_wh}")
+    options = thresholds + ([None] if a.get("allow_no_crop", True) and not fixed else [])
+    limit = a.get("total_num_attempts", -1)
+    tries = 0
+
+    def result(win, anchor, shape):
+        keep = _kept(b, win, a.get("bbox_prune_threshold")) if win is not None else \
+            np.ones(len(b), bool)
+        kb = b[keep]
+        if win is not None:
+            w, h = win[2] - win[0], win[3] - win[1]
+            kb = np.stack([(kb[:, 0] - win[0]) / w, (kb[:, 1] - win[1]) / h,
+                           (kb[:, 2] - win[0]) / w, (kb[:, 3] - win[1]) / h], axis=1)
+            kb = np.clip(kb, 0.0, 1.0)
+        out = [np.asarray(anchor, np.float32), np.asarray(shape, np.float32),
+               _from_ltrb(kb, layout).astype(np.float32).reshape(-1, 4)]
+        if labels is not None:
+            out.append(np.asarray(labels)[keep].copy())
+        if a.get("output_bbox_indices", False):
+            out.append(np.flatnonzero(keep).astype(np.int32))
+        return tuple(out)
+
+    no_crop = (None, (0.0, 0.0), (1.0, 1.0))
+    while True:
+        choice = options[int(rng.integers(len(options)))]
+        if choice is None:
+            return result(*no_crop)
+        for _ in range(max(1, a.get("num_attempts", 1))):
+            if 0 <= limit <= tries:
+                return result(*no_crop)
+            if tries >= MAX_TRIES:
+                raise ValueError(f"random_bbox_crop: no window met the thresholds in {tries} "
+                                 f"tries; allow_no_crop, lower thresholds or set "
+                                 f"total_num_attempts")
+            tries += 1
+            if fixed:
+                x0 = int(rng.integers(0, in_wh[0] - crop_wh[0] + 1))
+                y0 = int(rng.integers(0, in_wh[1] - crop_wh[1] + 1))
+                win = (x0 / in_wh[0], y0 / in_wh[1], (x0 + crop_wh[0]) / in_wh[0],
+                       (y0 + crop_wh[1]) / in_wh[1])
+                anchor, shape = (x0, y0), crop_wh
+            else:
+                w, h = rng.uniform(lo_s, hi_s), rng.uniform(lo_s, hi_s)
+                ratio = (w * in_wh[0]) / (h * in_wh[1]) if in_wh else w / h
+                if not lo_a <= ratio <= hi_a:
+                    continue
+                x0, y0 = rng.uniform(0, 1 - w), rng.uniform(0, 1 - h)
+                win = (x0, y0, x0 + w, y0 + h)
+                anchor, shape = (x0, y0), (w, h)
+            m = _metric(b, win, a.get("threshold_type", "iou"))
+            ok = (m >= choice).all() if a.get("all_boxes_above_threshold", True) else \
+                (m >= choice).any() or not len(m)
+            if ok:
+                return result(win, anchor, shape)
+
+
+@register("random_bbox_crop", "cpu")
+@per_sample
+def random_bbox_crop_kernel(ctx, ins, a, i):
+    """``random_bbox_crop`` of sample ``i`` (its own generator from the node's seeds)."""
+    return random_bbox_crop(ins[0], ins[1] if len(ins) > 1 else None,
+                            sample_rng(a["_seeds"], i), a)

@@ -23,7 +23,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``sphere``                 ``sphere``
 ``noise``                  ``noise.gaussian`` / ``salt_and_pepper`` / ``shot``
 ``dims``                   ``expand_dims``, ``stack``, ``per_frame``
-``bbox``                   ``bb_flip``
+``bbox``                   ``bb_flip``, ``random_bbox_crop``
 ``color``                  ``brightness_contrast``, ``hsv``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
