@@ -915,10 +915,6 @@ def test_warp_affine_notebook_linear(dali, images):
     assert ours[0].shape == (400, 400, 3)
 
 
-@pytest.mark.xfail(strict=True, reason="warp_affine INTERP_NN picks the neighbouring source pixel "
-                                       "for ~0.06% of outputs whose source coordinate lies within "
-                                       "~5e-4 of a pixel edge (coordinate float arithmetic differs "
-                                       "from DALI's)")
 def test_warp_affine_notebook_nearest(dali, images):
     theirs = values(warp_affine_notebook(dali, images))
     ours = values(warp_affine_notebook(ndd, images))

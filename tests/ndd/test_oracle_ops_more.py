@@ -428,3 +428,19 @@ def test_random_bbox_crop_fixed_window_has_dalis_form(dyn):
     for o, r in zip(ours, ref):
         assert o.dtype == ndd.float32 and np.asarray(r.cpu()).dtype == np.float32
     np.testing.assert_array_equal(np.asarray(ours[1]), np.asarray(ref[1].cpu()))   # [100, 80]
+
+
+@pytest.mark.parametrize("interp", ["linear", "nn"])
+def test_warp_and_rotate_of_wide_images_match_dali_exactly(dyn, interp):
+    """Rows longer than DALI's 256-pixel blocks (block starts accumulate ``M11 * 256``)."""
+    img = _RNG.integers(0, 256, size=(40, 700, 3), dtype=np.uint8)
+    f32 = img.astype(np.float32)
+    m = np.array([[0.93, 0.21, 3.5], [-0.17, 1.08, -2.25]], np.float32)
+    for arr in (img, f32):
+        outs = [mod.warp_affine(mod.tensor(arr, layout="HWC"), matrix=m, size=(50, 1030),
+                                fill_value=3.0, **_interp(mod, {"interp_type": interp}))
+                for mod in (ndd, dyn)]
+        _same(*outs)
+        outs = [mod.rotate(mod.tensor(arr, layout="HWC"), angle=17.0,
+                           **_interp(mod, {"interp_type": interp})) for mod in (ndd, dyn)]
+        _same(*outs)

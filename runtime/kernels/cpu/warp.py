@@ -4,7 +4,7 @@ Semantics follow DALI 2.4 (measured on its CPU operators):
 
 * output pixel ``(x, y)`` samples the input at ``M @ (x + 0.5, y + 0.5, 1)`` (``M`` a 2 x 3
   destination -> source map, ``(0, 0)`` the corner of the first pixel), computed in float32
-  row by row as DALI does (:func:`_source_points`);
+  row by row in blocks of 256 pixels as DALI does (:func:`_source_points`);
 * ``nn`` takes the pixel containing that point (``floor``); ``linear`` interpolates the four
   pixels around ``point - 0.5`` (float32 arithmetic: horizontally ``a (1 - fx) + b fx``, then
   ``top + (bottom - top) fy``);
@@ -32,21 +32,34 @@ __all__ = ["fill_in_type", "sample_points", "warp_image", "warp_sample"]
 _F = np.float32
 
 
+#: DALI's CPU warp walks each output row in blocks of this many pixels (measured)
+BLOCK = 256
+
+
 def _source_points(m, out_hw):
     """The float32 source points of every output pixel, computed as DALI 2.4's CPU warp does
-    (measured bit-exactly): each row starts at ``(M13 + M11 * 0.5) + M12 * (y + 0.5)`` and
-    every step to the right adds ``M11`` (``M21`` ... for the y coordinate), accumulated in
-    float32 from left to right."""
+    (measured bit-exactly): row ``y`` starts at ``(M13 + M11 * 0.5) + M12 * (y + 0.5)``; it is
+    walked in blocks of :data:`BLOCK` pixels, each block's start the previous one's plus
+    ``M11 * BLOCK`` and every step to the right inside a block adding ``M11`` (``M21`` ... for
+    the y coordinate), accumulated in float32 from left to right."""
     mm = np.asarray(m, dtype=np.float32)
     oh, ow = out_hw
     y = np.arange(oh, dtype=_F) + _F(0.5)
+    nb = -(-ow // BLOCK)
     out = []
     for r in (0, 1):
-        steps = np.empty((oh, ow), dtype=_F)
-        if ow:
-            steps[:, 0] = (mm[r, 2] + mm[r, 0] * _F(0.5)) + mm[r, 1] * y
-            steps[:, 1:] = mm[r, 0]
-        out.append(np.add.accumulate(steps, axis=1, dtype=_F))   # sequential, exact order
+        if not ow:
+            out.append(np.zeros((oh, 0), dtype=_F))
+            continue
+        starts = np.empty((oh, nb), dtype=_F)
+        starts[:, 0] = (mm[r, 2] + mm[r, 0] * _F(0.5)) + mm[r, 1] * y
+        starts[:, 1:] = mm[r, 0] * _F(BLOCK)
+        starts = np.add.accumulate(starts, axis=1, dtype=_F)      # sequential, exact order
+        steps = np.empty((oh, nb, BLOCK), dtype=_F)
+        steps[:, :, 0] = starts
+        steps[:, :, 1:] = mm[r, 0]
+        pts = np.add.accumulate(steps, axis=2, dtype=_F)
+        out.append(pts.reshape(oh, nb * BLOCK)[:, :ow])
     return out[0], out[1]
 
 
