@@ -5,7 +5,6 @@ evaluation mode), so the same seed gives the same values eagerly, deferred or co
 """
 from __future__ import annotations
 
-import contextlib
 import copy
 import operator
 import threading
@@ -38,29 +37,8 @@ class RNG:
         self._seed = _check_seed(seed)
         self._gen = np.random.Generator(np.random.PCG64(seed))
         self._lock = threading.Lock()
-        self._spec = None   # compile mode's early draws from this generator (ndd._speculation)
         if state is not None:
             self.set_state(state)
-
-    @contextlib.contextmanager
-    def _alone(self):
-        """Hold ``_lock`` with no compile-mode speculation on this generator: any use but a
-        compiled loop's prefetcher gives its early draws back first, so the generator is where
-        eager execution would have it.  A speculation that attaches meanwhile is given back
-        too (retry); one attaching while the lock is held records its first state only after
-        this use, so a use is never undone by a later give-back."""
-        while True:
-            spec = self._spec
-            if spec is not None:
-                spec.foreign(self)
-            self._lock.acquire()
-            if self._spec is None:
-                break
-            self._lock.release()
-        try:
-            yield
-        finally:
-            self._lock.release()
 
     @property
     def seed(self):
@@ -74,7 +52,7 @@ class RNG:
     @seed.setter
     def seed(self, value):
         value = _check_seed(value)
-        with self._alone():
+        with self._lock:
             self._gen = np.random.Generator(np.random.PCG64(value))
             self._seed = value
 
@@ -91,10 +69,9 @@ class RNG:
         """An independent generator in the same state (draws the same numbers)."""
         other = RNG.__new__(RNG)
         other._seed = self._seed
-        with self._alone():
+        with self._lock:
             other._gen = copy.deepcopy(self._gen)
         other._lock = threading.Lock()
-        other._spec = None
         return other
 
     def get_state(self, *, cuda_stream=None) -> str:
@@ -112,7 +89,7 @@ class RNG:
             Plain ASCII: it survives ``str()``, JSON, pickle and ``torch.save`` unchanged and
             :meth:`set_state` (or ``RNG(state=...)``) takes it back.
         """
-        with self._alone():
+        with self._lock:
             return encode_rng_state(self._state_dict())
 
     def _raw_state(self) -> dict:
@@ -147,13 +124,13 @@ class RNG:
         text = state_text(state, "RNG.set_state")
         values = check_rng_values(decode_rng_state(text) if text is not None
                                   else rng_state_from_legacy(state))
-        with self._alone():
+        with self._lock:
             self._set_state_dict(values)
             self._seed = values["seed"]
 
     def draw(self, n: int) -> tuple[int, ...]:
         """n seeds for per-sample generators (advances the state)."""
-        with self._alone():
+        with self._lock:
             return self._seeds(n)
 
     def _draw_raw(self, n: int) -> tuple[int, ...]:
@@ -167,7 +144,7 @@ class RNG:
 
     def __call__(self) -> int:
         """One random 32-bit integer (DALI's RNG objects are callable)."""
-        with self._alone():
+        with self._lock:
             return int(self._gen.integers(0, 2 ** 32, dtype=np.uint64))
 
     def advance(self, n) -> None:
@@ -191,7 +168,7 @@ class RNG:
             raise ValueError("Cannot advance by a negative number")
         if n == 0:
             return
-        with self._alone():
+        with self._lock:
             # self() is PCG64's next_uint32: the buffered upper half of the last 64-bit output
             # if there is one, else the lower half of a new output (buffering the upper one)
             bits = self._gen.bit_generator
