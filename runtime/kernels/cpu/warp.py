@@ -121,13 +121,17 @@ def sample_points(img, sx, sy, *, interp="linear", fill_value=None, dtype=None, 
     img = np.asarray(img)
     out_dtype = img.dtype if dtype is None else dtype
     h, w = img.shape[:2]
+    if interp not in ("nn", "linear"):
+        raise ValueError(f"argument 'interp_type': {interp!r} is not supported by {op}; use nn "
+                         f"or linear (as DALI's CPU operator)")
+    if h == 0 or w == 0:            # nothing to sample: every point is outside
+        out = np.zeros(sx.shape + img.shape[2:], dtype=np.float32)
+        out[...] = 0.0 if fill_value is None else fill_value
+        return cast(out, out_dtype)
     if interp == "nn":
         fill = None if fill_value is None else fill_in_type(fill_value, img.dtype)
         out = _gather(img, _index(sy, h), _index(sx, w), fill)
         return cast(out, out_dtype)
-    if interp != "linear":
-        raise ValueError(f"argument 'interp_type': {interp!r} is not supported by {op}; use nn "
-                         f"or linear (as DALI's CPU operator)")
     fx = sx - _F(0.5)
     fy = sy - _F(0.5)
     x0f, y0f = np.floor(fx), np.floor(fy)

@@ -138,3 +138,10 @@ def test_per_frame_matrices():
     assert affine_matrices(np.arange(6), 3) == affine_matrix(np.arange(6))   # shared by frames
     with pytest.raises(ValueError, match="per frame"):
         affine_matrices(np.zeros(12), 3)
+
+
+def test_empty_images_give_the_fill():
+    empty = np.zeros((0, 5, 3), np.uint8)
+    out = warp_image(empty, IDENTITY, (2, 3), fill_value=7)
+    assert out.shape == (2, 3, 3) and (out == 7).all()
+    assert (warp_image(empty, IDENTITY, (2, 3), interp="nn") == 0).all()
