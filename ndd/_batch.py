@@ -6,10 +6,8 @@ import operator
 import numpy as np
 
 from compiler.ir import Value, ValueMeta
-from compiler.types import Device, parse_device
 from ndd._arrays import check_layout, common_base, convert, enum_sample, leaf_value, \
     stack_samples, target_device, to_array
-from ndd._device_move import to_cpu, to_gpu
 from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
 from ndd._handle import Handle
@@ -166,35 +164,8 @@ class Batch(Handle):
             return self
         return self.tensors[sample_range]
 
-    def cpu(self) -> "Batch":
-        """This batch in host memory (itself when already on the CPU)."""
-        return self.to_device("cpu")
-
-    def gpu(self, index: int | None = None) -> "Batch":
-        """This batch in GPU memory (device ``index``; None: the current one).
-
-        Raises
-        ------
-        RuntimeError
-            When no CUDA device is available.
-        """
-        return self.to_device(Device("gpu", 0 if index is None else operator.index(index)))
-
-    def to_device(self, device, force_copy: bool = False) -> "Batch":
-        """This batch on ``device`` (``"cpu"``, ``"gpu[:N]"`` or an ``ndd.Device``): itself
-        when already there, unless ``force_copy`` (then a copy of the data).
-
-        Raises
-        ------
-        RuntimeError
-            For a GPU when no CUDA device is available.
-        """
-        dev = parse_device(device)
-        if dev == self.device:
-            return Batch(self, copy=True) if force_copy else self
-        if dev.kind == "gpu":
-            return to_gpu(self, dev.index)
-        return to_cpu(self)
+    def _copy(self) -> "Batch":
+        return Batch(self, copy=True)
 
     def torch(self, copy: bool | None = None, pad: bool = False):
         """The batch as one ``torch.Tensor`` of shape (batch_size, *sample_shape).

@@ -7,7 +7,10 @@ the call path.
 """
 from __future__ import annotations
 
-from compiler.types import DTYPES, ENUM_DTYPES
+import operator
+
+from compiler.types import DTYPES, ENUM_DTYPES, Device, parse_device
+from ndd._device_move import to_cpu, to_gpu
 
 
 class Handle:
@@ -30,6 +33,36 @@ class Handle:
     def device(self):
         """The ``ndd.Device`` holding the data."""
         return self._value.meta.device
+
+    def cpu(self):
+        """This tensor/batch in host memory (itself when already on the CPU)."""
+        return self.to_device("cpu")
+
+    def gpu(self, index: int | None = None):
+        """This tensor/batch in GPU memory (device ``index``; None: the current one).
+
+        Raises
+        ------
+        RuntimeError
+            When no CUDA device is available.
+        """
+        return self.to_device(Device("gpu", 0 if index is None else operator.index(index)))
+
+    def to_device(self, device, force_copy: bool = False):
+        """This tensor/batch on ``device`` (``"cpu"``, ``"gpu[:N]"`` or an ``ndd.Device``):
+        itself when already there, unless ``force_copy`` (then a copy of the data).
+
+        Raises
+        ------
+        RuntimeError
+            For a GPU when no CUDA device is available.
+        """
+        dev = parse_device(device)
+        if dev == self.device:
+            return self._copy() if force_copy else self
+        if dev.kind == "gpu":
+            return to_gpu(self, dev.index)
+        return to_cpu(self)
 
     # ``==`` records an element-wise comparison, yet handles stay usable as dict keys and in
     # sets: they hash by identity

@@ -7,10 +7,8 @@ import operator
 import numpy as np
 
 from compiler.ir import Value
-from compiler.types import Device, parse_device
 from ndd._arrays import check_layout, convert, enum_sample, leaf_value, stack_samples, \
     target_device, to_array
-from ndd._device_move import to_cpu, to_gpu
 from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
 from ndd._handle import Handle
@@ -136,35 +134,8 @@ class Tensor(Handle):
         self._array()
         return self
 
-    def cpu(self) -> "Tensor":
-        """This tensor in host memory (itself when already on the CPU)."""
-        return self.to_device("cpu")
-
-    def gpu(self, index: int | None = None) -> "Tensor":
-        """This tensor in GPU memory (device ``index``; None: the current one).
-
-        Raises
-        ------
-        RuntimeError
-            When no CUDA device is available.
-        """
-        return self.to_device(Device("gpu", 0 if index is None else operator.index(index)))
-
-    def to_device(self, device, force_copy: bool = False) -> "Tensor":
-        """This tensor on ``device`` (``"cpu"``, ``"gpu[:N]"`` or an ``ndd.Device``): itself
-        when already there, unless ``force_copy`` (then a copy of the data).
-
-        Raises
-        ------
-        RuntimeError
-            For a GPU when no CUDA device is available.
-        """
-        dev = parse_device(device)
-        if dev == self.device:
-            return Tensor(self, copy=True) if force_copy else self
-        if dev.kind == "gpu":
-            return to_gpu(self, dev.index)
-        return to_cpu(self)
+    def _copy(self) -> "Tensor":
+        return Tensor(self, copy=True)
 
     def __array__(self, dtype=None, copy=None):
         """numpy's array protocol: the tensor's own array (``copy=None`` / ``False``), a copy
