@@ -270,6 +270,21 @@ class Feed:
             f.poll.push_back(fitems)
 
 
+def check_feeder_role(es, owner) -> None:
+    """Raise DALI's RuntimeError when ``es`` cannot feed the loop ``owner`` (a CaptureContext
+    or a reader loop's side inputs): it is a captured root, used eagerly, iterated with
+    ``next_epoch``, or bound to another loop."""
+    if es.role is Role.ROOT:
+        raise RuntimeError(f"{es.what()}: Instance already used through .captured() method")
+    if es.role is Role.EAGER:
+        raise RuntimeError(f"{es.what()}: This ExternalSource was already used eagerly")
+    if es.role is Role.EPOCHS:
+        raise RuntimeError(f"{es.what()} is iterated with next_epoch; it cannot also feed a "
+                           f"captured loop")
+    if es.capture_ctx is not None and es.capture_ctx is not owner:
+        raise RuntimeError(f"{es.what()}: Already bound to a different capture context.")
+
+
 def feeder_call(es, ctx: CaptureContext, batch_size):
     """``es()`` inside the body of ``ctx``'s loop: trace a feeder, or return its prefetched
     outputs for this step.
@@ -281,15 +296,9 @@ def feeder_call(es, ctx: CaptureContext, batch_size):
         in a step, a call in a nested compiled loop, a feeder not called in the traced step,
         another batch size (DALI's rules and words).
     """
-    if es is ctx.root or es.role is Role.ROOT:
+    if es is ctx.root:
         raise RuntimeError(f"{es.what()}: Instance already used through .captured() method")
-    if es.role is Role.EAGER:
-        raise RuntimeError(f"{es.what()}: This ExternalSource was already used eagerly")
-    if es.role is Role.EPOCHS:
-        raise RuntimeError(f"{es.what()} is iterated with next_epoch; it cannot also feed a "
-                           f"captured loop")
-    if es.capture_ctx is not None and es.capture_ctx is not ctx:
-        raise RuntimeError(f"{es.what()}: Already bound to a different capture context.")
+    check_feeder_role(es, ctx)
     if current_capture() is not ctx.capture:
         raise RuntimeError(f"{es.what()}: called inside a compiled loop that runs in a "
                            f"captured loop's body; Only one capture-mode loop can be active at "

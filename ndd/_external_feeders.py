@@ -20,7 +20,7 @@ import collections
 
 from ndd._capture_state import current_capture
 from ndd._captured import CapturedBatch
-from ndd._external_capture import Role
+from ndd._external_capture import Role, check_feeder_role
 from ndd.compile.trace import Tracer
 
 
@@ -185,15 +185,7 @@ def side_feeder_call(es, capture, batch_size):
     if side is None:        # a replayed step of a loop whose traced step called no feeder
         raise RuntimeError(f"{es.what()}: ExternalSource wasn't seen during tracing (a feeder "
                            f"of a captured loop is called in every step, the first included)")
-    if es.role is Role.ROOT:
-        raise RuntimeError(f"{es.what()}: Instance already used through .captured() method")
-    if es.role is Role.EAGER:
-        raise RuntimeError(f"{es.what()}: This ExternalSource was already used eagerly")
-    if es.role is Role.EPOCHS:
-        raise RuntimeError(f"{es.what()} is iterated with next_epoch; it cannot also feed a "
-                           f"captured loop")
-    if es.capture_ctx is not None and es.capture_ctx is not side:
-        raise RuntimeError(f"{es.what()}: Already bound to a different capture context.")
+    check_feeder_role(es, side)
     if isinstance(capture, Tracer):
         n = side.batch_size
         if batch_size is not None and batch_size != n:
