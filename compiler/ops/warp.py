@@ -53,9 +53,9 @@ register(OpSchema(
 
 register(OpSchema(
     "rotate", ("input",), (
-        ArgSpec("angle", "float", REQUIRED, tensor=True,
+        ArgSpec("angle", "float[]", REQUIRED, tensor=True,
                 doc="Angle in degrees; counter-clockwise with the origin at the top-left "
-                    "corner."),
+                    "corner. For sequences, one per frame may be given (``ndd.per_frame``)."),
         ArgSpec("axis", "float[]", None, tensor=True,
                 doc="Rotation axis of 3-D (volumetric) data; not supported by ndd yet."),
     ) + _COMMON + (

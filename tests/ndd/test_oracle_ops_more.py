@@ -445,3 +445,14 @@ def test_warp_and_rotate_of_wide_images_match_dali_exactly(dyn, interp):
         outs = [mod.rotate(mod.tensor(arr, layout="HWC"), angle=17.0,
                            **_interp(mod, {"interp_type": interp})) for mod in (ndd, dyn)]
         _same(*outs)
+
+
+def test_rotate_per_frame_angles_match_dali(dyn):
+    v = _RNG.integers(0, 256, size=(3, 10, 20, 3), dtype=np.uint8)
+    ang = np.array([0, 90, 30], np.float32)
+    _same(ndd.rotate(ndd.tensor(v, layout="FHWC"), angle=ndd.per_frame(ndd.tensor(ang))),
+          dyn.rotate(dyn.tensor(v, layout="FHWC"), angle=dyn.per_frame(dyn.tensor(ang))))
+    _same(ndd.rotate(ndd.batch([v, v[:2]], layout="FHWC"),
+                     angle=ndd.per_frame(ndd.batch([ang, ang[1:]])), fill_value=0),
+          dyn.rotate(dyn.batch([v, v[:2]], layout="FHWC"),
+                     angle=dyn.per_frame(dyn.batch([ang, ang[1:]])), fill_value=0))

@@ -236,21 +236,27 @@ def warp_affine(ctx, ins, a, i):
 @register("rotate", "cpu")
 @per_sample
 def rotate(ctx, ins, a, i):
-    """``rotate``: counter-clockwise by ``angle`` degrees about the image center."""
+    """``rotate``: counter-clockwise by ``angle`` degrees about the image center (one angle per
+    frame of a sequence when the argument has one value per frame)."""
     layout = ctx.in_metas[0].layout
-    angle = a["angle"]
-    if isinstance(angle, (tuple, list)):
-        if len(angle) != 1:
-            raise ValueError(f"argument 'angle' must be one number per sample (per-frame angles "
-                             f"are not supported by ndd's rotate yet), got {list(angle)}")
-        angle = angle[0]
-    angle = float(angle)
-    hw = tuple(int(s) for s in _hw(ins[0], layout))
+    x = np.asarray(ins[0])
+    frames = len(x) if _frames_layout(layout, x.ndim) else None
+    angles = a["angle"]
+    angles = list(np.asarray(angles, dtype=np.float64).reshape(-1).tolist())
+    if len(angles) != 1 and len(angles) != frames:
+        more = f" or {frames} (one per frame)" if frames is not None else ""
+        raise ValueError(f"argument 'angle' must be one number per sample{more}, got "
+                         f"{len(angles)} values")
+    hw = tuple(int(s) for s in _hw(x, layout))
     if a.get("size"):
         out_hw = output_size(a["size"], hw)
     elif a.get("keep_size", False):
         out_hw = hw
+    else:       # per-frame angles: a canvas that holds every frame's (DALI, measured)
+        sizes = [rotate_output_size(hw, ang) for ang in angles]
+        out_hw = (max(s[0] for s in sizes), max(s[1] for s in sizes))
+    if len(angles) == 1:
+        m = rotate_matrix(angles[0], hw, out_hw)
     else:
-        out_hw = rotate_output_size(hw, angle)
-    m = rotate_matrix(angle, hw, out_hw)
+        m = [rotate_matrix(ang, hw, out_hw) for ang in angles]
     return warp_sample(ins[0], layout, m, out_hw, **_options(ctx, a))
