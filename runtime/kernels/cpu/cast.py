@@ -114,6 +114,7 @@ def round_half_away(x):
 
 
 def _float_to_int(x, dst):
+    x = np.asarray(x)       # a 0-d sample: numpy's scalar results cannot be assigned into
     if x.dtype == np.float16:
         x = x.astype(np.float32)
     info = np.iinfo(dst)
@@ -128,7 +129,7 @@ def _float_to_int(x, dst):
     nan = np.isnan(r)
     over = r > hi_f
     clipped = np.clip(np.where(nan, ftype(0), r), lo_f, hi_f)
-    out = clipped.astype(dst)
+    out = np.asarray(clipped.astype(dst))
     if over.any():
         out[over] = info.max
     return out

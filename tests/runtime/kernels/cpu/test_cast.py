@@ -40,6 +40,15 @@ def test_cast_saturation_near_type_limits():
                                   [2**64 - 1, 0])
 
 
+@pytest.mark.parametrize("value, dtype, expected", [
+    (300.0, "uint8", 255), (-300.0, "int8", -128), (np.inf, "int32", 2**31 - 1), (-3.5, "int8", -4),
+    (np.nan, "uint16", 0)])
+def test_cast_of_a_0d_sample_saturates(value, dtype, expected):
+    # a 0-d sample (a scalar tensor) takes the same path as arrays (it crashed when saturating)
+    out = cast(np.array(value, np.float32), dtype)
+    assert out.shape == () and out.dtype == np.dtype(dtype) and int(out) == expected
+
+
 def test_cast_int_to_int_saturates():
     a = np.array([-5, 300, 70000, -70000], np.int32)
     np.testing.assert_array_equal(cast(a, "uint8"), [0, 255, 255, 0])
