@@ -188,15 +188,19 @@ _READER_FIELDS = tuple(StateField(*f) for f in (
     ("dataset", "word", True)))
 
 
-def encode_reader_state(core_state: dict) -> str:
-    """The state string of a reader core's state dict (``FileReaderCore.get_state()``)."""
-    return encode_state(READER_KIND, _READER_FIELDS, core_state)
+def encode_reader_state(core_state: dict, kind: str = READER_KIND) -> str:
+    """The state string of a reader core's state dict (``FileReaderCore.get_state()``);
+    ``kind`` names the reader (``ndd.readers.Numpy``...: the same keys)."""
+    return encode_state(kind, _READER_FIELDS, core_state)
 
 
-def decode_reader_state(text: str) -> dict:
-    """The core's state dict of a state string (the core checks it against the reader)."""
-    values = decode_state(text, READER_KIND, _READER_FIELDS, "readers.File.set_state")
-    return {"format": CORE_STATE_FORMAT, **values}
+def decode_reader_state(text: str, kind: str = READER_KIND,
+                        core_format: str = CORE_STATE_FORMAT) -> dict:
+    """The core's state dict of a state string (the core checks it against the reader);
+    ``core_format`` is the tag of the core's dicts."""
+    who = kind.removeprefix("ndd.") + ".set_state"
+    values = decode_state(text, kind, _READER_FIELDS, who)
+    return {"format": core_format, **values}
 
 
 def reader_state_from_legacy(state: dict) -> dict:

@@ -189,9 +189,22 @@ class FileReaderCore:
                 self._dataset()
 
     # -- dataset ---------------------------------------------------------------------------
+    #: what messages call this reader, and the tag of its ``get_state`` dicts (subclasses
+    #: reading other formats override both, and :meth:`build_index` / :meth:`make_loader`)
+    kind = "File reader"
+    state_format = STATE_FORMAT
+
+    def build_index(self):
+        """The dataset listing (a :class:`FileIndex`): here, of ``fn.readers.file``."""
+        return build_file_index(**self._listing_args)
+
+    def make_loader(self, index, with_indices):
+        """``indices -> (outputs...[, index list])``, run on the prefetch thread."""
+        return make_loader(index.paths, index.labels, with_indices)
+
     def _listing(self):
         if self._listed is None:
-            self._listed = build_file_index(**self._listing_args)
+            self._listed = self.build_index()
         return self._listed
 
     def _dataset(self):
@@ -320,7 +333,7 @@ class FileReaderCore:
                 items = split_batches(rest, batch_size, self._spec.pad_last_batch)
             else:
                 items = [rest[i:i + _SAMPLE_CHUNK] for i in range(0, len(rest), _SAMPLE_CHUNK)]
-            loader = make_loader(index.paths, index.labels, return_indices)
+            loader = self.make_loader(index, return_indices)
             prefetcher = Prefetcher(loader, items, self._depth, name=f"ndd-{self._label()}")
             it = EpochIterator(self, run, prefetcher, batch_size, return_indices)
             run.iterator = weakref.ref(it)
@@ -388,7 +401,7 @@ class FileReaderCore:
         self.close()
 
     def _label(self):
-        return f"File reader {self.name!r}" if self.name else "File reader"
+        return f"{self.kind} {self.name!r}" if self.name else self.kind
 
     # -- checkpointing ---------------------------------------------------------------------
     def get_state(self):
@@ -413,7 +426,7 @@ class FileReaderCore:
             else:
                 epoch, position = self._epoch, self._start_position
             spec = self._spec
-            state = {"format": STATE_FORMAT, "epoch": int(epoch), "position": int(position),
+            state = {"format": self.state_format, "epoch": int(epoch), "position": int(position),
                      "seed": int(spec.seed),
                      "shuffle_after_epoch_seed": int(spec.shuffle_after_epoch_seed),
                      "mode": self._mode, "batch_size": self._batch_size}
@@ -443,9 +456,9 @@ class FileReaderCore:
             if self._started:
                 raise RuntimeError(f"{self._label()}: set_state must be called before the "
                                    "first next_epoch")
-            if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-                raise ValueError(f"not a File reader state (expected a dict with format="
-                                 f"{STATE_FORMAT!r}); got {state!r:.200}")
+            if not isinstance(state, dict) or state.get("format") != self.state_format:
+                raise ValueError(f"not a {self.kind} state (expected a dict with format="
+                                 f"{self.state_format!r}); got {state!r:.200}")
             self._dataset()
             spec = self._spec
             wrong = [f"{k}: state has {state.get(k)!r}, reader has {getattr(spec, k)!r}"

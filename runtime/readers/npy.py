@@ -1,0 +1,227 @@
+"""``.npy`` files: the header, and reading a whole array or a region of it.
+
+The format (numpy's ``numpy/lib/format.py`` documents it, versions 1.0, 2.0 and 3.0):
+
+* the magic ``b"\\x93NUMPY"``, one byte major and one byte minor version;
+* the header length: little-endian uint16 (version 1) or uint32 (versions 2 and 3);
+* the header: a Python dict literal (latin-1; UTF-8 in version 3) with the keys ``descr``
+  (a dtype string such as ``'<f4'``), ``fortran_order`` (bool) and ``shape`` (tuple),
+  padded with spaces and a newline so that the data starts at a multiple of 16 (64);
+* the data: ``prod(shape)`` elements, C order or Fortran order.
+
+A region (:func:`read_region`) of a C-order file reads only its bytes: through a memory map
+(the pages the region touches), or without one with one ``pread`` per contiguous run of the
+region. Fortran-order files are read whole and the region cut from them. Big-endian data is
+converted to the machine's byte order.
+"""
+from __future__ import annotations
+
+import ast
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["NpyHeader", "parse_header", "read_header", "read_region", "SUPPORTED_KINDS"]
+
+_MAGIC = b"\x93NUMPY"
+#: numpy dtype kinds a reader can output: bool, signed/unsigned integers, floats
+SUPPORTED_KINDS = "biuf"
+
+
+@dataclass(frozen=True)
+class NpyHeader:
+    """What an ``.npy`` header says.
+
+    Attributes
+    ----------
+    dtype : numpy.dtype
+        As stored (may be big-endian).
+    shape : tuple of int
+    fortran_order : bool
+    data_offset : int
+        Byte offset of the first element.
+    """
+
+    dtype: np.dtype
+    shape: tuple
+    fortran_order: bool
+    data_offset: int
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def parse_header(head: bytes, path: str = "<bytes>") -> NpyHeader:
+    """Parse the header at the start of ``head`` (the first bytes of a file, at least the
+    whole header).
+
+    Raises
+    ------
+    ValueError
+        Naming ``path`` and the byte offset: not an ``.npy`` file, an unknown version, a
+        truncated or malformed header, or a dtype the readers do not output (objects,
+        structured records, strings, complex numbers, dates).
+    """
+    if len(head) < 10 or head[:6] != _MAGIC:
+        raise ValueError(f"{path!r}: not a .npy file (expected the magic b'\\x93NUMPY' at "
+                         f"offset 0, got {bytes(head[:6])!r})")
+    major, minor = head[6], head[7]
+    if major == 1:
+        (hlen,), start = struct.unpack_from("<H", head, 8), 10
+    elif major in (2, 3):
+        if len(head) < 12:
+            raise ValueError(f"{path!r}: truncated .npy header (file of {len(head)} bytes)")
+        (hlen,), start = struct.unpack_from("<I", head, 8), 12
+    else:
+        raise ValueError(f"{path!r}: unsupported .npy format version {major}.{minor} at "
+                         f"offset 6 (expected 1.0, 2.0 or 3.0)")
+    if len(head) < start + hlen:
+        raise ValueError(f"{path!r}: truncated .npy header: {hlen} bytes announced at offset "
+                         f"{start}, the file has {len(head) - start}")
+    text = bytes(head[start:start + hlen]).decode("utf-8" if major == 3 else "latin-1")
+    try:
+        d = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        d = None
+    if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
+        raise ValueError(f"{path!r}: malformed .npy header at offset {start}: expected a dict "
+                         f"of 'descr', 'fortran_order' and 'shape', got {text.strip()[:100]!r}")
+    shape, fortran = d["shape"], d["fortran_order"]
+    if not isinstance(shape, tuple) or not all(isinstance(s, int) and s >= 0 for s in shape) \
+            or not isinstance(fortran, bool):
+        raise ValueError(f"{path!r}: malformed .npy header at offset {start}: shape="
+                         f"{shape!r}, fortran_order={fortran!r}")
+    try:
+        dtype = np.dtype(d["descr"]) if isinstance(d["descr"], str) else None
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in SUPPORTED_KINDS or dtype.fields is not None or \
+            dtype.subdtype is not None or dtype.itemsize > 8:
+        raise ValueError(f"{path!r}: unsupported dtype {d['descr']!r} in the .npy header "
+                         f"(supported: bool, int8..int64, uint8..uint64, float16, float32, "
+                         f"float64)")
+    return NpyHeader(dtype, shape, fortran, start + hlen)
+
+
+def read_header(fd, path: str) -> NpyHeader:
+    """The header of the open file ``fd`` (read with ``pread``; the file position is not
+    used)."""
+    head = os.pread(fd, 4096, 0)
+    if len(head) >= 12 and head[:6] == _MAGIC and head[6] in (2, 3):
+        need = 12 + struct.unpack_from("<I", head, 8)[0]
+        if need > len(head):
+            head = os.pread(fd, need, 0)
+    return parse_header(head, path)
+
+
+def _native(arr):
+    if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and not _LITTLE):
+        return arr.astype(arr.dtype.newbyteorder("="))
+    return arr
+
+
+_LITTLE = np.little_endian
+
+
+def _check_size(fd, header, path):
+    size = os.fstat(fd).st_size
+    if size < header.data_offset + header.nbytes:
+        raise ValueError(f"{path!r}: truncated .npy data: the header (shape {header.shape}, "
+                         f"dtype {header.dtype.str}) needs {header.nbytes} bytes from offset "
+                         f"{header.data_offset}, the file has {size - header.data_offset}")
+
+
+def _runs(shape, start, end):
+    """Contiguous runs of the C-order region ``[start, end)``: ``(first axis of a run,
+    elements per run)``; a run covers the axes from the first one whose extent is partial
+    (or the outermost), all axes after it being whole."""
+    k = len(shape) - 1
+    while k > 0 and start[k] == 0 and end[k] == shape[k]:
+        k -= 1
+    run = int(np.prod([end[k] - start[k]] + list(shape[k + 1:]), dtype=np.int64))
+    return k, run
+
+
+def _pread_region(fd, header, start, end, path):
+    """The C-order region read with one ``pread`` per contiguous run."""
+    shape, item = header.shape, header.dtype.itemsize
+    out_shape = tuple(e - s for s, e in zip(start, end))
+    out = np.empty(out_shape, header.dtype)
+    if out.size == 0:
+        return out
+    k, run = _runs(shape, start, end)
+    strides = np.cumprod((list(shape[1:]) + [1])[::-1], dtype=np.int64)[::-1]
+    flat = memoryview(out.reshape(-1).view(np.uint8))
+    outer = [range(s, e) for s, e in zip(start[:k], end[:k])]
+    base = int(np.dot(strides[k:], start[k:])) if k < len(shape) else 0
+    nb = run * item
+    for i, idx in enumerate(np.ndindex(*[len(r) for r in outer]) if outer else [()]):
+        elem = base + sum(int(strides[a]) * (start[a] + j) for a, j in enumerate(idx))
+        off = header.data_offset + elem * item
+        got = os.preadv(fd, [flat[i * nb:(i + 1) * nb]], off)
+        if got != nb:
+            raise ValueError(f"{path!r}: short read at offset {off} ({got} of {nb} bytes)")
+    return out
+
+
+def read_region(path, start=None, end=None, *, use_mmap=True, header=None):
+    """Read the array of an ``.npy`` file, or its region ``[start, end)``.
+
+    Parameters
+    ----------
+    path : str
+    start, end : sequence of int, optional
+        Per axis, ``0 <= start <= end <= shape`` (the caller resolves the ROI arguments and
+        the out-of-bounds policy); None: the whole array.
+    use_mmap : bool, default True
+        Map the file (C order) and copy the region out of the map; False: one ``pread`` per
+        contiguous run (DALI's ``dont_use_mmap``).
+    header : NpyHeader, optional
+        The file's header when already known (``cache_header_information``).
+
+    Returns
+    -------
+    (numpy.ndarray, NpyHeader)
+        The region, C-contiguous, in the machine's byte order, and the header.
+
+    Raises
+    ------
+    RuntimeError
+        The file cannot be opened or read (naming it).
+    ValueError
+        A bad header or truncated data (naming the file and the offset).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise RuntimeError(f"Numpy reader: cannot read {path!r}: {e.strerror or e}") from e
+    try:
+        if header is None:
+            header = read_header(fd, path)
+        _check_size(fd, header, path)
+        shape = header.shape
+        if start is None:
+            start, end = (0,) * len(shape), tuple(shape)
+        start, end = tuple(int(s) for s in start), tuple(int(e) for e in end)
+        if header.nbytes == 0 or any(e <= s for s, e in zip(start, end)):
+            out = np.empty(tuple(max(e - s, 0) for s, e in zip(start, end)), header.dtype)
+        elif header.fortran_order or use_mmap:
+            with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as m:
+                arr = np.frombuffer(m, header.dtype, int(np.prod(shape, dtype=np.int64)),
+                                    header.data_offset)
+                arr = arr.reshape(shape, order="F" if header.fortran_order else "C")
+                # a copy in C order: nothing of the map is kept once it is closed
+                out = np.array(arr[tuple(slice(s, e) for s, e in zip(start, end))],
+                               order="C", copy=True)
+                del arr
+        else:
+            out = _pread_region(fd, header, start, end, path)
+        return _native(out), header
+    except OSError as e:
+        raise RuntimeError(f"Numpy reader: cannot read {path!r}: {e.strerror or e}") from e
+    finally:
+        os.close(fd)
