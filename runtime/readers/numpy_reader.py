@@ -256,9 +256,11 @@ def _load_one(path, roi, use_mmap, header):
     if inside:
         return read_region(path, start, end, use_mmap=use_mmap, header=header)
     if roi.policy == "error":
-        raise ValueError(f"readers.Numpy: the region [{start}, {end}) is outside the array "
-                         f"of shape {list(shape)} in {path!r} (out_of_bounds_policy='error'; "
-                         f"use 'pad' or 'trim_to_shape')")
+        # DALI's words first (a RuntimeError there too), then which file and region
+        raise RuntimeError(f"Slice can't be placed out of bounds with current policy: the "
+                           f"region [{start}, {end}) is outside the array of shape "
+                           f"{list(shape)} in {path!r} (out_of_bounds_policy='error'; use "
+                           f"'pad' or 'trim_to_shape')")
     cs = [min(max(s, 0), d) for s, d in zip(start, shape)]
     ce = [max(min(e, d), c) for e, d, c in zip(end, shape, cs)]
     part, header = read_region(path, cs, ce, use_mmap=use_mmap, header=header)
@@ -331,7 +333,10 @@ class NumpyReaderCore(FileReaderCore):
                     arrays.append(cache[i].copy())
                     continue
                 header = headers.get(paths[i]) if headers is not None else None
-                arr, header = _load_one(paths[i], roi, use_mmap, header)
+                try:
+                    arr, header = _load_one(paths[i], roi, use_mmap, header)
+                except ValueError as e:     # a bad file or ROI: DALI's readers raise
+                    raise RuntimeError(str(e)) from e   # RuntimeError while reading
                 if headers is not None:
                     headers[paths[i]] = header
                 cache[i] = arr

@@ -200,5 +200,5 @@ def test_core_shards_pad_and_policies(tmp_path):
     (arr,), = next(core.next_epoch(1))[:1]
     np.testing.assert_array_equal(arr, np.arange(12).reshape(3, 4)[1:, 3:])
     core = NumpyReaderCore(files=files, roi_start=[1, 3], roi_end=[4, 6])
-    with pytest.raises(ValueError, match=r"outside the array of shape \[3, 4\] in .*0\.npy"):
+    with pytest.raises(RuntimeError, match=r"out of bounds.*outside the array of shape \[3, 4\] in .*0\.npy"):
         next(core.next_epoch(1))
