@@ -13,6 +13,7 @@ from ndd._batch import Batch as _Batch
 from ndd._construct import ENCODED as _ENC, encoded_batch as _encoded_batch
 from ndd._reader_front import ReaderFront as _ReaderFront, \
     check_max_batch_size as _check_max_batch_size
+from ndd._readers_coco import COCO
 from ndd._readers_numpy import Numpy
 from ndd._tensor import Tensor as _Tensor
 from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
@@ -100,4 +101,4 @@ class File(_ReaderFront):
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
 
 
-__all__ = ["File", "Numpy"]
+__all__ = ["File", "Numpy", "COCO"]
