@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ndd
+from ndd._stream import cuda_device_count
 
 
 @pytest.fixture
@@ -242,7 +243,6 @@ def test_big_endian_is_converted(tmp_path):
 
 
 def test_gpu_without_cuda_fails_clearly():
-    from ndd._stream import cuda_device_count
     if cuda_device_count():
         pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="no CUDA device is available"):
