@@ -100,6 +100,8 @@ class COCO(_ReaderFront):
                              f"(its outputs are encoded files and annotations); expected "
                              f"'cpu'")
         _check_max_batch_size(max_batch_size, "readers.COCO")
+        # None is DALI's "not set": the default
+        kwargs = {k: v for k, v in kwargs.items() if v is not None and k != "num_inputs"}
         if name is not None:
             kwargs["name"] = name
         for knob in _IGNORED:
