@@ -27,6 +27,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``color``                  ``brightness_contrast``, ``hsv``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
+``shaping``                ``squeeze``, ``cat``, ``pad``, ``one_hot``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -40,13 +41,14 @@ from runtime.workers.pool import prepare_with
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
+from . import shaping
 
 __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
-           noise, dims, bbox, color, slicing, blur)
+           noise, dims, bbox, color, slicing, blur, shaping)
 
 
 def warm_up() -> None:

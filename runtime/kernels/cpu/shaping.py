@@ -1,0 +1,264 @@
+"""CPU kernels of ``squeeze``, ``cat``, ``pad`` and ``one_hot`` (numpy).
+
+Semantics follow DALI 2.4 (observed on its CPU operators):
+
+* ``squeeze`` removes dimensions of extent 1 (or of extent 0 while the volume stays 0);
+* ``cat`` joins along an existing axis, the other extents equal;
+* ``pad`` pads at the end of each padded axis: to the batch's largest extent rounded up to
+  ``align`` or, with ``shape[k] > 0``, to ``max(shape[k], extent)`` rounded up to ``align``;
+* ``one_hot`` truncates float classes toward zero; classes outside ``[0, num_classes)`` set
+  nothing.
+
+Scalar values converted to the data type (``pad``'s ``fill_value``, ``one_hot``'s
+``on_value``/``off_value``) follow C++'s ``static_cast`` from float on x86-64, as DALI's
+compiled code does: truncation toward zero, out-of-range values wrapping through a 32-bit (or
+64-bit) integer (:func:`c_convert`). Registers ``squeeze``, ``cat``, ``pad`` and ``one_hot``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.ops.shaping import axes_of
+from runtime.kernels.cpu.cast import to_numpy_dtype
+from runtime.kernels.registry import per_sample, register, sample_args
+
+__all__ = ["c_convert", "squeeze", "cat", "pad_batch", "one_hot"]
+
+
+def _cvtt(f, bits):
+    """x86 ``cvttss2si`` to a ``bits``-bit integer: truncation, "integer indefinite" (the most
+    negative value) for NaN and out-of-range values."""
+    lo = -(1 << (bits - 1))
+    if math.isnan(f) or math.isinf(f):
+        return lo
+    t = int(f)                       # truncation toward zero, exact for any float
+    return t if lo <= t < -lo else lo
+
+
+def c_convert(value, dtype):
+    """``static_cast<T>(float(value))`` as compiled for x86-64 (DALI's scalar arguments).
+
+    Parameters
+    ----------
+    value : float
+        Rounded to float32 first (DALI's float arguments are float32).
+    dtype : dtype-like
+        Target type.
+
+    Returns
+    -------
+    numpy.generic
+        Floats: IEEE conversion; bool: ``value != 0``; 8/16/32-bit signed and 8/16-bit unsigned
+        integers: truncated to int32 (NaN and out-of-range: INT32_MIN), low bits kept; uint32:
+        through int64; int64: truncated (out of range: INT64_MIN); uint64: values at or above
+        2**63 subtract 2**63 first, negatives wrap.
+    """
+    dt = to_numpy_dtype(dtype)
+    f32 = np.float32(value)
+    if dt.kind == "f":
+        with np.errstate(over="ignore"):
+            return f32.astype(dt)
+    f = float(f32)
+    if dt.kind == "b":
+        return np.bool_(f != 0)
+    bits = dt.itemsize * 8
+    if dt == np.uint64 and f >= 2.0 ** 63:
+        i = _cvtt(f - 2.0 ** 63, 64) ^ (1 << 63)
+    elif bits == 64 or dt == np.uint32:
+        i = _cvtt(f, 64)
+    else:
+        i = _cvtt(f, 32)
+    raw = i & ((1 << bits) - 1)
+    return np.frombuffer(raw.to_bytes(dt.itemsize, "little"), dt)[0]
+
+
+def squeeze(x, axes):
+    """``x`` without the dimensions ``axes`` (non-negative indices), as a copy.
+
+    Raises
+    ------
+    ValueError
+        A removed dimension whose extent is not 1 (unless the volume is 0 with and without it).
+    """
+    x = np.asarray(x)
+    shape = tuple(e for k, e in enumerate(x.shape) if k not in axes)
+    new_vol = math.prod(shape)
+    if new_vol != x.size:
+        raise ValueError(f"The volume of the new shape should match the one of the original "
+                         f"shape. Requested a shape with {new_vol} elements but the original "
+                         f"shape has {x.size} elements (squeezing axes {list(axes)} of shape "
+                         f"{x.shape}).")
+    return x.reshape(shape).copy()
+
+
+def cat(arrays, axis):
+    """The arrays joined along ``axis`` (their other extents equal).
+
+    Raises
+    ------
+    ValueError
+        Different extents outside ``axis``.
+    """
+    arrays = [np.asarray(a) for a in arrays]
+    ref = arrays[0].shape
+    for i, a in enumerate(arrays[1:], 1):
+        for k, (e, r) in enumerate(zip(a.shape, ref)):
+            if k != axis and e != r:
+                raise ValueError(f"Concatenated tensors can differ in size only in the "
+                                 f"concatenation axis ({axis}). Input {i} has a shape "
+                                 f"{a.shape} which is not compatible with input 0 of shape "
+                                 f"{ref}. Mismatch in axis {k}.")
+    return np.concatenate(arrays, axis=axis)
+
+
+def _per_axis(values, n, name, *, broadcast):
+    vals = [int(v) for v in np.asarray(values).ravel().tolist()]
+    if broadcast and len(vals) == 1:
+        return vals * n
+    if len(vals) != n:
+        raise ValueError(f'Argument "{name}" expected shape {n} but got {len(vals)} values, '
+                         f"which can't be interpreted as the expected shape (one per padded "
+                         f"axis).")
+    return vals
+
+
+def pad_batch(samples, axes, shapes=None, aligns=None, fills=None):
+    """DALI's ``pad`` of a batch.
+
+    Parameters
+    ----------
+    samples : list of numpy.ndarray
+        Same number of dimensions (at least 1) and dtype.
+    axes : list of int or None
+        Non-negative axes to pad; None pads every axis.
+    shapes, aligns : list (per sample) of sequences of int, or None
+        Minimum extents (<= 0: the batch's largest extent) and alignments (positive; one value
+        applies to every padded axis).
+    fills : list (per sample) of float, or None
+        The padding value (0), converted by :func:`c_convert`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        A ``shape`` or ``align`` of the wrong length, or a non-positive alignment.
+    """
+    n = len(samples)
+    if n == 0:
+        return []
+    ndim = samples[0].ndim
+    axes = list(range(ndim)) if not axes else list(axes)
+    biggest = [max(s.shape[a] for s in samples) for a in axes]
+    out = []
+    for i, x in enumerate(samples):
+        align = _per_axis(aligns[i], len(axes), "align", broadcast=True) \
+            if aligns is not None and aligns[i] is not None else [1] * len(axes)
+        if any(v <= 0 for v in align):
+            raise ValueError(f"Values of `align` argument must be positive, got {align}.")
+        shape = _per_axis(shapes[i], len(axes), "shape", broadcast=False) \
+            if shapes is not None and shapes[i] is not None else [-1] * len(axes)
+        target = list(x.shape)
+        for k, a in enumerate(axes):
+            ext = biggest[k] if shape[k] <= 0 else max(shape[k], x.shape[a])
+            target[a] = -(-ext // align[k]) * align[k]
+        fill = c_convert(fills[i] if fills is not None else 0.0, x.dtype)
+        y = np.full(target, fill, dtype=x.dtype)
+        y[tuple(slice(0, e) for e in x.shape)] = x
+        out.append(y)
+    return out
+
+
+def _class_index(x):
+    """Integer class per element (-1 where none): floats truncated toward zero."""
+    x = np.asarray(x)
+    if x.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(x) & (np.abs(x) < 2.0 ** 62)
+            return np.where(ok, np.trunc(np.where(ok, x, 0)), -1).astype(np.int64)
+    if x.dtype == np.uint64:
+        return np.where(x < 2 ** 62, x, 0).astype(np.int64) - (x >= 2 ** 62)
+    return x.astype(np.int64)
+
+
+def one_hot(x, num_classes, axis, on_value=1.0, off_value=0.0, dtype="float32"):
+    """One-hot encoding of ``x`` with the new axis at ``axis`` (``[0, ndim]``; None: a scalar,
+    the output 1-D).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``dtype``; shape ``x.shape`` with ``num_classes`` inserted at ``axis``.
+    """
+    dt = to_numpy_dtype(dtype)
+    cls = _class_index(x)
+    if axis is None:
+        cls = cls.reshape(())
+        axis = 0
+    classes = np.arange(num_classes, dtype=np.int64).reshape(
+        (num_classes,) + (1,) * (cls.ndim - axis))
+    hit = np.expand_dims(cls, axis) == classes
+    return np.where(hit, c_convert(on_value, dt), c_convert(off_value, dt)).astype(dt)
+
+
+@register("squeeze", "cpu")
+@per_sample
+def squeeze_kernel(ctx, ins, a, i):
+    """``squeeze`` of sample ``i``."""
+    m = ctx.in_metas[0]
+    x = np.asarray(ins[0])
+    return squeeze(x, axes_of(x.ndim, m.layout or "", a.get("axes"), a.get("axis_names")))
+
+
+@register("cat", "cpu")
+@per_sample
+def cat_kernel(ctx, ins, a, i):
+    """``cat`` of sample ``i`` of every input."""
+    layouts = [m.layout or "" for m in ctx.in_metas]
+    axis = a.get("axis")
+    name = a.get("axis_name")
+    nd = np.asarray(ins[0]).ndim
+    if name is not None:
+        lay = next((x for x in layouts if x), "")
+        axis = lay.index(name)
+    axis = 0 if axis is None else (axis + nd if axis < 0 else axis)
+    return cat(ins, axis)
+
+
+@register("pad", "cpu")
+def pad_kernel(ctx, inputs, args):
+    """``pad`` of the whole batch (the default extents are the batch's largest)."""
+    samples = [np.asarray(s) for s in inputs[0]]
+    if not samples:
+        return [[]]
+    m = ctx.in_metas[0]
+    axes = axes_of(samples[0].ndim, m.layout or "", args.get("axes"), args.get("axis_names"),
+                   negative=True)
+    per = [sample_args(ctx, args, i) for i in range(len(samples))]
+    shapes = [p.get("shape") for p in per]
+    aligns = [p.get("align") for p in per]
+    fills = [0.0 if p.get("fill_value") is None else float(np.asarray(p["fill_value"]))
+             for p in per]
+    return [pad_batch(samples, axes, shapes, aligns, fills)]
+
+
+@register("one_hot", "cpu")
+def one_hot_kernel(ctx, inputs, args):
+    """``one_hot`` of the whole batch (DALI's legacy rule looks at every sample's size)."""
+    samples = [np.asarray(s) for s in inputs[0]]
+    axis = args.get("axis")
+    dtype = ctx.out_metas[0].dtype or args.get("dtype") or "float32"
+    scalar = axis is None and all(s.size == 1 for s in samples)
+    out = []
+    for x in samples:
+        pos = None if scalar else (x.ndim if axis is None or axis == -1 else axis)
+        out.append(one_hot(x, int(args.get("num_classes") or 0), pos,
+                           args.get("on_value", 1.0) if args.get("on_value") is not None
+                           else 1.0,
+                           args.get("off_value") if args.get("off_value") is not None else 0.0,
+                           dtype))
+    return [out]

@@ -1,0 +1,72 @@
+"""API-level tests of ``ndd.squeeze``, ``ndd.cat``, ``ndd.pad`` and ``ndd.one_hot``: values
+against independent numpy computations, layouts, errors, and every evaluation mode giving the
+same values."""
+import numpy as np
+import pytest
+
+import ndd
+
+
+def _arrays(x):
+    if isinstance(x, ndd.Batch):
+        return [np.asarray(t) for t in x.tensors[:]]
+    return [np.asarray(x)]
+
+
+def _assert_modes_equal(fn):
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred, ndd.EvalMode.sync_cpu):
+        with mode:
+            res.append(_arrays(fn()))
+    for other in res[1:]:
+        assert len(other) == len(res[0])
+        for a, b in zip(res[0], other):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+    return res[0]
+
+
+def test_squeeze_and_cat_modes():
+    x = ndd.tensor(np.arange(6, dtype=np.int16).reshape(1, 2, 1, 3), layout="FHWC")
+    out = _assert_modes_equal(lambda: ndd.squeeze(x + x, axes=[0, 2]))[0]
+    np.testing.assert_array_equal(out, 2 * np.arange(6).reshape(2, 3))
+    assert ndd.squeeze(x, axis_names="FW").layout == "HC"
+    with pytest.raises(ValueError, match="Missing argument"):
+        ndd.squeeze(x)
+    with pytest.raises(RuntimeError, match="volume of the new shape"):
+        np.asarray(ndd.squeeze(x, axes=[1]))
+    a = ndd.tensor(np.arange(6, dtype=np.int32).reshape(2, 3), layout="HW")
+    b = ndd.tensor(np.arange(4, dtype=np.int32).reshape(2, 2))
+    out = _assert_modes_equal(lambda: ndd.cat(a, b + 10, axis_name="W"))[0]
+    np.testing.assert_array_equal(out, np.hstack([np.arange(6).reshape(2, 3),
+                                                  np.arange(4).reshape(2, 2) + 10]))
+    assert ndd.cat(b, a, axis=-1).layout == "HW"
+    with pytest.raises(ValueError, match="same type"):
+        ndd.cat(a, ndd.tensor(np.zeros((2, 2), np.float32)), axis=1)
+
+
+def test_pad_batch_modes():
+    s = [np.array([3, 4, 2, 5, 4], np.int32), np.array([2, 2], np.int32)]
+    bt = ndd.batch(s)
+    out = _assert_modes_equal(lambda: ndd.pad(bt * 1, fill_value=-1, align=4))
+    assert [o.tolist() for o in out] == [[3, 4, 2, 5, 4, -1, -1, -1], [2, 2] + [-1] * 6]
+    shapes = ndd.batch([np.array([4], np.int32), np.array([1], np.int32)])
+    out = _assert_modes_equal(lambda: ndd.pad(bt, shape=shapes))
+    assert [len(o) for o in out] == [5, 2]
+    t = ndd.pad(ndd.tensor(np.ones((2, 3), np.float32), layout="HW"), shape=[3, 4])
+    assert isinstance(t, ndd.Tensor) and t.shape == (3, 4) and t.layout == "HW"
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        ndd.pad(bt, axes=[0], axis_names="H")
+
+
+def test_one_hot_modes_and_legacy_scalars():
+    labels = ndd.batch([np.array([1], np.int32), np.array([2], np.int32)])
+    out = _assert_modes_equal(lambda: ndd.one_hot(labels, num_classes=3))
+    assert [o.tolist() for o in out] == [[0, 1, 0], [0, 0, 1]]
+    assert ndd.one_hot(labels, num_classes=3).ndim == 1
+    out = _assert_modes_equal(lambda: ndd.one_hot(labels, num_classes=3, axis=0,
+                                                  dtype=ndd.int64))
+    assert out[0].shape == (3, 1) and out[0].dtype == np.int64
+    t = ndd.one_hot(ndd.tensor(np.array([[0, 1]], np.int32), layout="AB"), num_classes=2,
+                    axis=1, axis_name="C")
+    assert t.layout == "ACB" and t.shape == (1, 2, 2)

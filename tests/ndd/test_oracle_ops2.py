@@ -1,0 +1,216 @@
+"""ndd vs NVIDIA DALI 2.4 dynamic mode for ``squeeze``, ``cat``, ``pad`` and ``one_hot``: values,
+dtype, shape and layout must match exactly; error cases must fail in both."""
+import types
+
+import numpy as np
+import pytest
+
+import ndd
+
+pytestmark = pytest.mark.oracle
+
+
+@pytest.fixture(scope="module")
+def dyn():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    return dalidyn
+
+
+def _np(x):
+    if hasattr(x, "tensors") and hasattr(x, "batch_size"):
+        return [np.asarray(x.tensors[i].cpu()) for i in range(x.batch_size)]
+    return [np.asarray(x.cpu())]
+
+
+def _same(ours, ref):
+    a, b = _np(ours), _np(ref)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+    assert (ours.layout or None) == (ref.layout or None)
+
+
+def _both(dyn, make, op, kw):
+    """``op`` on the data ``make(mod)`` in ndd and DALI; dtype names in ``kw`` resolved."""
+    def call(mod):
+        k = {key: (v(mod) if isinstance(v, types.FunctionType) else v) for key, v in kw.items()}
+        k = {key: (getattr(mod, v[6:]) if isinstance(v, str) and v.startswith("dtype:") else v)
+             for key, v in k.items()}
+        return getattr(mod, op)(*make(mod), **k)
+    return call(ndd), call(dyn)
+
+
+def _fails_in_both(dyn, make, op, kw):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError, TypeError)):
+            k = {key: (getattr(mod, v[6:]) if isinstance(v, str) and v.startswith("dtype:")
+                       else v) for key, v in kw.items()}
+            out = getattr(mod, op)(*make(mod), **k)
+            out.evaluate()
+            _np(out)
+
+
+_X4 = np.arange(6, dtype=np.int16).reshape(1, 2, 1, 3)
+
+
+def _x4(mod):
+    return (mod.tensor(_X4, layout="FHWC"),)
+
+
+def _xb(mod):
+    return (mod.batch([np.ones((1, 2, 1), np.float32), np.zeros((1, 3, 1), np.float32)],
+                      layout="HWC"),)
+
+
+# DALI reads its caller's source to tell literal arguments from tensor ones, and squeeze fails
+# with ``axes`` given as a tensor argument: the DALI calls spell their arguments literally.
+_SQUEEZE = [
+    (_x4, lambda m, x: m.squeeze(x, axes=[0, 2])), (_x4, lambda m, x: m.squeeze(x, axes=[0])),
+    (_x4, lambda m, x: m.squeeze(x, axis_names="FW")),
+    (_x4, lambda m, x: m.squeeze(x, axis_names="W")),
+    (_xb, lambda m, x: m.squeeze(x, axes=[0, 2])), (_xb, lambda m, x: m.squeeze(x, axes=2)),
+    (_xb, lambda m, x: m.squeeze(x, axis_names="C")),
+    (lambda m: (m.tensor(np.zeros((0, 1, 0), np.float32)),),
+     lambda m, x: m.squeeze(x, axes=[0])),
+    (lambda m: (m.tensor(np.ones((1, 1), np.uint8), layout="HW"),),
+     lambda m, x: m.squeeze(x, axes=[0, 1])),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_SQUEEZE)))
+def test_squeeze_matches_dali(dyn, k):
+    make, call = _SQUEEZE[k]
+    _same(call(ndd, *make(ndd)), call(dyn, *make(dyn)))
+
+
+_SQUEEZE_BAD = [lambda m, x: m.squeeze(x), lambda m, x: m.squeeze(x, axes=[1]),
+                lambda m, x: m.squeeze(x, axes=[0], axis_names="W"),
+                lambda m, x: m.squeeze(x, axes=[0, 0]), lambda m, x: m.squeeze(x, axis_names="Z")]
+
+
+@pytest.mark.parametrize("k", range(len(_SQUEEZE_BAD)))
+def test_squeeze_errors_match_dali(dyn, k):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            _np(_SQUEEZE_BAD[k](mod, *_x4(mod)))
+
+
+def _cat2(mod):
+    return (mod.tensor(np.arange(6, dtype=np.int32).reshape(2, 3), layout="HW"),
+            mod.tensor(np.arange(4, dtype=np.int32).reshape(2, 2) + 10))
+
+
+def _cat3(mod):
+    s = [np.arange(8, dtype=np.float32).reshape(2, 2, 2) + k for k in range(3)]
+    return (mod.batch([s[0], s[1]], layout="HWC"), mod.batch([s[2], s[0]], layout="HWC"),
+            mod.batch([s[1], s[2]]))
+
+
+@pytest.mark.parametrize("make,kw", [
+    (_cat2, {"axis": 1}), (_cat2, {"axis": -1}), (_cat2, {"axis_name": "W"}),
+    (_cat3, {}), (_cat3, {"axis": 2}), (_cat3, {"axis_name": "W"}), (_cat3, {"axis": -2}),
+    (lambda m: (m.tensor(np.arange(3, dtype=np.uint8)),), {}),
+])
+def test_cat_matches_dali(dyn, make, kw):
+    _same(*_both(dyn, make, "cat", kw))
+
+
+@pytest.mark.parametrize("kw", [{"axis": 0}, {"axis": 2}, {"axis": 1, "axis_name": "W"},
+                                {"axis_name": "C"}])
+def test_cat_errors_match_dali(dyn, kw):
+    _fails_in_both(dyn, _cat2, "cat", kw)
+
+
+def _pad1(mod):
+    return (mod.batch([np.array([3, 4, 2, 5, 4], np.int32), np.array([2, 2], np.int32),
+                       np.array([3, 199, 5], np.int32)]),)
+
+
+def _pad2(mod):
+    return (mod.batch([np.arange(6, dtype=np.float32).reshape(2, 3),
+                       np.arange(6, dtype=np.float32).reshape(3, 2)], layout="HW"),)
+
+
+def _pad_u8(mod):
+    return (mod.batch([np.array([[1]], np.uint8), np.array([[1, 2], [3, 4]], np.uint8)],
+                      layout="HW"),)
+
+
+def _pad_per_sample(mod):
+    return mod.batch([np.array([4, 4], np.int32), np.array([1, 1], np.int32)])
+
+
+@pytest.mark.parametrize("make,kw", [
+    (_pad1, {"fill_value": -1}), (_pad1, {"fill_value": -1, "shape": [7]}),
+    (_pad1, {"fill_value": -1, "align": [4]}), (_pad1, {"shape": [1], "align": [2]}),
+    (_pad1, {"fill_value": 2.7}), (_pad1, {"fill_value": -2.7}), (_pad1, {"fill_value": 1e10}),
+    (_pad2, {"axes": [0, 1], "align": [1, 2], "shape": [4, -1]}), (_pad2, {"axis_names": "W"}),
+    (_pad2, {"axes": [-1]}), (_pad2, {"align": 3}), (_pad2, {"shape": [0, 0]}),
+    (_pad2, {"shape": [-2, 5]}), (_pad2, {"shape": _pad_per_sample}),
+    (_pad2, {"fill_value": lambda m: m.batch([np.float32(1), np.float32(2.5)])}),
+    (_pad_u8, {"fill_value": -1}), (_pad_u8, {"fill_value": 300}),
+    (_pad_u8, {"axis_names": "H", "fill_value": 9}),
+    (lambda m: (m.tensor(np.ones((2, 3), np.float32)),), {"shape": [3, 4]}),
+    (lambda m: (m.batch([np.array([1], np.int8), np.array([1, 2], np.int8)]),),
+     {"fill_value": 200}),
+    (lambda m: (m.batch([np.array([1], np.uint16), np.array([1, 2], np.uint16)]),),
+     {"fill_value": -1.5}),
+    (lambda m: (m.batch([np.array([1], np.float16), np.array([1, 2], np.float16)]),),
+     {"fill_value": 0.1}),
+    (lambda m: (m.batch([np.array([True]), np.array([True, False])]),), {"fill_value": 2}),
+])
+def test_pad_matches_dali(dyn, make, kw):
+    _same(*_both(dyn, make, "pad", kw))
+
+
+@pytest.mark.parametrize("kw", [{"axes": [0], "shape": [4, 4]}, {"axes": [0], "axis_names": "H"},
+                                {"align": [0]}, {"align": [-2]}, {"axes": [2]}, {"axes": [-3]},
+                                {"axis_names": "C"}, {"axes": [0], "align": [2, 2]}])
+def test_pad_errors_match_dali(dyn, kw):
+    _fails_in_both(dyn, _pad2, "pad", kw)
+
+
+def _labels(mod):
+    return (mod.tensor(np.array([0, 2, 1], np.int32)),)
+
+
+def _labels_b(mod):
+    return (mod.batch([np.array([1], np.int32), np.array([2], np.int32)]),)
+
+
+@pytest.mark.parametrize("make,kw", [
+    (_labels, {"num_classes": 3}), (_labels, {"num_classes": 3, "axis": 0}),
+    (_labels, {"num_classes": 3, "axis": 1}), (_labels, {"num_classes": 3, "axis": -1}),
+    (_labels, {"num_classes": 3, "on_value": 7.6, "off_value": -1.5, "dtype": "dtype:int32"}),
+    (_labels, {"num_classes": 3, "on_value": 300, "off_value": -1, "dtype": "dtype:uint8"}),
+    (_labels, {"num_classes": 3, "on_value": -7.6, "off_value": 1e10, "dtype": "dtype:uint8"}),
+    (_labels, {"num_classes": 3, "dtype": "dtype:float64"}), (_labels, {}),
+    (_labels, {"num_classes": 2, "dtype": "dtype:int64"}),
+    (lambda m: (m.tensor(np.int64(2)),), {"num_classes": 4}),
+    (lambda m: (m.tensor(np.int32(1)),), {"num_classes": 3, "axis_name": "C"}),
+    (lambda m: (m.tensor(np.array([[1]], np.int32)),), {"num_classes": 4}),
+    (lambda m: (m.tensor(np.array([[1]], np.int32)),), {"num_classes": 4, "axis": 0}),
+    (lambda m: (m.tensor(np.array([5, -1], np.int32)),), {"num_classes": 3}),
+    (lambda m: (m.tensor(np.array([1.7, 0.2, -0.5, 2.99], np.float32)),), {"num_classes": 3}),
+    (lambda m: (m.tensor(np.array([1, 2], np.uint8)),), {"num_classes": 3}),
+    (lambda m: (m.tensor(np.array([[0, 1]], np.int32), layout="AB"),),
+     {"num_classes": 2, "axis": 1, "axis_name": "C"}),
+    (lambda m: (m.tensor(np.array([[0, 1]], np.int32), layout="AB"),), {"num_classes": 2}),
+    (lambda m: (m.tensor(np.array([1], np.int32)),), {"num_classes": 3, "axis_name": "C"}),
+    (_labels_b, {"num_classes": 3}), (_labels_b, {"num_classes": 3, "axis": 0}),
+    (lambda m: (m.batch([np.array([1, 0], np.int32), np.array([2], np.int32)]),),
+     {"num_classes": 3}),
+])
+def test_one_hot_matches_dali(dyn, make, kw):
+    _same(*_both(dyn, make, "one_hot", kw))
+
+
+@pytest.mark.parametrize("kw", [{"num_classes": 3, "axis": 0, "axis_name": "K"},
+                                {"num_classes": 3, "axis": 2}, {"num_classes": 3, "axis": -2},
+                                {"num_classes": 3, "axis_name": "KL"},
+                                {"num_classes": 3, "dtype": "dtype:float16"},
+                                {"num_classes": 3, "dtype": "dtype:bool"}])
+def test_one_hot_errors_match_dali(dyn, kw):
+    _fails_in_both(dyn, _labels, "one_hot", kw)
