@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from compiler.types import Device, DType, parse_device as _parse_device
 from ndd import _handle_operators  # noqa: F401 - attaches operators and indexing to the handles
-from ndd import capture, checkpoint, compile, decoders, math, noise, random, readers, types
+from ndd import capture, checkpoint, compile, decoders, math, noise, random, readers, tfrecord, types
 from ndd._batch import Batch
 from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._dtypes import (DataType, ImageType, InterpType, bfloat16, bool_ as bool, dtype, float16,

@@ -1,4 +1,4 @@
-"""Readers (``ndd.readers.File``, ``ndd.readers.Numpy``): stateful objects producing
+"""Readers (``ndd.readers.File``, ``Numpy``, ``TFRecord``): stateful objects producing
 batches of samples read from files.
 
 Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source: DALI
@@ -15,6 +15,7 @@ from ndd._reader_front import ReaderFront as _ReaderFront, \
     check_max_batch_size as _check_max_batch_size
 from ndd._readers_coco import COCO
 from ndd._readers_numpy import Numpy
+from ndd._readers_tfrecord import TFRecord
 from ndd._tensor import Tensor as _Tensor
 from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
 from runtime.storage import SampleList as _SampleList

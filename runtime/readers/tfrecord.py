@@ -1,0 +1,312 @@
+"""TFRecord files: the record framing, the masked CRC-32C, index files, and the
+``tf.train.Example`` protobuf (decoding and encoding).
+
+Framing (TensorFlow's ``core/lib/io/record_writer``): every record is
+
+    uint64 length (little-endian) | uint32 masked_crc32c(length bytes) |
+    data (length bytes)           | uint32 masked_crc32c(data)
+
+with ``masked_crc32c(x) = ((crc >> 15 | crc << 17) + 0xa282ead8) mod 2**32`` of the
+Castagnoli CRC (polynomial 0x82F63B78 reflected, init and final xor 0xFFFFFFFF).
+
+Index files (DALI's ``tfrecord2idx``): one line per record, ``"offset size"`` in decimal,
+``size`` the whole framed record (``16 + length``).
+
+``tf.train.Example`` in the protobuf wire format (``tensorflow/core/example/*.proto``)::
+
+    Example  { Features features = 1; }
+    Features { map<string, Feature> feature = 1; }     // entries: {1: key, 2: value}
+    Feature  { oneof { BytesList bytes_list = 1; FloatList float_list = 2;
+                       Int64List int64_list = 3; } }
+    BytesList { repeated bytes value = 1; }
+    FloatList { repeated float value = 1 [packed]; }    // packed or one fixed32 per value
+    Int64List { repeated int64 value = 1 [packed]; }    // varints, negatives in 10 bytes
+
+A field's key is the varint ``number << 3 | wire type`` (0 varint, 1 fixed64, 2 length-
+delimited, 5 fixed32); unknown fields are skipped.
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+
+__all__ = ["crc32c", "masked_crc32c", "scan_records", "read_index", "read_record",
+           "parse_example", "encode_example", "frame_record", "write_index",
+           "BYTES", "FLOAT", "INT64"]
+
+#: the kinds of a Feature (the field numbers of its oneof)
+BYTES, FLOAT, INT64 = 1, 2, 3
+
+
+def _table():
+    t = np.zeros(256, np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t[i] = c
+    return t.tolist()
+
+
+_T = _table()
+
+
+def crc32c(data) -> int:
+    """CRC-32C (Castagnoli) of ``data`` (bytes-like)."""
+    crc, t = 0xFFFFFFFF, _T
+    for b in bytes(data):
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc32c(data) -> int:
+    """TFRecord's masked CRC-32C of ``data``."""
+    c = crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def frame_record(data: bytes) -> bytes:
+    """One framed record holding ``data``."""
+    n = struct.pack("<Q", len(data))
+    return n + struct.pack("<I", masked_crc32c(n)) + data + \
+        struct.pack("<I", masked_crc32c(data))
+
+
+def scan_records(path):
+    """``[(offset, size)]`` of every record of a TFRecord file (walking the lengths; the
+    CRCs are checked when a record is read).
+
+    Raises
+    ------
+    ValueError
+        A record that runs past the end of the file (naming the file and its offset).
+    """
+    out, off = [], 0
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        while off < size:
+            head = f.read(12)
+            if len(head) < 12:
+                raise ValueError(f"TFRecord {path!r}: truncated record header at offset {off} "
+                                 f"({len(head)} of 12 bytes)")
+            (n,) = struct.unpack_from("<Q", head)
+            if off + 16 + n > size:
+                raise ValueError(f"TFRecord {path!r}: the record at offset {off} announces "
+                                 f"{n} bytes, past the end of the file ({size} bytes)")
+            out.append((off, 16 + n))
+            off += 16 + n
+            f.seek(off)
+    return out
+
+
+def write_index(path, index_path) -> int:
+    """Write DALI's index file of a TFRecord file; returns the number of records."""
+    recs = scan_records(path)
+    with open(index_path, "w") as f:
+        f.writelines(f"{o} {s}\n" for o, s in recs)
+    return len(recs)
+
+
+def read_index(index_path, data_path):
+    """``[(offset, size)]`` of an index file, checked against the data file's size.
+
+    Raises
+    ------
+    ValueError
+        A malformed line, or an entry past the end of ``data_path`` (naming both files).
+    """
+    try:
+        with open(index_path) as f:
+            lines = f.read().split("\n")
+    except OSError as e:
+        raise ValueError(f"TFRecord index {index_path!r} cannot be read: "
+                         f"{e.strerror or e}") from None
+    try:
+        size = os.path.getsize(data_path)
+    except OSError as e:
+        raise ValueError(f"TFRecord file {data_path!r} cannot be read: {e.strerror or e}") \
+            from None
+    out = []
+    for i, line in enumerate(lines):
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            off, n = (int(p) for p in parts[:2])
+            if len(parts) != 2 or off < 0 or n < 16:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"TFRecord index {index_path!r} line {i + 1}: expected "
+                             f"'offset size' (decimal, size >= 16), got {line!r}") from None
+        if off + n > size:
+            raise ValueError(f"TFRecord index {index_path!r} line {i + 1} ({off} {n}) does "
+                             f"not match {data_path!r}: the record ends past the end of the "
+                             f"file ({size} bytes)")
+        out.append((off, n))
+    return out
+
+
+def read_record(fd, path, offset, size, index_path=None):
+    """The data of the record at ``offset`` (``size`` bytes framed), both CRCs checked.
+
+    Raises
+    ------
+    ValueError
+        A length that disagrees with the index entry, or a CRC mismatch (naming the file,
+        the offset, and the index file when given).
+    """
+    buf = os.pread(fd, size, offset)
+    where = f"TFRecord {path!r}, record at offset {offset}"
+    idx = f" (index {index_path!r})" if index_path else ""
+    if len(buf) < 16:
+        raise ValueError(f"{where}: truncated ({len(buf)} bytes){idx}")
+    (n,) = struct.unpack_from("<Q", buf)
+    if n + 16 != size:
+        raise ValueError(f"{where}: the record holds {n} bytes but the index entry says "
+                         f"{size - 16}{idx}: the index does not match the file")
+    if struct.unpack_from("<I", buf, 8)[0] != masked_crc32c(buf[:8]):
+        raise ValueError(f"{where}: corrupt record: the CRC of the length does not match"
+                         f"{idx}")
+    data = buf[12:12 + n]
+    if struct.unpack_from("<I", buf, 12 + n)[0] != masked_crc32c(data):
+        raise ValueError(f"{where}: corrupt record: the CRC of the data does not match")
+    return data
+
+
+# ------------------------------------------------------------------ protobuf wire format
+def _varint(buf, pos):
+    result = shift = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint longer than 10 bytes")
+
+
+def _fields(buf):
+    """``(field number, wire type, value)`` of a message: an int for varints and fixed
+    types, a memoryview for length-delimited fields."""
+    pos, n = 0, len(buf)
+    while pos < n:
+        key, pos = _varint(buf, pos)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, pos = _varint(buf, pos)
+        elif wt == 1:
+            v, pos = buf[pos:pos + 8], pos + 8
+        elif wt == 2:
+            ln, pos = _varint(buf, pos)
+            v, pos = buf[pos:pos + ln], pos + ln
+        elif wt == 5:
+            v, pos = buf[pos:pos + 4], pos + 4
+        else:
+            raise ValueError(f"unsupported wire type {wt}")
+        if pos > n:
+            raise ValueError("a field runs past the end of its message")
+        yield num, wt, v
+
+
+def _signed64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _feature(buf):
+    for num, wt, v in _fields(buf):
+        if wt != 2 or num not in (BYTES, FLOAT, INT64):
+            continue
+        if num == BYTES:
+            return BYTES, [bytes(x) for n2, w2, x in _fields(v) if n2 == 1 and w2 == 2]
+        vals = []
+        for n2, w2, x in _fields(v):
+            if n2 != 1:
+                continue
+            if num == FLOAT:
+                if w2 == 2:         # packed
+                    vals.extend(np.frombuffer(bytes(x), "<f4").tolist())
+                elif w2 == 5:
+                    vals.append(struct.unpack("<f", bytes(x))[0])
+            else:
+                if w2 == 2:
+                    p, xb = 0, bytes(x)
+                    while p < len(xb):
+                        iv, p = _varint(xb, p)
+                        vals.append(_signed64(iv))
+                elif w2 == 0:
+                    vals.append(_signed64(x))
+        return num, vals
+    return None, []
+
+
+def parse_example(data) -> dict:
+    """The features of a serialized ``tf.train.Example``: ``name -> (kind, values)`` with
+    ``kind`` :data:`BYTES` (a list of bytes), :data:`FLOAT` or :data:`INT64` (a list of
+    numbers), or None for a feature without a value list.
+
+    Raises
+    ------
+    ValueError
+        Malformed protobuf (the caller adds the file and offset).
+    """
+    out = {}
+    mv = memoryview(bytes(data))
+    for num, wt, feats in _fields(mv):
+        if num != 1 or wt != 2:
+            continue
+        for n2, w2, entry in _fields(feats):
+            if n2 != 1 or w2 != 2:
+                continue
+            key, value = None, b""
+            for n3, w3, x in _fields(entry):
+                if n3 == 1 and w3 == 2:
+                    key = bytes(x).decode("utf-8")
+                elif n3 == 2 and w3 == 2:
+                    value = x
+            if key is not None:
+                out[key] = _feature(value)
+    return out
+
+
+def _enc_varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _ld(num, payload):
+    return _enc_varint(num << 3 | 2) + _enc_varint(len(payload)) + payload
+
+
+def encode_example(features: dict) -> bytes:
+    """Serialize a ``tf.train.Example``: ``name -> bytes | str | list of bytes`` (a
+    BytesList), ``list/array of float`` (FloatList, packed) or ``list/array of int``
+    (Int64List, packed); numpy arrays by dtype kind (floats: FloatList)."""
+    entries = b""
+    for name, value in features.items():
+        if isinstance(value, (bytes, str)):
+            value = [value]
+        arr = None if isinstance(value, list) and value and isinstance(
+            value[0], (bytes, str)) else np.asarray(value)
+        if arr is None:
+            body = b"".join(_ld(1, v.encode() if isinstance(v, str) else v) for v in value)
+            feat = _ld(BYTES, body)
+        elif arr.dtype.kind == "f":
+            feat = _ld(FLOAT, _ld(1, arr.astype("<f4").tobytes()))
+        else:
+            feat = _ld(INT64, _ld(1, b"".join(_enc_varint(int(v)) for v in arr.ravel())))
+        entries += _ld(1, _ld(1, name.encode()) + _ld(2, feat))
+    return _ld(1, entries)
