@@ -1,11 +1,12 @@
-"""Shape-changing ops: ``squeeze``, ``cat``, ``pad`` and ``one_hot``.
+"""Shape-changing ops: ``squeeze``, ``cat``, ``pad``, ``one_hot``, ``reinterpret``,
+``element_extract`` and ``get_property``.
 
 Source: DALI 2.4 ``squeeze`` / ``cat`` / ``pad`` / ``one_hot`` (argument names, defaults, layouts
 and axis rules observed by running DALI's CPU operators).
 """
 from __future__ import annotations
 
-from compiler.schema import ArgSpec, OpSchema, register
+from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 
 def axes_of(ndim, layout, axes, axis_names, *, negative=False, op_arg="axes"):
@@ -227,3 +228,106 @@ register(OpSchema(
     doc="One-hot encoding: a new axis of ``num_classes`` elements, ``on_value`` where the index "
         "equals the input's class (truncated to an integer) and ``off_value`` elsewhere "
         "(classes outside [0, num_classes) give no ``on_value``). Source: DALI ``one_hot``."))
+
+
+# ---------------------------------------------------------------- reinterpret
+def _reinterpret_infer(metas, args):
+    m = metas[0]
+    shape, rel, dims = args.get("shape"), args.get("rel_shape"), args.get("src_dims")
+    layout, dtype = args.get("layout"), args.get("dtype")
+    if shape is not None and rel is not None:
+        raise ValueError(f"reinterpret: arguments 'shape'={shape!r} and 'rel_shape'={rel!r} "
+                         f"are mutually exclusive")
+    if shape is None and rel is None and dims is None and layout is None and dtype is None \
+            and len(metas) < 2:
+        raise ValueError("reinterpret is no-op: arguments specify neither new shape, layout "
+                         "nor type.")
+    if len(metas) > 1:
+        nd = None
+    elif shape is not None:
+        nd = 1 if isinstance(shape, int) else len(shape)
+    elif rel is not None:
+        nd = 1 if isinstance(rel, (int, float)) else len(rel)
+    elif dims is not None:
+        nd = 1 if isinstance(dims, int) else len(dims)
+    else:
+        nd = m.ndim
+    if layout is None:
+        layout = (m.layout or "") if nd is not None and nd == m.ndim else ""
+    elif layout and nd is not None and len(layout) != nd:
+        raise ValueError(f"reinterpret: layout {layout!r} does not match the {nd} output "
+                         f"dimensions")
+    return [m.with_(dtype=dtype or m.dtype, ndim=nd, layout=layout)]
+
+
+register(OpSchema(
+    "reinterpret", ("data", "shape_input"), (
+        ArgSpec("dtype", "dtype", None,
+                doc="Output type: the same bytes read as this type; without a new shape the "
+                    "innermost extent is adjusted (its bytes must divide by the type's size)."),
+        ArgSpec("layout", "layout", None,
+                doc="Output layout (default: the input's when the number of dimensions is "
+                    "unchanged, else none)."),
+        ArgSpec("rel_shape", "float[]", None, tensor=True,
+                doc="Output extents relative to the input's (one may be negative: inferred)."),
+        ArgSpec("shape", "int[]", None, tensor=True,
+                doc="Output shape (one extent may be negative: inferred)."),
+        ArgSpec("src_dims", "int[]", None, tensor=True,
+                doc="Input dimension of each output dimension (-1: a new extent 1)."),
+    ), _reinterpret_infer, min_inputs=1, public_name="reinterpret",
+    doc="Reads each sample's bytes with another type, shape and/or layout (same size in "
+        "bytes). Source: DALI ``reinterpret``."))
+
+
+# ---------------------------------------------------------------- element_extract
+def _element_extract_infer(metas, args):
+    m = metas[0]
+    emap = args["element_map"]
+    emap = [emap] if isinstance(emap, int) else list(emap)
+    if not emap:
+        raise ValueError("element_extract: argument 'element_map' must name at least one "
+                         "element")
+    if any(e < 0 for e in emap):
+        raise ValueError(f"Negative indices in `element_map` are not allowed, found: "
+                         f"{min(emap)}.")
+    layout = m.layout or ""
+    if layout and layout[0] != "F":
+        raise ValueError(f"Input layout must describe a sequence - it must start with 'F', got "
+                         f"'{layout}' instead.")
+    if m.ndim is not None and m.ndim < 2:
+        raise ValueError("Input must have at least two dimensions - outermost for sequence and "
+                         f"at least one for data elements (got {m.ndim}-D input).")
+    nd = None if m.ndim is None else m.ndim - 1
+    return [m.with_(ndim=nd, layout=layout[1:]) for _ in emap]
+
+
+register(OpSchema(
+    "element_extract", ("input",), (
+        ArgSpec("element_map", "int[]", REQUIRED,
+                doc="Indices of the frames to extract: one output each."),
+    ), _element_extract_infer, public_name="element_extract",
+    doc="Extracts frames (elements of the outermost dimension) of sequences: one output per "
+        "index of ``element_map``, with the input's layout less its leading ``F``. Source: "
+        "DALI ``element_extract``."))
+
+
+# ---------------------------------------------------------------- get_property
+PROPERTY_KEYS = ("source_info", "layout")
+
+
+def _get_property_infer(metas, args):
+    key = args["key"]
+    if key not in PROPERTY_KEYS:
+        raise ValueError(f"Unsupported property key: {key} (argument 'key'; expected one of "
+                         f"{', '.join(PROPERTY_KEYS)})")
+    return [metas[0].with_(dtype="uint8", ndim=1, layout="")]
+
+
+register(OpSchema(
+    "get_property", ("input",), (
+        ArgSpec("key", "str", REQUIRED,
+                doc="'source_info' (where the sample came from, e.g. a reader's file path; "
+                    "empty if unknown) or 'layout' (the layout letters)."),
+    ), _get_property_infer, public_name="get_property",
+    doc="A property of each sample as a 1-D uint8 byte array (the string's bytes). Source: "
+        "DALI ``get_property``."))

@@ -70,3 +70,40 @@ def test_one_hot_modes_and_legacy_scalars():
     t = ndd.one_hot(ndd.tensor(np.array([[0, 1]], np.int32), layout="AB"), num_classes=2,
                     axis=1, axis_name="C")
     assert t.layout == "ACB" and t.shape == (1, 2, 2)
+
+
+def test_reinterpret_element_extract_modes():
+    y = ndd.tensor(np.arange(8, dtype=np.uint8).reshape(2, 4), layout="HW")
+    out = _assert_modes_equal(lambda: ndd.reinterpret(ndd.cast(y + 1, dtype=ndd.uint8), dtype=ndd.uint16))[0]
+    ref = (np.arange(8, dtype=np.uint8).reshape(2, 4) + 1).copy().view("<u2")
+    np.testing.assert_array_equal(out, ref)
+    assert ndd.reinterpret(y, dtype=ndd.uint16).layout == "HW"
+    assert ndd.reinterpret(y, shape=[8]).layout is None
+    with pytest.raises(ValueError, match="no-op"):
+        ndd.reinterpret(y)
+    seq = ndd.tensor(np.arange(24, dtype=np.int32).reshape(4, 2, 3), layout="FHW")
+    first, last = _assert_modes_equal(lambda: ndd.stack(*ndd.element_extract(
+        seq * 2, element_map=[0, 3])))[0]
+    np.testing.assert_array_equal(first, 2 * np.arange(6).reshape(2, 3))
+    np.testing.assert_array_equal(last, 2 * np.arange(18, 24).reshape(2, 3))
+    outs = ndd.element_extract(seq, element_map=[1, 2])
+    assert isinstance(outs, tuple) and [o.layout for o in outs] == ["HW", "HW"]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        np.asarray(ndd.element_extract(seq, element_map=4))
+
+
+def test_get_property_layout_and_source_info(tmp_path):
+    for cls in ("a", "b"):
+        (tmp_path / cls).mkdir()
+        (tmp_path / cls / f"{cls}1.jpg").write_bytes(b"xyz")
+    reader = ndd.readers.File(file_root=str(tmp_path))
+    for data, _ in reader.next_epoch(batch_size=2):
+        info = _assert_modes_equal(lambda: ndd.get_property(data, key="source_info"))
+        names = sorted(bytes(i).decode() for i in info)
+        assert [n.endswith(e) for n, e in zip(names, ("a1.jpg", "b1.jpg"))] == [True, True]
+        assert all(i.dtype == np.uint8 for i in info)
+    lay = ndd.get_property(ndd.tensor(np.zeros((1, 1, 3)), layout="HWC"), key="layout")
+    assert bytes(np.asarray(lay)) == b"HWC"
+    assert np.asarray(ndd.get_property(ndd.tensor(np.zeros(2)), key="source_info")).size == 0
+    with pytest.raises(ValueError, match="Unsupported property key"):
+        ndd.get_property(lay, key="shape")

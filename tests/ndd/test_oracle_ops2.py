@@ -214,3 +214,81 @@ def test_one_hot_matches_dali(dyn, make, kw):
                                 {"num_classes": 3, "dtype": "dtype:bool"}])
 def test_one_hot_errors_match_dali(dyn, kw):
     _fails_in_both(dyn, _labels, "one_hot", kw)
+
+
+# ---------------------------------------------------------------- reinterpret, element_extract,
+# get_property (literal DALI calls: see squeeze)
+def _y(m):
+    return m.tensor(np.arange(8, dtype=np.uint8).reshape(2, 4), layout="HW")
+
+
+def _yb(m):
+    return m.batch([np.arange(8, dtype=np.uint8).reshape(2, 4),
+                    np.arange(16, dtype=np.uint8).reshape(4, 4) * 3], layout="HW")
+
+
+def _seq(m):
+    return m.tensor(np.arange(24, dtype=np.int32).reshape(4, 2, 3), layout="FHW")
+
+
+def _seqb(m):
+    return m.batch([np.arange(6).reshape(3, 2), np.arange(4).reshape(2, 2)], layout="FX")
+
+
+_MISC = [
+    lambda m: m.reinterpret(_y(m), dtype=m.uint16),
+    lambda m: m.reinterpret(_y(m), dtype=m.int32),
+    lambda m: m.reinterpret(_yb(m), dtype=m.uint16),
+    lambda m: m.reinterpret(_y(m), dtype=m.uint16, shape=[4]),
+    lambda m: m.reinterpret(_y(m), dtype=m.uint16, shape=[2, -1]),
+    lambda m: m.reinterpret(_y(m), shape=[8]), lambda m: m.reinterpret(_y(m), shape=[4, 2]),
+    lambda m: m.reinterpret(_y(m), layout="XY"),
+    lambda m: m.reinterpret(_y(m), rel_shape=[0.5, 2]),
+    lambda m: m.reinterpret(_y(m), rel_shape=[0.5, -1]),
+    lambda m: m.reinterpret(_yb(m), rel_shape=[2, 0.5], layout="AB"),
+    lambda m: m.reinterpret(_y(m), src_dims=[1, 0]),
+    lambda m: m.reinterpret(m.tensor(np.array([1.0, -2.0], np.float32)), dtype=m.int32),
+    lambda m: m.reinterpret(m.tensor(np.array([1.0, -2.0], np.float32)), dtype=m.float16),
+    lambda m: m.element_extract(_seq(m), element_map=[2, 0, 3]),
+    lambda m: m.element_extract(_seq(m), element_map=1),
+    lambda m: m.element_extract(m.tensor(np.arange(6).reshape(3, 2)), element_map=[0]),
+    lambda m: m.element_extract(_seqb(m), element_map=[1, 0]),
+    lambda m: m.get_property(_y(m), key="layout"),
+    lambda m: m.get_property(_y(m), key="source_info"),
+    lambda m: m.get_property(m.tensor(np.zeros(3)), key="layout"),
+    lambda m: m.get_property(_yb(m), key="layout"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_MISC)))
+def test_reinterpret_element_extract_get_property_match_dali(dyn, k):
+    ours, ref = _MISC[k](ndd), _MISC[k](dyn)
+    if isinstance(ref, tuple):
+        assert isinstance(ours, tuple) and len(ours) == len(ref)
+        for a, b in zip(ours, ref):
+            _same(a, b)
+    else:
+        _same(ours, ref)
+
+
+_MISC_BAD = [
+    lambda m: m.reinterpret(m.tensor(np.zeros((2, 3), np.uint8)), dtype=m.uint16),
+    lambda m: m.reinterpret(_y(m), rel_shape=[0.5, 2], dtype=m.uint16),
+    lambda m: m.reinterpret(_y(m)),
+    lambda m: m.element_extract(_seq(m), element_map=[4]),
+    lambda m: m.element_extract(_seq(m), element_map=[-1]),
+    lambda m: m.element_extract(m.tensor(np.arange(6).reshape(3, 2), layout="HW"),
+                                element_map=[0]),
+    lambda m: m.element_extract(m.tensor(np.arange(3), layout="F"), element_map=[0]),
+    lambda m: m.element_extract(_seqb(m), element_map=[2]),
+    lambda m: m.get_property(_y(m), key="foo"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_MISC_BAD)))
+def test_reinterpret_element_extract_get_property_errors_match_dali(dyn, k):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            out = _MISC_BAD[k](mod)
+            for o in (out if isinstance(out, tuple) else (out,)):
+                _np(o)

@@ -1,4 +1,5 @@
-"""CPU kernels of ``squeeze``, ``cat``, ``pad`` and ``one_hot`` (numpy).
+"""CPU kernels of ``squeeze``, ``cat``, ``pad``, ``one_hot``, ``reinterpret``,
+``element_extract`` and ``get_property`` (numpy).
 
 Semantics follow DALI 2.4 (observed on its CPU operators):
 
@@ -12,7 +13,8 @@ Semantics follow DALI 2.4 (observed on its CPU operators):
 Scalar values converted to the data type (``pad``'s ``fill_value``, ``one_hot``'s
 ``on_value``/``off_value``) follow C++'s ``static_cast`` from float on x86-64, as DALI's
 compiled code does: truncation toward zero, out-of-range values wrapping through a 32-bit (or
-64-bit) integer (:func:`c_convert`). Registers ``squeeze``, ``cat``, ``pad`` and ``one_hot``.
+64-bit) integer (:func:`c_convert`). Registers ``squeeze``, ``cat``, ``pad``, ``one_hot``,
+``reinterpret``, ``element_extract`` and ``get_property``.
 """
 from __future__ import annotations
 
@@ -22,9 +24,11 @@ import numpy as np
 
 from compiler.ops.shaping import axes_of
 from runtime.kernels.cpu.cast import to_numpy_dtype
+from runtime.kernels.cpu.layout_ops import reshape
 from runtime.kernels.registry import per_sample, register, sample_args
 
-__all__ = ["c_convert", "squeeze", "cat", "pad_batch", "one_hot"]
+__all__ = ["c_convert", "squeeze", "cat", "pad_batch", "one_hot", "reinterpret",
+           "element_extract"]
 
 
 def _cvtt(f, bits):
@@ -262,3 +266,101 @@ def one_hot_kernel(ctx, inputs, args):
                            args.get("off_value") if args.get("off_value") is not None else 0.0,
                            dtype))
     return [out]
+
+
+def reinterpret(x, dtype=None, shape=None, rel_shape=None, src_dims=None):
+    """The bytes of ``x`` read as ``dtype`` with a new shape (DALI ``reinterpret``).
+
+    Without ``shape`` / ``rel_shape`` / ``src_dims`` the innermost extent is adjusted to the
+    new element size; a negative ``shape`` extent is inferred from the size in bytes;
+    ``rel_shape`` / ``src_dims`` are relative to the input's extents (as ``reshape``).
+
+    Returns
+    -------
+    numpy.ndarray
+        A view of ``x``'s bytes when it is contiguous.
+
+    Raises
+    ------
+    ValueError
+        Sizes in bytes that do not match, or an innermost extent whose bytes do not divide by
+        the new element size.
+    """
+    x = np.ascontiguousarray(x)
+    dt = x.dtype if dtype is None else to_numpy_dtype(dtype)
+    nbytes = x.size * x.itemsize
+    if rel_shape is not None or src_dims is not None:
+        target = list(reshape(x, rel_shape=rel_shape, src_dims=src_dims)[0].shape)
+    elif shape is not None:
+        target = [int(v) for v in np.asarray(shape).ravel().tolist()]
+        wild = [k for k, v in enumerate(target) if v < 0]
+        if len(wild) > 1:
+            raise ValueError(f"reinterpret: only one extent of 'shape'={target} may be negative")
+        if wild:
+            rest = math.prod(v for k, v in enumerate(target) if k != wild[0])
+            target[wild[0]] = nbytes // dt.itemsize // rest if rest else 0
+    else:
+        if x.ndim == 0:
+            raise ValueError("reinterpret: a new dtype without a shape needs samples with at "
+                             "least one dimension (got a 0-D sample)")
+        inner = x.shape[-1] * x.itemsize
+        if inner % dt.itemsize:
+            raise ValueError(f"The size, in bytes, of the innermost dimension is not divisible "
+                             f"by the sizes of the requested output type (innermost extent "
+                             f"{x.shape[-1]} of {x.dtype}, output type {dt}).")
+        target = list(x.shape[:-1]) + [inner // dt.itemsize]
+    if math.prod(target) * dt.itemsize != nbytes:
+        raise ValueError(f"Input and output samples must occupy the same size in bytes. Input "
+                         f"shape {x.shape} ({nbytes} bytes), requested shape {tuple(target)} "
+                         f"of {dt} ({math.prod(target) * dt.itemsize} bytes).")
+    return x.reshape(-1).view(np.uint8).view(dt).reshape(target)
+
+
+@register("reinterpret", "cpu")
+@per_sample
+def reinterpret_kernel(ctx, ins, a, i):
+    """``reinterpret`` of sample ``i`` (the ``shape_input`` input, when given, is ``shape``)."""
+    shape = np.asarray(ins[1]) if len(ins) > 1 else a.get("shape")
+    return reinterpret(ins[0], ctx.out_metas[0].dtype, shape, a.get("rel_shape"),
+                       a.get("src_dims"))
+
+
+def element_extract(x, element_map):
+    """The frames ``x[e]`` for ``e`` in ``element_map`` (copies).
+
+    Raises
+    ------
+    ValueError
+        An index outside the sequence.
+    """
+    x = np.asarray(x)
+    out = []
+    for e in element_map:
+        if not 0 <= e < x.shape[0]:
+            raise ValueError(f"Index `{e}` from `element_map` is out of bounds for sample with "
+                             f"sequence length equal `{x.shape[0]}`.")
+        out.append(x[e].copy())
+    return tuple(out)
+
+
+@register("element_extract", "cpu")
+def element_extract_kernel(ctx, inputs, args):
+    """``element_extract``: one output per index of ``element_map``."""
+    emap = args["element_map"]
+    emap = [emap] if isinstance(emap, int) else [int(e) for e in emap]
+    per = [element_extract(x, emap) for x in inputs[0]]
+    return [[p[k] for p in per] for k in range(len(emap))]
+
+
+@register("get_property", "cpu")
+def get_property_kernel(ctx, inputs, args):
+    """``get_property``: the layout letters, or each sample's source info (the storage's
+    ``source_info``, e.g. a reader's file path; empty when unknown), as uint8 bytes."""
+    data = inputs[0]
+    if args["key"] == "layout":
+        text = [ctx.in_metas[0].layout or ""] * len(data)
+    else:
+        info = getattr(data, "source_info", None)
+        text = [str(info[i]) if info is not None and info[i] is not None else ""
+                for i in range(len(data))]
+    return [[np.frombuffer(t.encode(), np.uint8).copy() for t in text]]
