@@ -4,9 +4,11 @@
 :func:`FixedLenFeature` / :func:`VarLenFeature` describe one feature of the
 ``tf.train.Example`` records, as TensorFlow's ``tf.io.FixedLenFeature`` / ``VarLenFeature``.
 """
+from runtime.readers.tfrecord import write_tfrecord as _write_tfrecord
 from runtime.readers.tfrecord_reader import Feature
 
-__all__ = ["Feature", "FixedLenFeature", "VarLenFeature", "int64", "string", "float32"]
+__all__ = ["Feature", "FixedLenFeature", "VarLenFeature", "int64", "string", "float32",
+           "write_tfrecord"]
 
 int64 = 0
 string = 1
@@ -52,3 +54,23 @@ def VarLenFeature(*args):  # noqa: N802 (DALI's name)
         return Feature(True, args[0], args[1], args[2])
     raise TypeError(f"VarLenFeature takes (dtype, default_value) or (partial_shape, dtype, "
                     f"default_value); got {len(args)} argument(s)")
+
+
+def write_tfrecord(path, examples, index_path=None) -> int:
+    """Write a TFRecord file of ``tf.train.Example`` records (an ndd extension, for building
+    small datasets without TensorFlow), and its DALI index file when ``index_path`` is given.
+
+    Parameters
+    ----------
+    path : str
+    examples : iterable of dict
+        Per record, ``name -> value``: bytes/str or a list of them (a BytesList), floats or a
+        float array (FloatList), ints or an int array (Int64List).
+    index_path : str, optional
+
+    Returns
+    -------
+    int
+        The number of records written.
+    """
+    return _write_tfrecord(path, examples, index_path)

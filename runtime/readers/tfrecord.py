@@ -34,7 +34,7 @@ import numpy as np
 
 __all__ = ["crc32c", "masked_crc32c", "scan_records", "read_index", "read_record",
            "parse_example", "encode_example", "frame_record", "write_index",
-           "BYTES", "FLOAT", "INT64"]
+           "BYTES", "FLOAT", "INT64", "write_tfrecord"]
 
 #: the kinds of a Feature (the field numbers of its oneof)
 BYTES, FLOAT, INT64 = 1, 2, 3
@@ -310,3 +310,19 @@ def encode_example(features: dict) -> bytes:
             feat = _ld(INT64, _ld(1, b"".join(_enc_varint(int(v)) for v in arr.ravel())))
         entries += _ld(1, _ld(1, name.encode()) + _ld(2, feat))
     return _ld(1, entries)
+
+
+def write_tfrecord(path, examples, index_path=None) -> int:
+    """Write ``examples`` (dicts for :func:`encode_example`) as a TFRecord file, and its DALI
+    index file when ``index_path`` is given; returns the number of records."""
+    lines, off = [], 0
+    with open(path, "wb") as f:
+        for ex in examples:
+            rec = frame_record(encode_example(ex))
+            f.write(rec)
+            lines.append(f"{off} {len(rec)}\n")
+            off += len(rec)
+    if index_path is not None:
+        with open(index_path, "w") as f:
+            f.writelines(lines)
+    return len(lines)
