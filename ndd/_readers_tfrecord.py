@@ -43,8 +43,9 @@ class TFRecord(_ReaderFront):
     device : "cpu"
     enable_checkpointing : bool, default False
 
-    Outputs per batch: a dict ``name -> Batch`` (per sample: ``name -> Tensor``), the names
-    sorted, no layout. Compile mode (``next_epoch(compile=True)``) is not supported yet.
+    Outputs per batch: a dict ``name -> Batch`` (per sample: ``name -> Tensor``), in the
+    order of ``features`` (as DALI), no layout. Compile mode (``next_epoch(compile=True)``)
+    is not supported yet.
 
     Raises
     ------

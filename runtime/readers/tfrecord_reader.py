@@ -164,8 +164,8 @@ class TFRecordReaderCore(FileReaderCore):
             if not isinstance(k, str) or not isinstance(f, Feature):
                 raise TypeError(f"readers.TFRecord: `features` maps names to ndd.tfrecord "
                                 f"features; got {k!r}: {f!r:.80}")
-        #: output names, in DALI's order (sorted)
-        self.features = dict(sorted(features.items()))
+        #: output names, in DALI's order (that of ``features``)
+        self.features = dict(features)
         super().__init__(lazy_init=True, **kwargs)
         self._records = None
         if not lazy_init:
