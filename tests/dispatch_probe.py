@@ -124,6 +124,17 @@ def probe() -> dict[str, str]:
                 res[f"{name}/{i}"] = _digest(t)
         boxes = ndd.as_tensor(rng.random((64, 4)).astype(np.float32) * 0.5)
         res["bb_flip"] = _digest(ndd.bb_flip(boxes, vertical=1))
+        # detection box ops (float32 divisions, C's logf in box_encoder's offsets)
+        brng = np.random.default_rng(7)
+        ltrb = brng.random((240, 4)).astype(np.float32) * 0.5
+        ltrb[:, 2:] += ltrb[:, :2] + np.float32(0.05)
+        enc, lab = ndd.box_encoder(ndd.as_tensor(ltrb[:12]), ndd.as_tensor(
+            np.arange(1, 13, dtype=np.int32)), anchors=ltrb[12:].reshape(-1).tolist(),
+            criteria=0.3, offset=True, scale=300.0, stds=[0.1, 0.1, 0.2, 0.2])
+        res["box_encoder"] = _digest(enc) + _digest(lab)
+        res["coord_flip"] = _digest(ndd.coord_flip(ndd.as_tensor(ltrb[:, :2]), flip_y=1,
+                                                   center_x=0.3))
+        res["bbox_paste"] = _digest(ndd.bbox_paste(boxes, ratio=3.7, paste_x=0.13))
 
         # arithmetic and math functions in every float dtype (and ints promoted to float)
         for dt in ("float16", "float32", "float64", "int32", "uint8"):

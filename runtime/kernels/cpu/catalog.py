@@ -27,7 +27,9 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``color``                  ``brightness_contrast``, ``hsv``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
-``shaping``                ``squeeze``, ``cat``, ``pad``, ``one_hot``
+``detection``              ``coord_flip``, ``bbox_paste``, ``box_encoder``
+``shaping``                ``squeeze``, ``cat``, ``pad``, ``one_hot``, ``reinterpret``,
+                           ``element_extract``, ``get_property``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -41,14 +43,14 @@ from runtime.workers.pool import prepare_with
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
-from . import shaping
+from . import detection, shaping
 
 __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
-           noise, dims, bbox, color, slicing, blur, shaping)
+           noise, dims, bbox, color, slicing, blur, shaping, detection)
 
 
 def warm_up() -> None:
@@ -56,6 +58,7 @@ def warm_up() -> None:
     worker process before it reports ready."""
     resize_edges.warm_up()
     cmn_batch.warm_up()
+    detection.warm_up()
 
 
 prepare_with("runtime.kernels.cpu.catalog:warm_up")
