@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ndd.tools import bench, graph
+from ndd.tools import bench, graph, tfrecord_index
 from ndd.tools.args import UsageError, build_parser
 
 
@@ -62,6 +62,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     cmd = argv[0] if argv else None
     try:
+        if cmd == "tfrecord-index":
+            return tfrecord_index.main(argv[1:])
         if cmd == "graph":
             # options of ours anywhere; everything else is the script's
             ns, extra = parser.parse_known_args(argv)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ndd
+from ndd.tools.cli import main as cli_main
 
 tfr = ndd.tfrecord
 REFERENCE = "/work/shared/peer/data/extra/db/tfrecord/train"   # written by TensorFlow
@@ -185,3 +186,14 @@ def test_oracle_reference_file(kw):
     args = dict(path=[REFERENCE], index_path=[REFERENCE + ".idx"], **kw)
     _compare(ndd.readers.TFRecord(features=feats(tfr), **args),
              _dali(features=feats(dtf), **args), 4)
+
+
+def test_tfrecord_index_command(photo_records, tmp_path, capsys):
+    paths, idx, _ = photo_records
+    out = str(tmp_path / "again.idx")
+    assert cli_main(["tfrecord-index", paths[1], out]) == 0
+    assert open(out).read() == open(idx[1]).read()      # the builder's own offsets
+    assert "2 record(s)" in capsys.readouterr().err
+    assert cli_main(["tfrecord-index", paths[1]]) == 2
+    assert cli_main(["tfrecord-index", str(tmp_path / "none"), out]) == 1
+    assert "error" in capsys.readouterr().err
