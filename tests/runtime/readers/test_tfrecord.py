@@ -150,3 +150,19 @@ def test_core_reads_records_across_files(tmp_path):
     assert [int(v[0]) for v in vals] == [0, 1, 2, 10, 11]
     with pytest.raises(ValueError, match="2 TFRecord file.*1 index file"):
         TFRecordReaderCore(path=paths, index_path=idx[:1], features={"v": Feature(False, [1], 0)})
+
+
+def test_crc32c_parallel_lanes_match_bytewise():
+    rng = np.random.default_rng(0)
+    t = [0] * 256
+    for i in range(256):        # the table, rebuilt here bit by bit
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 * (c & 1))
+        t[i] = c
+    for n in [4095, 4096, 4097, 64 * 100 + 17, 70001]:
+        data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        crc = 0xFFFFFFFF
+        for b in data:
+            crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+        assert crc32c(data) == crc ^ 0xFFFFFFFF, n
