@@ -26,7 +26,7 @@ _DEPRECATED = {"save_img_ids": "image_ids", "dump_meta_files": "save_preprocesse
                "dump_meta_files_path": "save_preprocessed_annotations_dir",
                "meta_files_path": "preprocessed_annotations"}
 # DALI's arguments ndd does not implement yet: (name, value that means "off")
-_NOT_YET = (("pixelwise_masks", False), ("masks", False), ("preprocessed_annotations", ""),
+_NOT_YET = (("masks", False), ("preprocessed_annotations", ""),
             ("save_preprocessed_annotations", False), ("save_preprocessed_annotations_dir", ""))
 
 _BOXES = _ValueMeta(dtype="float32", ndim=2, layout="")
@@ -34,6 +34,8 @@ _LABELS = _ValueMeta(dtype="int32", ndim=1, layout="")
 _POLYS = _ValueMeta(dtype="int32", ndim=2, layout="")
 _VERTS = _ValueMeta(dtype="float32", ndim=2, layout="")
 _IDS = _ValueMeta(dtype="int32", ndim=1, layout="")
+_MASKS = _ValueMeta(dtype="int32", ndim=3, layout="HWC")
+_METAS = (_BOXES, _LABELS, _POLYS, _VERTS, _IDS, _MASKS)
 
 
 class COCO(_ReaderFront):
@@ -62,6 +64,10 @@ class COCO(_ReaderFront):
         Labels are the category ids; otherwise ``1..K`` in the order ``categories`` lists them.
     polygon_masks : bool, default False
         Add the ``polygons`` and ``vertices`` outputs.
+    pixelwise_masks : bool, default False
+        Add the ``pixelwise_masks`` output (exclusive with ``polygon_masks``): polygons
+        rasterised as the COCO API does, RLEs decoded (DALI 2.4 leaves RLEs out: see
+        ``docs/semantics.md``).
     image_ids : bool, default False
         Add the ``image_ids`` output (``save_img_ids``: DALI's deprecated spelling).
     random_shuffle, initial_fill, seed, shard_id, num_shards, stick_to_shard, pad_last_batch,
@@ -77,15 +83,16 @@ class COCO(_ReaderFront):
     Outputs per batch (DALI's order): ``images`` (uint8 (size,), the encoded files),
     ``bboxes`` (float32 (M, 4)), ``labels`` (int32 (M,)), then with ``polygon_masks``
     ``polygons`` (int32 (P, 3): mask index, first vertex, end vertex) and ``vertices``
-    (float32 (V, 2)), then with ``image_ids`` the ``image_ids`` (int32 (1,)).
+    (float32 (V, 2)), or with ``pixelwise_masks`` the ``pixelwise_masks`` (int32 (H, W, 1),
+    layout "HWC": at every pixel the largest label of the objects covering it, 0 for none),
+    then with ``image_ids`` the ``image_ids`` (int32 (1,)).
 
     Raises
     ------
     ValueError / TypeError
         For bad arguments (naming them), a malformed annotations file (naming the file, the
         annotation id and its image id), ``images`` naming an image the file does not list,
-        and the arguments ndd does not implement yet (``pixelwise_masks``, ``masks``,
-        preprocessed annotations).
+        and the arguments ndd does not implement yet (``masks``, preprocessed annotations).
     RuntimeError
         An unreadable annotations file, or an image that cannot be read (when it is read).
     """
@@ -131,16 +138,19 @@ class COCO(_ReaderFront):
                             f"valid: enable_checkpointing, image_ids, "
                             f"{', '.join(sorted(valid))}")
         self.polygon_masks = bool(kwargs.get("polygon_masks", False))
+        self.pixelwise_masks = bool(kwargs.get("pixelwise_masks", False))
         # DALI reports too many shards when the first epoch starts
         self._setup(_CocoReaderCore(defer_shard_check=True, **kwargs), max_batch_size,
                     enable_checkpointing, kwargs.get("name"))
 
     def _pick(self, outs):
         """DALI's outputs of the enabled kinds, in DALI's order."""
-        images, boxes, labels, polys, verts, ids = outs
+        images, boxes, labels, polys, verts, ids, masks = outs
         picked = [images, boxes, labels]
         if self.polygon_masks:
             picked += [polys, verts]
+        if self.pixelwise_masks:
+            picked.append(masks)
         if self.image_ids:
             picked.append(ids)
         return tuple(picked)
@@ -153,7 +163,7 @@ class COCO(_ReaderFront):
         n = len(idx)
         images = _encoded_batch(outs[0], info)
         rest = [_Batch(_Value(meta.with_(batch_size=n), data=_SampleList(arrs, info)))
-                for meta, arrs in zip((_BOXES, _LABELS, _POLYS, _VERTS, _IDS), outs[1:])]
+                for meta, arrs in zip(_METAS, outs[1:])]
         return self._pick([images, *rest])
 
     def convert_sample(self, item):
@@ -161,8 +171,7 @@ class COCO(_ReaderFront):
         *outs, i = item
         src = [self._core.files[i]]
         return self._pick([_Tensor(_Value(meta, data=_SampleList([arr], src)))
-                           for meta, arr in zip((_ENC, _BOXES, _LABELS, _POLYS, _VERTS, _IDS),
-                                                outs)])
+                           for meta, arr in zip((_ENC,) + _METAS, outs)])
 
     def __repr__(self) -> str:
         return f"ndd.readers.COCO(name={self.name!r})"

@@ -32,6 +32,7 @@ import os
 
 import numpy as np
 
+from runtime.readers.coco_masks import label_mask
 from runtime.readers.file_io import read_file
 from runtime.readers.file_reader import FileReaderCore
 
@@ -55,6 +56,9 @@ class CocoIndex:
         Where the list came from (for messages).
     boxes, classes, polygons, vertices : tuple of numpy.ndarray
         Per sample: float32 (M, 4), int32 (M,), int32 (P, 3), float32 (V, 2).
+    masks : tuple or None
+        With ``pixelwise_masks``, per sample ``(height, width, [(label, segmentation)...])``
+        (rasterised when the sample is read, see ``coco_masks.py``); else None.
     """
 
     paths: tuple
@@ -64,6 +68,7 @@ class CocoIndex:
     classes: tuple
     polygons: tuple
     vertices: tuple
+    masks: tuple | None = None
 
     def __len__(self):
         return len(self.paths)
@@ -150,7 +155,8 @@ def _polygons(seg, ann_file, where):
 
 def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, ratio=False,
                skip_empty=False, size_threshold=0.1, include_iscrowd=True,
-               avoid_class_remapping=False, polygon_masks=False) -> CocoIndex:
+               avoid_class_remapping=False, polygon_masks=False,
+               pixelwise_masks=False) -> CocoIndex:
     """Read a COCO instances JSON into the samples of a reader (DALI's rules: module doc).
 
     Parameters
@@ -161,7 +167,7 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     images : list of str, optional
         File names to read, in this order (as they appear in the JSON).
     ltrb, ratio, skip_empty, size_threshold, include_iscrowd, avoid_class_remapping,
-    polygon_masks
+    polygon_masks, pixelwise_masks
         DALI's arguments of the same names.
 
     Returns
@@ -201,8 +207,15 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
             continue
         if bbox[2] < size_threshold or bbox[3] < size_threshold:
             continue
-        polys = _polygons(ann.get("segmentation"), ann_file, where) if polygon_masks else []
-        per_image[iid].append((bbox, cats[ann["category_id"]], polys))
+        seg = ann.get("segmentation")
+        polys = _polygons(seg, ann_file, where) if polygon_masks or pixelwise_masks else []
+        if pixelwise_masks and isinstance(seg, dict) and not (
+                isinstance(seg.get("counts"), (str, list)) and isinstance(seg.get("size"),
+                                                                         list)):
+            _fail(ann_file, f"{where}: an RLE 'segmentation' needs 'counts' (a list or a "
+                            f"string) and 'size' ([height, width])")
+        per_image[iid].append((bbox, cats[ann["category_id"]], polys if polygon_masks else [],
+                               seg))
 
     if images is not None:
         by_name = {}
@@ -219,7 +232,7 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     if skip_empty:
         order = [iid for iid in order if per_image[iid]]
 
-    paths, boxes, classes, polygons, vertices = [], [], [], [], []
+    paths, boxes, classes, polygons, vertices, masks = [], [], [], [], [], []
     for iid in order:
         name, width, height = imgs[iid]
         anns = per_image[iid]
@@ -233,7 +246,9 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
         boxes.append(b)
         classes.append(np.asarray([a[1] for a in anns], np.int32).reshape(-1))
         rows, verts, start = [], [], 0
-        for m, (_, _, polys) in enumerate(anns):
+        if pixelwise_masks:
+            masks.append((int(height), int(width), [(a[1], a[3]) for a in anns]))
+        for m, (_, _, polys, _) in enumerate(anns):
             for poly in polys:
                 rows.append((m, start, start + len(poly)))
                 verts.append(poly)
@@ -246,7 +261,7 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     return CocoIndex(paths=tuple(paths), labels=np.asarray(order, np.int32).reshape(-1),
                      source=f"annotations file {ann_file!r}", boxes=tuple(boxes),
                      classes=tuple(classes), polygons=tuple(polygons),
-                     vertices=tuple(vertices))
+                     vertices=tuple(vertices), masks=tuple(masks) if pixelwise_masks else None)
 
 
 class CocoReaderCore(FileReaderCore):
@@ -259,14 +274,15 @@ class CocoReaderCore(FileReaderCore):
     annotations_file : str
         COCO instances JSON.
     images, ltrb, ratio, skip_empty, size_threshold, include_iscrowd, avoid_class_remapping,
-    polygon_masks
-        See :func:`parse_coco`.
+    polygon_masks, pixelwise_masks
+        See :func:`parse_coco` (``polygon_masks`` and ``pixelwise_masks`` exclude each other).
     **kwargs
         The sharding, shuffling, padding and prefetching arguments of ``FileReaderCore``.
 
-    The loader yields per batch ``(encoded, boxes, labels, polygons, vertices, image_ids)``
-    (lists of arrays: uint8 (size,), float32 (M, 4), int32 (M,), int32 (P, 3), float32
-    (V, 2), int32 (1,)), plus the dataset indices when asked.
+    The loader yields per batch ``(encoded, boxes, labels, polygons, vertices, image_ids,
+    masks)`` (lists of arrays: uint8 (size,), float32 (M, 4), int32 (M,), int32 (P, 3),
+    float32 (V, 2), int32 (1,), int32 (H, W, 1) or None without ``pixelwise_masks``), plus
+    the dataset indices when asked.
     """
 
     kind = "COCO reader"
@@ -274,7 +290,8 @@ class CocoReaderCore(FileReaderCore):
 
     def __init__(self, *, file_root=None, annotations_file=None, images=None, ltrb=False,
                  ratio=False, skip_empty=False, size_threshold=0.1, include_iscrowd=True,
-                 avoid_class_remapping=False, polygon_masks=False, lazy_init=False,
+                 avoid_class_remapping=False, polygon_masks=False, pixelwise_masks=False,
+                 lazy_init=False,
                  defer_shard_check=False, **kwargs):
         if not annotations_file:
             raise ValueError("readers.COCO: `annotations_file` (the COCO instances JSON) is "
@@ -287,7 +304,8 @@ class CocoReaderCore(FileReaderCore):
         for key, value in dict(ltrb=ltrb, ratio=ratio, skip_empty=skip_empty,
                                include_iscrowd=include_iscrowd,
                                avoid_class_remapping=avoid_class_remapping,
-                               polygon_masks=polygon_masks).items():
+                               polygon_masks=polygon_masks,
+                               pixelwise_masks=pixelwise_masks).items():
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"readers.COCO: `{key}` must be a bool; got {value!r}")
         if isinstance(size_threshold, bool) or not isinstance(size_threshold,
@@ -300,7 +318,10 @@ class CocoReaderCore(FileReaderCore):
             ltrb=bool(ltrb), ratio=bool(ratio), skip_empty=bool(skip_empty),
             size_threshold=float(size_threshold), include_iscrowd=bool(include_iscrowd),
             avoid_class_remapping=bool(avoid_class_remapping),
-            polygon_masks=bool(polygon_masks))
+            polygon_masks=bool(polygon_masks), pixelwise_masks=bool(pixelwise_masks))
+        if polygon_masks and pixelwise_masks:
+            raise ValueError("readers.COCO: `polygon_masks` and `pixelwise_masks` exclude "
+                             "each other (as in DALI); enable one")
         super().__init__(lazy_init=True, **kwargs)
         if not lazy_init:
             if defer_shard_check:
@@ -314,7 +335,7 @@ class CocoReaderCore(FileReaderCore):
 
     def make_loader(self, index, with_indices):
         def load(indices):
-            out = ([], [], [], [], [], [])
+            out = ([], [], [], [], [], [], [])
             cache = {}
             for i in indices.tolist():
                 if i in cache:      # a padding repeat: same content, separate buffers
@@ -327,6 +348,17 @@ class CocoReaderCore(FileReaderCore):
                 out[3].append(index.polygons[i].copy())
                 out[4].append(index.vertices[i].copy())
                 out[5].append(index.labels[i:i + 1].copy())
+                out[6].append(None if index.masks is None else self._mask(index, i))
             return (*out, indices.tolist()) if with_indices else out
 
         return load
+
+    def _mask(self, index, i):
+        """The pixelwise mask of sample ``i``; a bad RLE names the file and the image."""
+        h, w, objects = index.masks[i]
+        try:
+            return label_mask(objects, h, w)
+        except ValueError as e:
+            raise ValueError(f"readers.COCO: malformed annotations file "
+                             f"{self._coco_args['annotations_file']!r}: image id "
+                             f"{int(index.labels[i])}: {e}") from None

@@ -123,8 +123,10 @@ def test_arguments(coco):
         warnings.simplefilter("error")
         r = ndd.readers.COCO(**_args(coco, ltrb=None, skip_cached_images=True))
     assert len(_epoch(r)[0]) == 5
-    with pytest.raises(ValueError, match="pixelwise_masks.*not supported"):
-        ndd.readers.COCO(**_args(coco, pixelwise_masks=True))
+    with pytest.raises(ValueError, match="masks.*not supported"):
+        ndd.readers.COCO(**_args(coco, masks=True))
+    with pytest.raises(ValueError, match="exclude each other"):
+        ndd.readers.COCO(**_args(coco, pixelwise_masks=True, polygon_masks=True))
     with pytest.raises(TypeError, match="unexpected argument.*file_list"):
         ndd.readers.COCO(**_args(coco, file_list="x"))
     with pytest.raises(ValueError, match="device"):

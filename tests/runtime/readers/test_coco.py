@@ -14,6 +14,8 @@ import pytest
 
 from ndd.datasets.coco import build_coco_dataset
 from runtime.readers.coco import CocoReaderCore, parse_coco
+from runtime.readers.coco_masks import (decode_counts, label_mask, polygon_runs, runs_to_mask,
+                                        segmentation_mask)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +83,8 @@ def test_boxes_labels_ids_match_an_independent_walk(coco, kw):
     rows = _read_all(core)
     assert [int(r[5][0]) for r in rows] == list(want)
     names = {im["id"]: im["file_name"] for im in doc["images"]}
-    for enc, boxes, labels, _, _, iid in rows:
+    for enc, boxes, labels, _, _, iid, mask in rows:
+        assert mask is None
         wb, wl = want[int(iid[0])]
         assert boxes.dtype == np.float32 and boxes.shape == wb.shape
         assert np.array_equal(boxes, wb)
@@ -244,6 +247,9 @@ def dali_coco(file_root, annotations_file, **kw):
 
 
 ORACLE_CASES = CASES + [dict(polygon_masks=True), dict(polygon_masks=True, ratio=True),
+                        dict(pixelwise_masks=True, include_iscrowd=False),
+                        dict(pixelwise_masks=True, include_iscrowd=False, skip_empty=True,
+                             size_threshold=40.0),
                         dict(polygon_masks=True, ltrb=True, skip_empty=True,
                              include_iscrowd=False)]
 
@@ -258,9 +264,9 @@ def test_matches_dali(coco, kw):
     rows = _read_all(core, 3)
     assert len(rows) == len(want)
     for got, ref in zip(rows, want):
-        enc, boxes, labels, polys, verts, iid = got
+        enc, boxes, labels, polys, verts, iid, mask = got
         mine = [enc, boxes, labels] + ([polys, verts] if kw.get("polygon_masks") else []) + \
-            [iid]
+            ([mask] if kw.get("pixelwise_masks") else []) + [iid]
         for a, b in zip(mine, ref):
             assert a.dtype == b.dtype and a.shape == b.shape
             assert np.array_equal(a, b)
@@ -275,3 +281,86 @@ def test_images_argument_matches_dali(coco):
     assert [int(w[3][0]) for w in want] == idx.labels.tolist()
     for k, w in enumerate(want):
         assert np.array_equal(w[1], idx.boxes[k]) and np.array_equal(w[2], idx.classes[k])
+
+
+# --------------------------------------------------------------------------- pixelwise masks
+def _compress(counts):
+    """The COCO API's compressed RLE string, written from its description: every count
+    (less the count two places back, from the fourth on) in little-endian 5-bit groups, bit
+    0x20 marking "more follows", offset by 48."""
+    out = []
+    for i, x in enumerate(counts):
+        x = x - counts[i - 2] if i > 2 else x
+        while True:
+            c = x & 0x1F
+            x >>= 5
+            done = x == -1 if c & 0x10 else x == 0
+            out.append(chr((c if done else c | 0x20) + 48))
+            if done:
+                break
+    return "".join(out)
+
+
+def test_rectangles_rasterise_to_their_pixels():
+    for x, y, w, h in [(0, 0, 5, 3), (2, 1, 4, 4), (1, 2, 7, 1)]:
+        m = runs_to_mask(polygon_runs([x, y, x + w, y, x + w, y + h, x, y + h], 10, 12), 10, 12)
+        want = np.zeros((10, 12), bool)
+        want[y:y + h, x:x + w] = True
+        assert np.array_equal(m, want)
+
+
+def test_masks_paint_the_largest_label_and_decode_rles(coco):
+    doc = _doc(coco)
+    crowd = next(a for a in doc["annotations"] if a["iscrowd"])
+    seg = crowd["segmentation"]
+    h, w = seg["size"]
+    plain = segmentation_mask(seg, h, w)
+    assert plain.sum() == crowd["area"]
+    ys, xs = np.nonzero(plain)
+    x, y, bw, bh = crowd["bbox"]
+    assert (xs.min(), ys.min(), xs.max() + 1 - xs.min(), ys.max() + 1 - ys.min()) == \
+        (x, y, bw, bh)
+    packed = {"counts": _compress(seg["counts"]), "size": seg["size"]}
+    assert decode_counts(packed["counts"]) == seg["counts"]
+    assert np.array_equal(segmentation_mask(packed, h, w), plain)
+    # largest label wins: two overlapping rectangles
+    m = label_mask([(5, [[0, 0, 4, 0, 4, 4, 0, 4]]), (2, [[2, 2, 6, 2, 6, 6, 2, 6]])], 8, 8)
+    assert m.shape == (8, 8, 1) and m.dtype == np.int32
+    assert m[3, 3, 0] == 5 and m[5, 5, 0] == 2 and m[7, 7, 0] == 0
+    with pytest.raises(ValueError, match="RLE size"):
+        segmentation_mask(seg, h + 1, w)
+
+
+def test_pixelwise_masks_bad_rle_names_file_and_image(tmp_path, coco):
+    def edit(d):
+        crowd = next(a for a in d["annotations"] if a["iscrowd"])
+        crowd["segmentation"]["counts"] = crowd["segmentation"]["counts"][:-3]
+    path = _bad(tmp_path, coco, edit)
+    core = CocoReaderCore(file_root=coco["file_root"], annotations_file=path,
+                          pixelwise_masks=True, images=["coins.jpg"])
+    with pytest.raises(ValueError, match=r"bad\.json.*image id 42: RLE runs add up"):
+        _read_all(core, 1)
+
+
+@pytest.mark.oracle
+def test_pixelwise_masks_with_crowd_match_dali_but_for_the_rle(coco):
+    """DALI 2.4 leaves RLE segmentations out of its masks (docs/semantics.md): the masks
+    are DALI's wherever the crowd RLE alone does not cover a pixel, and the crowd's label
+    there."""
+    want = dali_coco(coco["file_root"], coco["annotations_file"], pixelwise_masks=True,
+                     image_ids=True)
+    rows = _read_all(CocoReaderCore(file_root=coco["file_root"],
+                                    annotations_file=coco["annotations_file"],
+                                    pixelwise_masks=True), 2)
+    crowd = next(a for a in _doc(coco)["annotations"] if a["iscrowd"])
+    for row, ref in zip(rows, want):
+        mask, iid = row[6], int(row[5][0])
+        assert mask.shape == ref[3].shape and mask.dtype == ref[3].dtype
+        differ = mask != ref[3]
+        if iid != crowd["image_id"]:
+            assert not differ.any()
+            continue
+        rle = segmentation_mask(crowd["segmentation"], *mask.shape[:2])[:, :, None]
+        assert differ.any() and not (differ & ~rle).any()
+        assert (ref[3][differ] == 0).all() and (mask[differ] == row[2][
+            [k for k, b in enumerate(row[1].tolist()) if b == crowd["bbox"]][0]]).all()
