@@ -1,4 +1,5 @@
-"""Readers (``ndd.readers.File``, ``Numpy``, ``TFRecord``): stateful objects producing
+"""Readers (``ndd.readers.File``, ``Numpy``, ``TFRecord``,
+``Webdataset``): stateful objects producing
 batches of samples read from files.
 
 Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source: DALI
@@ -16,6 +17,7 @@ from ndd._reader_front import ReaderFront as _ReaderFront, \
 from ndd._readers_coco import COCO
 from ndd._readers_numpy import Numpy
 from ndd._readers_tfrecord import TFRecord
+from ndd._readers_webdataset import Webdataset
 from ndd._tensor import Tensor as _Tensor
 from runtime.readers.file_reader import FileReaderCore as _FileReaderCore
 from runtime.storage import SampleList as _SampleList
