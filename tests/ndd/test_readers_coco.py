@@ -158,3 +158,41 @@ def test_matches_dali_dynamic(coco, kw):
         assert len(g) == len(w)
         for a, b in zip(g, w):
             assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+def _ssd_like_anchors():
+    """A small grid of square and wide anchors, ``[l, t, r, b]`` relative (float32 exact)."""
+    out = []
+    for fy in range(4):
+        for fx in range(4):
+            cx, cy = (fx + 0.5) / 4, (fy + 0.5) / 4
+            for w, h in ((0.25, 0.25), (0.5, 0.25), (0.6, 0.6)):
+                out += [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2]
+    return out
+
+
+def test_detection_chain_is_identical_in_eager_and_compile_mode(coco):
+    """COCO -> decode, boxes -> bb_flip -> bbox_paste -> box_encoder: the batches of both
+    modes bit for bit (the box ops run inside the compiled graph)."""
+    anchors = _ssd_like_anchors()
+
+    def run(**kw):
+        r = ndd.readers.COCO(**_args(coco, ltrb=True, ratio=True, random_shuffle=True, seed=2))
+        out = []
+        for _ in range(2):
+            for images, boxes, labels in r.next_epoch(batch_size=2, **kw):
+                decoded = ndd.decoders.image(images)
+                flipped = ndd.bb_flip(boxes, ltrb=True, horizontal=1)
+                pasted = ndd.bbox_paste(flipped, ratio=1.5, paste_x=0.2, ltrb=True)
+                enc, lab = ndd.box_encoder(pasted, labels, anchors=anchors, criteria=0.4,
+                                           offset=True, scale=300.0)
+                out.append([_np(x) for x in (decoded, pasted, enc, lab)])
+        return out
+
+    eager, compiled = run(), run(compile=True)
+    assert len(eager) == len(compiled) == 6
+    for a, b in zip(eager, compiled):
+        for x, y in zip(a, b):
+            assert all(p.dtype == q.dtype and np.array_equal(p, q) for p, q in zip(x, y))
+    # the encoding is that of the kernel on the same boxes (an anchor per output row)
+    assert all(e.shape == (len(anchors) // 4, 4) for e in eager[0][2])
