@@ -119,7 +119,10 @@ def probe() -> dict[str, str]:
                 ("noise/shot", ndd.noise.shot(small, factor=4.0, rng=ndd.random.RNG(seed=3))),
                 ("slice/reflect", ndd.slice(small, start=[-5, -3], end=[70, 50],
                                             out_of_bounds_policy="reflect_101")),
-                ("gaussian_blur", ndd.gaussian_blur(small, sigma=(0.8, 2.3)))):
+                ("gaussian_blur", ndd.gaussian_blur(small, sigma=(0.8, 2.3))),
+                ("reductions/std_dev", ndd.reductions.std_dev(
+                    small, ndd.reductions.mean(small, axis_names="HW"), axis_names="HW")),
+                ("reductions/rms", ndd.reductions.rms(small))):
             for i, t in enumerate(out.tensors):
                 res[f"{name}/{i}"] = _digest(t)
         boxes = ndd.as_tensor(rng.random((64, 4)).astype(np.float32) * 0.5)

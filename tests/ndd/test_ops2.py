@@ -107,3 +107,23 @@ def test_get_property_layout_and_source_info(tmp_path):
     assert np.asarray(ndd.get_property(ndd.tensor(np.zeros(2)), key="source_info")).size == 0
     with pytest.raises(ValueError, match="Unsupported property key"):
         ndd.get_property(lay, key="shape")
+
+
+def test_reductions_modes_and_namespace():
+    assert "sum" in ndd.reductions.__all__ and ndd.reductions.sum.__module__ == "ndd.reductions"
+    rng = np.random.default_rng(3)
+    data = [rng.normal(0, 10, (9, 8, 3)).astype(np.float32),
+            rng.normal(0, 10, (4, 5, 3)).astype(np.float32)]
+    b = ndd.batch(data, layout="HWC")
+    R = ndd.reductions
+    out = _assert_modes_equal(lambda: R.std_dev(b * 2, R.mean(b * 2, axis_names="HW"),
+                                                axis_names="HW", ddof=1))
+    for o, x in zip(out, data):
+        np.testing.assert_allclose(o, (2 * x.astype(np.float64)).reshape(-1, 3).std(0, ddof=1),
+                                   rtol=1e-6)
+    out = _assert_modes_equal(lambda: R.sum(b, axes=[0, 1], keep_dims=True))
+    assert out[0].shape == (1, 1, 3) and R.sum(b, axes=[0, 1]).layout == "C"
+    out = _assert_modes_equal(lambda: R.max(ndd.batch([np.array([3, -7, 5], np.int16)])))
+    assert out[0] == 5 and out[0].dtype == np.int16
+    with pytest.raises(IndexError, match="out of range"):
+        R.mean(b, axes=[3])

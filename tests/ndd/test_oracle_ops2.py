@@ -292,3 +292,68 @@ def test_reinterpret_element_extract_get_property_errors_match_dali(dyn, k):
             out = _MISC_BAD[k](mod)
             for o in (out if isinstance(out, tuple) else (out,)):
                 _np(o)
+
+
+# ---------------------------------------------------------------- reductions
+_RED_RNG = np.random.default_rng(11)
+_RED_DATA = {
+    "f32": (_RED_RNG.normal(3, 5, (13, 17, 3)) * 10).astype(np.float32),
+    "u8": _RED_RNG.integers(0, 256, (13, 17, 3), dtype=np.uint8),
+    "i16": _RED_RNG.integers(-3000, 3000, (13, 17, 3)).astype(np.int16),
+    "i32": _RED_RNG.integers(-10 ** 6, 10 ** 6, (13, 17, 3)).astype(np.int32),
+}
+_RED_CALLS = [
+    lambda m, R, x: R.sum(x), lambda m, R, x: R.sum(x, axes=0),
+    lambda m, R, x: R.sum(x, axes=[0, 1]), lambda m, R, x: R.sum(x, axis_names="HW"),
+    lambda m, R, x: R.sum(x, axes=-1, keep_dims=True), lambda m, R, x: R.sum(x, axes=[]),
+    lambda m, R, x: R.sum(x, keep_dims=True), lambda m, R, x: R.sum(x, dtype=m.float32),
+    lambda m, R, x: R.mean(x), lambda m, R, x: R.mean(x, axis_names="HW"),
+    lambda m, R, x: R.mean(x, axes=[1], keep_dims=True),
+    lambda m, R, x: R.mean_square(x, axes=[0, 2]), lambda m, R, x: R.rms(x, axes=[0, 1]),
+    lambda m, R, x: R.min(x), lambda m, R, x: R.min(x, axes=[0, 1]),
+    lambda m, R, x: R.max(x, axis_names="W", keep_dims=True),
+    lambda m, R, x: R.variance(x, R.mean(x)),
+    lambda m, R, x: R.variance(x, R.mean(x, axes=[0, 1]), axes=[0, 1], ddof=1),
+    lambda m, R, x: R.std_dev(x, R.mean(x, axes=[0, 1], keep_dims=True), axes=[0, 1]),
+    lambda m, R, x: R.std_dev(x, R.mean(x, axes=2), axes=2, keep_dims=True),
+    lambda m, R, x: R.std_dev(x, 2.5),
+]
+
+
+def _close(ours, ref, exact):
+    a, b = _np(ours), _np(ref)
+    assert len(a) == len(b) and (ours.layout or None) == (ref.layout or None)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        if exact:
+            np.testing.assert_array_equal(x, y)
+        else:       # DALI accumulates float32; ndd float64, rounded once
+            np.testing.assert_allclose(x, y, rtol=2e-6, atol=1e-6 * float(np.abs(y).max() + 1))
+
+
+@pytest.mark.parametrize("kind", sorted(_RED_DATA))
+@pytest.mark.parametrize("k", range(len(_RED_CALLS)))
+def test_reductions_match_dali(dyn, kind, k):
+    data = _RED_DATA[kind]
+    samples = [data, np.ascontiguousarray(data[2:9, 3:])]
+
+    def run(m):
+        return _RED_CALLS[k](m, m.reductions, m.batch(samples, layout="HWC"))
+    ours, ref = run(ndd), run(dyn)
+    exact = ref.dtype != dyn.float32 or k in (13, 14, 15)     # integers; min / max
+    _close(ours, ref, exact)
+
+
+_RED_BAD = [
+    lambda m, R, x: R.sum(x, axes=[3]), lambda m, R, x: R.sum(x, axes=[0, 0]),
+    lambda m, R, x: R.sum(x, axis_names="C", axes=[0]), lambda m, R, x: R.sum(x, axis_names="X"),
+    lambda m, R, x: R.sum(x, dtype=m.float64), lambda m, R, x: R.sum(x, dtype=m.int16),
+    lambda m, R, x: R.mean(m.batch([np.zeros(2, np.float64)])),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_RED_BAD)))
+def test_reduction_errors_match_dali(dyn, k):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError, IndexError)):
+            _np(_RED_BAD[k](mod, mod.reductions, mod.batch([_RED_DATA["u8"]], layout="HWC")))

@@ -30,6 +30,8 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``detection``              ``coord_flip``, ``bbox_paste``, ``box_encoder``
 ``shaping``                ``squeeze``, ``cat``, ``pad``, ``one_hot``, ``reinterpret``,
                            ``element_extract``, ``get_property``
+``reductions``             ``reductions.sum`` / ``mean`` / ``mean_square`` / ``rms`` / ``min`` /
+                           ``max`` / ``std_dev`` / ``variance``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -43,14 +45,15 @@ from runtime.workers.pool import prepare_with
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
-from . import detection, shaping
+from . import detection, reductions, shaping
 
 __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
-           noise, dims, bbox, color, slicing, blur, shaping, detection)
+           noise, dims, bbox, color, slicing, blur, shaping, detection,
+           reductions)
 
 
 def warm_up() -> None:
