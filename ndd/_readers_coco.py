@@ -26,7 +26,7 @@ _DEPRECATED = {"save_img_ids": "image_ids", "dump_meta_files": "save_preprocesse
                "dump_meta_files_path": "save_preprocessed_annotations_dir",
                "meta_files_path": "preprocessed_annotations"}
 # DALI's arguments ndd does not implement yet: (name, value that means "off")
-_NOT_YET = (("masks", False), ("preprocessed_annotations", ""),
+_NOT_YET = (("preprocessed_annotations", ""),
             ("save_preprocessed_annotations", False), ("save_preprocessed_annotations_dir", ""))
 
 _BOXES = _ValueMeta(dtype="float32", ndim=2, layout="")
@@ -68,6 +68,9 @@ class COCO(_ReaderFront):
         Add the ``pixelwise_masks`` output (exclusive with ``polygon_masks``): polygons
         rasterised as the COCO API does, RLEs decoded (DALI 2.4 leaves RLEs out: see
         ``docs/semantics.md``).
+    masks : bool, default False
+        DALI's deprecated ``polygon_masks`` (with a ``DeprecationWarning``): the same outputs,
+        the polygons' ranges in coordinates (twice the vertex indices).
     image_ids : bool, default False
         Add the ``image_ids`` output (``save_img_ids``: DALI's deprecated spelling).
     random_shuffle, initial_fill, seed, shard_id, num_shards, stick_to_shard, pad_last_batch,
@@ -92,7 +95,7 @@ class COCO(_ReaderFront):
     ValueError / TypeError
         For bad arguments (naming them), a malformed annotations file (naming the file, the
         annotation id and its image id), ``images`` naming an image the file does not list,
-        and the arguments ndd does not implement yet (``masks``, preprocessed annotations).
+        and the arguments ndd does not implement yet (preprocessed annotations).
     RuntimeError
         An unreadable annotations file, or an image that cannot be read (when it is read).
     """
@@ -121,6 +124,15 @@ class COCO(_ReaderFront):
                     raise ValueError(f"readers.COCO: `{old}` and `{new}` are the same "
                                      f"argument; give only `{new}`")
                 kwargs[new] = kwargs.pop(old)
+        if kwargs.pop("masks", False):     # DALI's legacy polygons
+            _warnings.warn("The argument `masks` is deprecated: use `polygon_masks` instead "
+                           "(`masks` gives the polygons' ranges in coordinates, twice the "
+                           "vertex indices of `polygon_masks`)", DeprecationWarning,
+                           stacklevel=2)
+            if kwargs.get("polygon_masks"):
+                raise ValueError("readers.COCO: give `polygon_masks` or the deprecated "
+                                 "`masks`, not both")
+            kwargs.update(polygon_masks=True, coordinate_ranges=True)
         for key, off in _NOT_YET:
             value = kwargs.pop(key, off)
             if value not in (off, None):

@@ -156,7 +156,7 @@ def _polygons(seg, ann_file, where):
 def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, ratio=False,
                skip_empty=False, size_threshold=0.1, include_iscrowd=True,
                avoid_class_remapping=False, polygon_masks=False,
-               pixelwise_masks=False) -> CocoIndex:
+               pixelwise_masks=False, coordinate_ranges=False) -> CocoIndex:
     """Read a COCO instances JSON into the samples of a reader (DALI's rules: module doc).
 
     Parameters
@@ -169,6 +169,9 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     ltrb, ratio, skip_empty, size_threshold, include_iscrowd, avoid_class_remapping,
     polygon_masks, pixelwise_masks
         DALI's arguments of the same names.
+    coordinate_ranges : bool, default False
+        DALI's deprecated ``masks`` format: the polygon rows' ranges count coordinates
+        (twice the vertex indices).
 
     Returns
     -------
@@ -256,7 +259,10 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
         v = np.concatenate(verts).astype(np.float32) if verts else np.zeros((0, 2), np.float32)
         if ratio:
             v /= scale[:2]
-        polygons.append(np.asarray(rows, np.int32).reshape(-1, 3))
+        rows = np.asarray(rows, np.int32).reshape(-1, 3)
+        if coordinate_ranges:
+            rows[:, 1:] *= 2
+        polygons.append(rows)
         vertices.append(v)
     return CocoIndex(paths=tuple(paths), labels=np.asarray(order, np.int32).reshape(-1),
                      source=f"annotations file {ann_file!r}", boxes=tuple(boxes),
@@ -291,7 +297,7 @@ class CocoReaderCore(FileReaderCore):
     def __init__(self, *, file_root=None, annotations_file=None, images=None, ltrb=False,
                  ratio=False, skip_empty=False, size_threshold=0.1, include_iscrowd=True,
                  avoid_class_remapping=False, polygon_masks=False, pixelwise_masks=False,
-                 lazy_init=False,
+                 coordinate_ranges=False, lazy_init=False,
                  defer_shard_check=False, **kwargs):
         if not annotations_file:
             raise ValueError("readers.COCO: `annotations_file` (the COCO instances JSON) is "
@@ -305,7 +311,8 @@ class CocoReaderCore(FileReaderCore):
                                include_iscrowd=include_iscrowd,
                                avoid_class_remapping=avoid_class_remapping,
                                polygon_masks=polygon_masks,
-                               pixelwise_masks=pixelwise_masks).items():
+                               pixelwise_masks=pixelwise_masks,
+                               coordinate_ranges=coordinate_ranges).items():
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"readers.COCO: `{key}` must be a bool; got {value!r}")
         if isinstance(size_threshold, bool) or not isinstance(size_threshold,
@@ -318,7 +325,8 @@ class CocoReaderCore(FileReaderCore):
             ltrb=bool(ltrb), ratio=bool(ratio), skip_empty=bool(skip_empty),
             size_threshold=float(size_threshold), include_iscrowd=bool(include_iscrowd),
             avoid_class_remapping=bool(avoid_class_remapping),
-            polygon_masks=bool(polygon_masks), pixelwise_masks=bool(pixelwise_masks))
+            polygon_masks=bool(polygon_masks), pixelwise_masks=bool(pixelwise_masks),
+            coordinate_ranges=bool(coordinate_ranges))
         if polygon_masks and pixelwise_masks:
             raise ValueError("readers.COCO: `polygon_masks` and `pixelwise_masks` exclude "
                              "each other (as in DALI); enable one")

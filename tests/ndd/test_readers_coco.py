@@ -123,8 +123,14 @@ def test_arguments(coco):
         warnings.simplefilter("error")
         r = ndd.readers.COCO(**_args(coco, ltrb=None, skip_cached_images=True))
     assert len(_epoch(r)[0]) == 5
-    with pytest.raises(ValueError, match="masks.*not supported"):
-        ndd.readers.COCO(**_args(coco, masks=True))
+    with pytest.raises(ValueError, match="preprocessed_annotations.*not supported"):
+        ndd.readers.COCO(**_args(coco, preprocessed_annotations="/tmp/x"))
+    with pytest.warns(DeprecationWarning, match="masks"):
+        legacy = ndd.readers.COCO(**_args(coco, masks=True))
+    modern = ndd.readers.COCO(**_args(coco, polygon_masks=True))
+    old_rows, new_rows = _epoch(legacy)[3], _epoch(modern)[3]
+    assert [r.tolist() for r in old_rows] == [
+        [[m, 2 * a, 2 * b] for m, a, b in r.tolist()] for r in new_rows]
     with pytest.raises(ValueError, match="exclude each other"):
         ndd.readers.COCO(**_args(coco, pixelwise_masks=True, polygon_masks=True))
     with pytest.raises(TypeError, match="unexpected argument.*file_list"):
@@ -144,8 +150,11 @@ def test_arguments(coco):
 @pytest.mark.parametrize("kw", [dict(), dict(ratio=True, ltrb=True, polygon_masks=True),
                                 dict(skip_empty=True, include_iscrowd=False, size_threshold=0.01,
                                      avoid_class_remapping=True),
-                                dict(num_shards=2, shard_id=1, pad_last_batch=True)],
-                         ids=["default", "ratio-ltrb-polygons", "filters", "shard-padded"])
+                                dict(num_shards=2, shard_id=1, pad_last_batch=True),
+                                dict(masks=True, ratio=True),
+                                dict(pixelwise_masks=True, include_iscrowd=False)],
+                         ids=["default", "ratio-ltrb-polygons", "filters", "shard-padded",
+                              "legacy-masks", "pixelwise"])
 def test_matches_dali_dynamic(coco, kw):
     dyn = pytest.importorskip("nvidia.dali.experimental.dynamic")
     kw = dict(kw, image_ids=True)
