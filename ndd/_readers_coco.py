@@ -124,7 +124,8 @@ class COCO(_ReaderFront):
                     raise ValueError(f"readers.COCO: `{old}` and `{new}` are the same "
                                      f"argument; give only `{new}`")
                 kwargs[new] = kwargs.pop(old)
-        if kwargs.pop("masks", False):     # DALI's legacy polygons
+        legacy = bool(kwargs.pop("masks", False))    # DALI's legacy polygons
+        if legacy:
             _warnings.warn("The argument `masks` is deprecated: use `polygon_masks` instead "
                            "(`masks` gives the polygons' ranges in coordinates, twice the "
                            "vertex indices of `polygon_masks`)", DeprecationWarning,
@@ -132,7 +133,6 @@ class COCO(_ReaderFront):
             if kwargs.get("polygon_masks"):
                 raise ValueError("readers.COCO: give `polygon_masks` or the deprecated "
                                  "`masks`, not both")
-            kwargs.update(polygon_masks=True, coordinate_ranges=True)
         for key, off in _NOT_YET:
             value = kwargs.pop(key, off)
             if value not in (off, None):
@@ -143,12 +143,14 @@ class COCO(_ReaderFront):
                  set(_inspect.signature(_FileReaderCore.__init__).parameters)) - {
             "self", "kwargs", "defer_shard_check", "files", "file_list", "labels",
             "file_filters", "case_sensitive_filter", "dir_filters", "dont_use_mmap",
-            "read_ahead"}
+            "read_ahead", "coordinate_ranges"}
         unknown = sorted(set(kwargs) - valid)
         if unknown:
             raise TypeError(f"readers.COCO got unexpected argument(s) {', '.join(unknown)}; "
                             f"valid: enable_checkpointing, image_ids, "
                             f"{', '.join(sorted(valid))}")
+        if legacy:
+            kwargs.update(polygon_masks=True, coordinate_ranges=True)
         self.polygon_masks = bool(kwargs.get("polygon_masks", False))
         self.pixelwise_masks = bool(kwargs.get("pixelwise_masks", False))
         # DALI reports too many shards when the first epoch starts
