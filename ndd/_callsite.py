@@ -41,7 +41,8 @@ _NDD = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MACHINERY = tuple(_NDD + f for f in (
     "_op_functions.py", "_invoke.py", "_handle_operators.py", "_slicing.py", "math.py",
     "compile" + os.sep, "_callsite.py", "external_source.py", "readers.py", "_evaluate.py",
-    "_batch.py", "_tensor.py", "_construct.py", "random.py", "decoders.py", "_imread.py"))
+    "_batch.py", "_tensor.py", "_construct.py", "random.py", "decoders.py", "_imread.py",
+    "_reader_front.py", "_readers_numpy.py", "_readers_tfrecord.py", "_readers_webdataset.py"))
 _SKIP = _ROOTS[1:] + _MACHINERY          # compiler/, runtime/ and the machinery files
 
 

@@ -44,8 +44,7 @@ class TFRecord(_ReaderFront):
     enable_checkpointing : bool, default False
 
     Outputs per batch: a dict ``name -> Batch`` (per sample: ``name -> Tensor``), in the
-    order of ``features`` (as DALI), no layout. Compile mode (``next_epoch(compile=True)``)
-    is not supported yet.
+    order of ``features`` (as DALI), no layout.
 
     Raises
     ------
@@ -85,16 +84,14 @@ class TFRecord(_ReaderFront):
                    queue_depth=None):
         """As ``readers.File.next_epoch``; items are dicts ``name -> Batch`` (``Tensor``).
 
-        Raises
-        ------
-        NotImplementedError
-            ``compile=True`` (compiled loops take tuples of batches; not done for dicts yet).
+        In compile mode the compiled loop runs over the tuple of the features' batches
+        (in the order of ``features``), handed to the loop body as a dict again.
         """
-        if compile or capture:
-            raise NotImplementedError("readers.TFRecord: next_epoch(compile=True) is not "
-                                      "supported yet (the outputs are a dict); iterate "
-                                      "without compile")
-        return super().next_epoch(batch_size, ctx, queue_depth=queue_depth)
+        compiled = capture if capture is not None else compile
+        self._as_tuples = bool(compiled)
+        it = super().next_epoch(batch_size, ctx, compile=compile, capture=capture,
+                                queue_depth=queue_depth)
+        return _DictEpoch(it, list(self._core.features)) if compiled else it
 
     def _batch(self, arrays, info):
         a = arrays[0]
@@ -111,7 +108,10 @@ class TFRecord(_ReaderFront):
         *outs, idx = item
         files = self._core.files
         info = [files[i] for i in idx]
-        return {k: _Batch(self._batch(v, info)) for k, v in zip(self._core.features, outs)}
+        batches = tuple(_Batch(self._batch(v, info)) for v in outs)
+        if getattr(self, "_as_tuples", False):     # a compiled epoch (see next_epoch)
+            return batches
+        return dict(zip(self._core.features, batches))
 
     def convert_sample(self, item):
         """``{name: Tensor}`` of one loaded sample."""
@@ -121,6 +121,25 @@ class TFRecord(_ReaderFront):
 
     def __repr__(self) -> str:
         return f"ndd.readers.TFRecord({len(self)} samples, name={self.name!r})"
+
+
+class _DictEpoch:
+    """A compiled epoch's iterator whose items (tuples of the features' batches) are handed
+    out as dicts ``name -> batch``."""
+
+    def __init__(self, it, keys):
+        self._it = it
+        self._keys = keys
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return dict(zip(self._keys, next(self._it)))
+
+    def close(self) -> None:
+        """End the epoch now (as the compiled epoch's ``close``)."""
+        self._it.close()
 
 
 __all__ = ["TFRecord"]
