@@ -122,7 +122,8 @@ def probe() -> dict[str, str]:
                 ("gaussian_blur", ndd.gaussian_blur(small, sigma=(0.8, 2.3))),
                 ("reductions/std_dev", ndd.reductions.std_dev(
                     small, ndd.reductions.mean(small, axis_names="HW"), axis_names="HW")),
-                ("reductions/rms", ndd.reductions.rms(small))):
+                ("reductions/rms", ndd.reductions.rms(small)),
+                ("normalize", ndd.normalize(small, axis_names="HW", batch=True, scale=0.3))):
             for i, t in enumerate(out.tensors):
                 res[f"{name}/{i}"] = _digest(t)
         boxes = ndd.as_tensor(rng.random((64, 4)).astype(np.float32) * 0.5)

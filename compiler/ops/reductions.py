@@ -134,3 +134,83 @@ for _op, _doc in (("std_dev", "Standard deviation"), ("variance", "Variance")):
         doc=f"{_doc} of the elements along ``axes`` about the given ``mean`` (a scalar, or one "
             f"value per output element, with or without the reduced axes), divided by "
             f"N - ddof (float32). Source: DALI ``reductions.{_op}``."))
+
+
+# ---------------------------------------------------------------- normalize
+NORMALIZE_INPUTS = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "float32")
+NORMALIZE_OUTPUTS = ("float32", "uint8", "int8", "uint16", "int16", "uint32", "int32")
+
+
+def normalize_axes(ndim, layout, axes, axis_names):
+    """``normalize``'s reduced axes (sorted; None when neither argument is given).
+
+    Raises
+    ------
+    ValueError
+        Both arguments, an axis outside ``[0, ndim - 1]`` (DALI takes no negative axes here) or
+        a letter missing from the layout.
+    """
+    if axes is not None and axis_names is not None:
+        raise ValueError("Normalize: Arguments `axes` and `axis_names` are mutually exclusive")
+    if axis_names is not None:
+        layout = layout or ""
+        for c in axis_names:
+            if c not in layout:
+                raise ValueError(f"Normalize: axis name {c!r} (argument 'axis_names'="
+                                 f"{axis_names!r}) is not present in the input layout "
+                                 f"{layout!r}")
+        return sorted({layout.index(c) for c in axis_names})
+    if axes is None:
+        return None
+    axes = [axes] if isinstance(axes, int) else [int(a) for a in axes]
+    for a in axes:
+        if not 0 <= a < ndim:
+            raise ValueError(f"Normalize: axis index {a} is out of valid range 0..{ndim - 1} "
+                             f"(argument 'axes'={axes})")
+    return sorted(set(axes))
+
+
+def _normalize_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype not in NORMALIZE_INPUTS:
+        raise ValueError(f"Normalize: unsupported input type: "
+                         f"{_DALI_TYPE_NAMES.get(m.dtype, m.dtype)} (expected one of "
+                         f"{', '.join(NORMALIZE_INPUTS)})")
+    dtype = args.get("dtype") or "float32"
+    if dtype not in NORMALIZE_OUTPUTS:
+        raise ValueError(f"Normalize: unsupported output type: "
+                         f"{_DALI_TYPE_NAMES.get(dtype, dtype)} (argument 'dtype'; expected one "
+                         f"of {', '.join(NORMALIZE_OUTPUTS)})")
+    if m.ndim is not None:
+        normalize_axes(m.ndim, m.layout, args.get("axes"), args.get("axis_names"))
+    return [m.with_(dtype=dtype)]
+
+
+register(OpSchema(
+    "normalize", ("input",), (
+        ArgSpec("axes", "int[]", None,
+                doc="Axes (in [0, ndim - 1]) over which mean and stddev are computed (default: "
+                    "all, or those where a tensor ``mean`` / ``stddev`` has extent 1)."),
+        ArgSpec("axis_names", "layout", None,
+                doc="Layout letters of those axes (exclusive with ``axes``)."),
+        ArgSpec("batch", "bool", False,
+                doc="Compute mean and stddev over the whole batch (the other extents must "
+                    "match)."),
+        ArgSpec("ddof", "int", 0, doc="Delta degrees of freedom of the computed variance "
+                                      "(divisor N - ddof)."),
+        ArgSpec("dtype", "dtype", None,
+                doc="Output type (default float32; integers round to nearest and saturate)."),
+        ArgSpec("epsilon", "float", 0.0, doc="Added to the variance (also a given stddev's "
+                                             "square)."),
+        ArgSpec("mean", "float[]", None, tensor=True,
+                doc="Mean to subtract: a scalar or a tensor broadcast against the sample "
+                    "(default: computed)."),
+        ArgSpec("scale", "float", 1.0, doc="Factor of the normalized values."),
+        ArgSpec("shift", "float", 0.0, doc="Added after scaling (where the mean maps to)."),
+        ArgSpec("stddev", "float[]", None, tensor=True,
+                doc="Standard deviation to divide by: a scalar or a tensor (default: computed "
+                    "about the mean)."),
+    ), _normalize_infer, public_name="normalize",
+    doc="``out = (in - mean) * (scale / sqrt(stddev**2 + epsilon)) + shift`` with the mean and "
+        "standard deviation given or computed over ``axes`` (per sample, or over the batch). "
+        "Source: DALI ``normalize``."))

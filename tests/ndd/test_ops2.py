@@ -127,3 +127,20 @@ def test_reductions_modes_and_namespace():
     assert out[0] == 5 and out[0].dtype == np.int16
     with pytest.raises(IndexError, match="out of range"):
         R.mean(b, axes=[3])
+
+
+def test_normalize_modes():
+    rng = np.random.default_rng(4)
+    data = [rng.integers(0, 256, (6, 5, 3), dtype=np.uint8) for _ in range(2)]
+    b = ndd.batch(data, layout="HWC")
+    out = _assert_modes_equal(lambda: ndd.normalize(b, axis_names="HW", batch=True))
+    allx = np.concatenate([d.reshape(-1, 3) for d in data]).astype(np.float64)
+    for o, d in zip(out, data):
+        assert o.dtype == np.float32
+        np.testing.assert_allclose(o, (d - allx.mean(0)) / allx.std(0), rtol=1e-5, atol=1e-5)
+    out = _assert_modes_equal(lambda: ndd.normalize(b, mean=ndd.batch(
+        [np.full((1, 1, 3), 100, np.float32)] * 2), dtype=ndd.int16, scale=10))
+    assert out[0].dtype == np.int16
+    assert ndd.normalize(b).layout == "HWC"
+    with pytest.raises(ValueError, match="unsupported output type"):
+        ndd.normalize(b, dtype=ndd.float16)

@@ -357,3 +357,86 @@ def test_reduction_errors_match_dali(dyn, k):
     for mod in (ndd, dyn):
         with pytest.raises((ValueError, RuntimeError, IndexError)):
             _np(_RED_BAD[k](mod, mod.reductions, mod.batch([_RED_DATA["u8"]], layout="HWC")))
+
+
+# ---------------------------------------------------------------- normalize
+def _nx(m):
+    return m.tensor(np.array([[1, 2, 3], [4, 6, 8]], np.float32), layout="HW")
+
+
+def _nxb(m):
+    return m.batch([np.array([[1, 2, 3], [4, 6, 8]], np.float32),
+                    np.array([[0, 10, 20]], np.float32)], layout="HW")
+
+
+_NIMG = [np.random.default_rng(k).integers(0, 256, (12 + k, 9, 3), dtype=np.uint8)
+         for k in range(3)]
+
+
+def _nimg(m):
+    return m.batch(_NIMG, layout="HWC")
+
+
+_NORM = [
+    lambda m: m.normalize(_nx(m)), lambda m: m.normalize(_nx(m), axes=[0]),
+    lambda m: m.normalize(_nx(m), axis_names="W"), lambda m: m.normalize(_nx(m), mean=2.0),
+    lambda m: m.normalize(_nx(m), stddev=2.0), lambda m: m.normalize(_nx(m), mean=2, stddev=4),
+    lambda m: m.normalize(_nx(m), scale=2.0, shift=10.0),
+    lambda m: m.normalize(_nx(m), epsilon=1.0),
+    lambda m: m.normalize(_nx(m), stddev=2.0, epsilon=5.0), lambda m: m.normalize(_nx(m), ddof=1),
+    lambda m: m.normalize(_nx(m), dtype=m.uint8, scale=64, shift=128),
+    lambda m: m.normalize(_nx(m), dtype=m.int16, scale=1.5),
+    lambda m: m.normalize(m.tensor(np.array([0, 100, 255], np.uint8))),
+    lambda m: m.normalize(m.tensor(np.array([0, 100, 255], np.int32))),
+    lambda m: m.normalize(_nxb(m), batch=True), lambda m: m.normalize(_nxb(m), batch=True,
+                                                                      axes=[0]),
+    lambda m: m.normalize(_nxb(m)),
+    lambda m: m.normalize(_nx(m), mean=m.tensor(np.array([[1], [2]], np.float32))),
+    lambda m: m.normalize(_nx(m), mean=m.tensor(np.array([[1, 2, 3]], np.float32))),
+    lambda m: m.normalize(_nx(m), mean=m.tensor(np.array([[1], [2]], np.float32)), axes=[1]),
+    lambda m: m.normalize(_nxb(m), mean=m.batch([np.array([[1], [2]], np.float32),
+                                                 np.array([[5]], np.float32)])),
+    lambda m: m.normalize(m.tensor(np.ones((2, 2), np.float32))),
+    lambda m: m.normalize(_nx(m), stddev=m.tensor(np.array([[1, 2, 4]], np.float32))),
+    lambda m: m.normalize(_nx(m), stddev=0.0),
+    lambda m: m.normalize(_nimg(m), axis_names="HW"),
+    lambda m: m.normalize(_nimg(m), axis_names="HW", batch=True),
+    lambda m: m.normalize(_nimg(m), axes=[0, 1], batch=True, dtype=m.uint8, scale=50,
+                          shift=128, epsilon=0.5),
+    lambda m: m.normalize(_nimg(m), axis_names="HWC", ddof=2, dtype=m.int8, scale=30),
+    lambda m: m.normalize(_nimg(m), mean=128.0, stddev=64.0, dtype=m.int16, scale=100),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_NORM)))
+def test_normalize_matches_dali(dyn, k):
+    ours, ref = _NORM[k](ndd), _NORM[k](dyn)
+    a, b = _np(ours), _np(ref)
+    assert len(a) == len(b) and (ours.layout or None) == (ref.layout or None)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5)
+        else:       # integers: the rounding of a value within float32 error of a half may differ
+            assert np.abs(x.astype(int) - y.astype(int)).max() <= 1
+            assert np.mean(x != y) < 0.01
+
+
+_NORM_BAD = [
+    lambda m: m.normalize(m.tensor(np.array([0, 100, 255], np.float16))),
+    lambda m: m.normalize(m.tensor(np.array([0, 100, 255], np.float64))),
+    lambda m: m.normalize(_nx(m), dtype=m.float16),
+    lambda m: m.normalize(m.batch([np.ones((2, 3), np.float32)]),
+                          mean=m.batch([np.array([[1, 2]], np.float32)])),
+    lambda m: m.normalize(_nxb(m), batch=True, mean=m.tensor(np.array([[1, 2, 3]], np.float32))),
+    lambda m: m.normalize(_nx(m), axes=[0], axis_names="H"),
+    lambda m: m.normalize(_nx(m), axes=[2]), lambda m: m.normalize(_nx(m), axes=[-1]),
+    lambda m: m.normalize(_nxb(m), batch=True, axes=[1]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_NORM_BAD)))
+def test_normalize_errors_match_dali(dyn, k):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            _np(_NORM_BAD[k](mod))

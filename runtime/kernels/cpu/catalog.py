@@ -32,6 +32,7 @@ One module per op or small family registers ``(op, "cpu")`` with
                            ``element_extract``, ``get_property``
 ``reductions``             ``reductions.sum`` / ``mean`` / ``mean_square`` / ``rms`` / ``min`` /
                            ``max`` / ``std_dev`` / ``variance``
+``normalize``              ``normalize``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -45,7 +46,7 @@ from runtime.workers.pool import prepare_with
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
-from . import detection, reductions, shaping
+from . import detection, normalize, reductions, shaping
 
 __all__ = ["MODULES", "warm_up"]
 
@@ -53,7 +54,7 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions)
+           reductions, normalize)
 
 
 def warm_up() -> None:

@@ -1,0 +1,190 @@
+"""CPU kernel of ``normalize`` (numpy).
+
+Semantics follow DALI 2.4 (observed): ``out = (in - mean) * (scale / sqrt(var + epsilon)) +
+shift`` where ``var`` is ``stddev ** 2`` when ``stddev`` is given, else the variance about the
+mean (given or computed) over the reduced axes, divided by ``N - ddof``; a computed ``var +
+epsilon`` of 0 gives a factor of 0 (DALI's zeros for constant data), a given ``stddev`` of 0
+gives inf. The reduced axes default to all of them, or, without ``axes`` / ``axis_names``, to
+those where a tensor ``mean`` / ``stddev`` has extent 1. ``batch=True`` reduces over every
+sample too. Integer outputs round half away from zero and saturate (``cast``).
+
+The formulation (what the last bits follow): the mean is :func:`fixed_sum` / N in float64,
+rounded to float32; the variance is accumulated in float64 from ``float32(x) - mean``; the
+factor ``scale / sqrt(var + epsilon)`` is computed in float64 and rounded to float32; the
+output is ``(float32(x) - mean) * factor + shift`` in float32 arithmetic. DALI accumulates in
+float32, so results may differ from DALI's in the last bits. Registers ``normalize``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.ops.reductions import normalize_axes
+from runtime.kernels.cpu.cast import cast
+from runtime.kernels.cpu.reductions import fixed_sum
+from runtime.kernels.registry import register, sample_args
+
+__all__ = ["normalize_batch", "unflatten"]
+
+
+def unflatten(value, shape, axes):
+    """A parameter given as a flat sequence (ndd passes a Tensor argument's values flat) in the
+    shape it must have: the extents of ``shape`` outside the reduced ``axes`` (None: the one
+    set of kept axes whose extents multiply to its length), 1 on them.
+
+    Raises
+    ------
+    ValueError
+        No set of axes, or several, fit the length.
+    """
+    p = np.asarray(value, np.float32)
+    if p.ndim != 1 or p.size <= 1 or len(shape) <= 1:
+        return p
+    nd = len(shape)
+    if axes is not None:
+        kept = [tuple(1 if k in axes else e for k, e in enumerate(shape))]
+    else:
+        kept = []
+        for bits in range(1, 1 << nd):
+            cand = tuple(e if bits >> k & 1 else 1 for k, e in enumerate(shape))
+            if math.prod(cand) == p.size and cand not in kept:
+                kept.append(cand)
+    fit = [k for k in kept if math.prod(k) == p.size]
+    if len(fit) != 1:
+        raise ValueError(f"Normalize: a parameter of {p.size} values does not fit the sample "
+                         f"shape {tuple(shape)} unambiguously; give it the sample's number of "
+                         f"dimensions (extent 1 on the reduced axes) or give 'axes'")
+    return p.reshape(fit[0])
+
+
+def _param(value, x, axes, name):
+    """A float32 parameter broadcastable against ``x`` (keep-dims over ``axes``)."""
+    p = np.asarray(value, np.float32)
+    if p.size == 1 and p.ndim < x.ndim:
+        return p.reshape(())
+    if p.ndim != x.ndim or any(e != 1 and e != x.shape[k] for k, e in enumerate(p.shape)) or \
+            any(p.shape[k] != 1 for k in axes):
+        raise ValueError(f"Normalize: parameter {name!r} of shape {p.shape} does not match "
+                         f"the input sample shape {x.shape} reduced over axes {list(axes)} "
+                         f"(its extents must be 1 on the reduced axes and the input's "
+                         f"elsewhere)")
+    return p
+
+
+def _kept_shape(x, axes):
+    return tuple(1 if k in axes else e for k, e in enumerate(x.shape))
+
+
+def _factor(var, epsilon, scale, computed):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.asarray(var, np.float64) + np.float64(np.float32(epsilon))
+        f = np.float64(np.float32(scale)) / np.sqrt(v)
+        if computed:
+            f = np.where(v == 0, 0.0, f)
+    return f.astype(np.float32)
+
+
+def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=False, ddof=0,
+                    dtype="float32", epsilon=0.0, mean=None, scale=1.0, shift=0.0,
+                    stddev=None):
+    """DALI's ``normalize`` of a batch.
+
+    Parameters
+    ----------
+    samples : list of numpy.ndarray
+    mean, stddev : list (per sample) of float or numpy.ndarray, or None
+    Other parameters as the op's arguments.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``dtype``, the input shapes.
+
+    Raises
+    ------
+    ValueError
+        Parameters of the wrong shape, tensor parameters with ``batch=True``, or samples whose
+        kept extents differ with ``batch=True``.
+    """
+    if not samples:
+        return []
+    ndim = samples[0].ndim
+    red = normalize_axes(ndim, layout, axes, axis_names)
+    mean, stddev = ([unflatten(v, np.shape(samples[i]), red) for i, v in enumerate(p)]
+                    if p is not None else None for p in (mean, stddev))
+    if red is None:
+        shaped = [np.asarray(p[0]) for p in (mean, stddev) if p is not None]
+        shaped = [p for p in shaped if p.ndim == ndim and p.size > 1]
+        red = [k for k in range(ndim) if shaped and shaped[0].shape[k] == 1] \
+            if shaped else list(range(ndim))
+    xs = [np.asarray(s).astype(np.float32) for s in samples]
+    shift32 = np.float32(shift)
+    if batch:
+        if any(p is not None and np.asarray(p[0]).size > 1 for p in (mean, stddev)):
+            raise ValueError("Normalize: Batch normalization cannot be used with parameters "
+                             "specified as TensorList inputs")
+        kept = _kept_shape(xs[0], red)
+        for i, x in enumerate(xs[1:], 1):
+            if _kept_shape(x, red) != kept:
+                raise ValueError(f"Normalize: with batch=True the samples' extents outside the "
+                                 f"reduced axes {red} must match; sample 0 has "
+                                 f"{xs[0].shape}, sample {i} has {x.shape}")
+        n = sum(math.prod(x.shape[k] for k in red) for x in xs)
+        if mean is None:
+            total = np.zeros(kept, np.float64)
+            for x in xs:
+                total += fixed_sum(x, red).reshape(kept)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = (total / n).astype(np.float32)
+        else:
+            m = np.float32(np.asarray(mean[0]).reshape(()))
+        if stddev is None:
+            acc = np.zeros(kept, np.float64)
+            for x in xs:
+                d = (x - m).astype(np.float64)
+                acc += fixed_sum(d * d, red).reshape(kept)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f = _factor(acc / np.float64(n - ddof), epsilon, scale, True)
+        else:
+            s = np.float64(np.float32(np.asarray(stddev[0]).reshape(())))
+            f = _factor(s * s, epsilon, scale, False)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return [cast((x - m) * f + shift32, dtype) for x in xs]
+    out = []
+    for i, x in enumerate(xs):
+        n = math.prod(x.shape[k] for k in red)
+        if mean is None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = (fixed_sum(x, red) / n).astype(np.float32).reshape(_kept_shape(x, red))
+        else:
+            m = _param(mean[i], x, red, "mean")
+        if stddev is None:
+            d = (x - m).astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var = fixed_sum(d * d, red) / np.float64(n - ddof)
+            f = _factor(var.reshape(_kept_shape(x, red)), epsilon, scale, True)
+        else:
+            s = _param(stddev[i], x, red, "stddev").astype(np.float64)
+            f = _factor(s * s, epsilon, scale, False)
+        with np.errstate(invalid="ignore", over="ignore"):
+            out.append(cast((x - m) * f + shift32, dtype))
+    return out
+
+
+@register("normalize", "cpu")
+def normalize_kernel(ctx, inputs, args):
+    """``normalize`` of the whole batch (``batch=True`` reduces across samples)."""
+    samples = [np.asarray(s) for s in inputs[0]]
+    per = [sample_args(ctx, args, i) for i in range(len(samples))]
+    params = {}
+    for name in ("mean", "stddev"):
+        vals = [p.get(name) for p in per]
+        params[name] = None if vals and vals[0] is None else vals
+    return [normalize_batch(
+        samples, ctx.in_metas[0].layout or "", axes=args.get("axes"),
+        axis_names=args.get("axis_names"), batch=bool(args.get("batch")),
+        ddof=int(args.get("ddof") or 0), dtype=ctx.out_metas[0].dtype or "float32",
+        epsilon=args.get("epsilon") or 0.0, mean=params["mean"],
+        scale=1.0 if args.get("scale") is None else args["scale"],
+        shift=args.get("shift") or 0.0, stddev=params["stddev"])]
