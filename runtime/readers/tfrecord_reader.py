@@ -40,8 +40,9 @@ class Feature:
     var_len : bool
     shape : tuple of int or None
         FixedLen: the output shape; VarLen: the partial shape (None: 1-D).
-    dtype : int
-        0 int64, 1 string, 2 float32 (``ndd.tfrecord``'s constants).
+    dtype : int or None
+        0 int64, 1 string, 2 float32 (``ndd.tfrecord``'s constants); None: read as the record
+        holds it (:meth:`as_stored`).
     default_value : scalar or None
     """
 
@@ -50,7 +51,17 @@ class Feature:
     dtype: int
     default_value: object = None
 
+    @classmethod
+    def as_stored(cls):
+        """A feature read as the record holds it: int64 or float32 values as a 1-D array,
+        strings as the first value's bytes (missing: an empty uint8 array). For feature
+        descriptions whose fields cannot be read (DALI's own ``Feature`` objects are opaque
+        outside DALI's C++ code)."""
+        return cls(True, None, None, None)
+
     def __post_init__(self):
+        if self.dtype is None and self.var_len and self.shape is None:
+            return
         if self.dtype not in _TYPES or isinstance(self.dtype, bool):
             raise TypeError(f"tfrecord feature dtype must be ndd.tfrecord.int64, string or "
                             f"float32 (0, 1, 2); got {self.dtype!r}")
@@ -65,6 +76,8 @@ class Feature:
             object.__setattr__(self, "shape", shape)
 
     def __repr__(self):
+        if self.dtype is None:
+            return "Feature.as_stored()"
         kind = "VarLenFeature" if self.var_len else "FixedLenFeature"
         return (f"{kind}(shape={self.shape}, dtype={_TYPES[self.dtype][0]}, "
                 f"default_value={self.default_value!r})")
@@ -79,8 +92,14 @@ def extract_feature(name, feat: Feature, parsed: dict, where: str):
         A value type other than the declared one, or a value count that does not fit the
         shape (naming ``where``: the file and offset).
     """
-    type_name, kind = _TYPES[feat.dtype]
     got_kind, values = parsed.get(name, (None, []))
+    if feat.dtype is None:      # as stored
+        if got_kind is None:
+            return np.zeros(0, np.uint8)
+        if got_kind == BYTES:
+            return np.frombuffer(values[0] if values else b"", np.uint8).copy()
+        return np.asarray(values, np.float32 if got_kind == FLOAT else np.int64)
+    type_name, kind = _TYPES[feat.dtype]
     if name not in parsed or got_kind is None:
         if feat.var_len:
             return np.zeros((0,) + (feat.shape or ()), np.uint8 if kind == BYTES else type_name)
@@ -116,6 +135,13 @@ def extract_feature(name, feat: Feature, parsed: dict, where: str):
         raise ValueError(f"{where}: feature {name!r} has {arr.size} value(s), its "
                          f"FixedLenFeature shape {list(feat.shape)} needs {need}")
     return arr.reshape(feat.shape)
+
+
+def _is_dali_feature(f) -> bool:
+    """A ``nvidia.dali.tfrecord`` Feature (recognised by its type's name; DALI not
+    imported)."""
+    t = type(f)
+    return t.__name__ == "Feature" and t.__module__.startswith("nvidia.dali")
 
 
 def _str_list(value, name):
@@ -160,6 +186,8 @@ class TFRecordReaderCore(FileReaderCore):
             raise ValueError(f"readers.TFRecord: `features` must be a non-empty dict of "
                              f"name -> ndd.tfrecord.FixedLenFeature/VarLenFeature; got "
                              f"{features!r:.100}")
+        features = {k: Feature.as_stored() if _is_dali_feature(f) else f
+                    for k, f in features.items()}
         for k, f in features.items():
             if not isinstance(k, str) or not isinstance(f, Feature):
                 raise TypeError(f"readers.TFRecord: `features` maps names to ndd.tfrecord "

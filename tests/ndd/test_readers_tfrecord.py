@@ -215,3 +215,20 @@ def test_tfrecord_index_command(photo_records, tmp_path, capsys):
     assert cli_main(["tfrecord-index", paths[1]]) == 2
     assert cli_main(["tfrecord-index", str(tmp_path / "none"), out]) == 1
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.oracle
+def test_dali_feature_objects_are_read_as_stored(photo_records):
+    dtf = pytest.importorskip("nvidia.dali.tfrecord")
+    paths, idx, examples = photo_records
+    r = ndd.readers.TFRecord(path=paths, index_path=idx, features={
+        "image/encoded": dtf.FixedLenFeature((), dtf.string, ""),
+        "image/shape": dtf.FixedLenFeature([3], dtf.int64, -1),
+        "bbox": dtf.VarLenFeature(dtf.float32, 0.0),
+        "absent": dtf.FixedLenFeature([1], dtf.int64, -1)})
+    d = next(iter(r.next_epoch(batch_size=2)))
+    assert np.asarray(d["image/encoded"].tensors[1]).tobytes() == examples[1]["image/encoded"]
+    assert d["image/shape"].dtype == ndd.int64 and d["image/shape"].shape == [(3,), (3,)]
+    np.testing.assert_array_equal(np.asarray(d["bbox"].tensors[0]),
+                                  examples[0]["bbox"].astype(np.float32))
+    assert d["absent"].shape == [(0,), (0,)]
