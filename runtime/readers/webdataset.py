@@ -64,10 +64,20 @@ def scan_tar(path):
     """
     try:
         with tarfile.open(path, "r:") as tf:
-            members = [(m.name, m.offset_data, m.size) for m in tf if m.isreg()]
+            every = list(tf)
+            end = max((m.offset_data + -(-m.size // 512) * 512 for m in every), default=0)
+            members = [(m.name, m.offset_data, m.size) for m in every if m.isreg()]
+        with open(path, "rb") as f:
+            f.seek(end)
+            rest = f.read()
     except (tarfile.TarError, OSError) as e:
         raise ValueError(f"Webdataset archive {path!r} cannot be read as a tar file: {e}") \
             from None
+    # after the last member a tar file holds only zero blocks: anything else is a member
+    # header tarfile stopped at (a truncated or corrupt archive)
+    if rest.strip(b"\0"):
+        raise ValueError(f"Webdataset archive {path!r}: truncated or corrupt tar member "
+                         f"header at offset {end} (after {len(every)} member(s))")
     return _group(members)
 
 

@@ -49,6 +49,13 @@ def test_scan_groups_consecutive_keys(tmp_path):
     key, comps = samples[3]
     assert [(e, data[o:o + n]) for e, o, n in comps] == [("x.jpg", b"DXJPG"),
                                                          ("cls", b"\x04\0\0\0")]
+    open(p + ".cut", "wb").write(data[:1100])     # a member, then part of a header
+    with pytest.raises(ValueError, match=r"w.tar.cut.*truncated or corrupt tar member header "
+                                         r"at offset 1024"):
+        scan_tar(p + ".cut")
+    open(p + ".cut", "wb").write(data[:3000])     # inside a member's data
+    with pytest.raises(ValueError, match="w.tar.cut.*cannot be read"):
+        scan_tar(p + ".cut")
     open(p, "wb").write(b"not a tar" * 100)
     with pytest.raises(ValueError, match="w.tar.*cannot be read as a tar"):
         scan_tar(p)
