@@ -25,9 +25,6 @@ _IGNORED = ("skip_cached_images", "tensor_init_bytes", "bytes_per_sample_hint", 
 _DEPRECATED = {"save_img_ids": "image_ids", "dump_meta_files": "save_preprocessed_annotations",
                "dump_meta_files_path": "save_preprocessed_annotations_dir",
                "meta_files_path": "preprocessed_annotations"}
-# DALI's arguments ndd does not implement yet: (name, value that means "off")
-_NOT_YET = (("preprocessed_annotations", ""),
-            ("save_preprocessed_annotations", False), ("save_preprocessed_annotations_dir", ""))
 
 _BOXES = _ValueMeta(dtype="float32", ndim=2, layout="")
 _LABELS = _ValueMeta(dtype="int32", ndim=1, layout="")
@@ -72,7 +69,17 @@ class COCO(_ReaderFront):
         DALI's deprecated ``polygon_masks`` (with a ``DeprecationWarning``): the same outputs,
         the polygons' ranges in coordinates (twice the vertex indices).
     image_ids : bool, default False
-        Add the ``image_ids`` output (``save_img_ids``: DALI's deprecated spelling).
+        Add the ``image_ids`` output (``save_img_ids``: DALI's deprecated spelling); also
+        saves (reads) them with the preprocessed annotations.
+    preprocessed_annotations : str, optional
+        A folder of DALI's preprocessed annotation files to read instead of
+        ``annotations_file`` (``ltrb``, ``ratio``, ``skip_empty``, ``size_threshold`` and
+        ``images`` were applied when they were saved: giving them raises DALI's
+        RuntimeError). ``meta_files_path``: DALI's deprecated spelling.
+    save_preprocessed_annotations : bool, default False
+        Write the annotations as DALI's preprocessed files (the same bytes as DALI's) to
+        ``save_preprocessed_annotations_dir`` when the dataset is listed
+        (``dump_meta_files`` / ``dump_meta_files_path``: DALI's deprecated spellings).
     random_shuffle, initial_fill, seed, shard_id, num_shards, stick_to_shard, pad_last_batch,
     shuffle_after_epoch, shuffle_after_epoch_seed, prefetch_queue_depth, lazy_init
         As ``readers.File`` (the shared machinery of ``runtime/readers``).
@@ -95,9 +102,10 @@ class COCO(_ReaderFront):
     ValueError / TypeError
         For bad arguments (naming them), a malformed annotations file (naming the file, the
         annotation id and its image id), ``images`` naming an image the file does not list,
-        and the arguments ndd does not implement yet (preprocessed annotations).
+        and a missing or inconsistent preprocessed annotation file (naming it).
     RuntimeError
-        An unreadable annotations file, or an image that cannot be read (when it is read).
+        An unreadable annotations file, or an image that cannot be read (when it is read);
+        with ``preprocessed_annotations``, an argument DALI does not take with them.
     """
 
     KIND = "readers.COCO"
@@ -133,12 +141,7 @@ class COCO(_ReaderFront):
             if kwargs.get("polygon_masks"):
                 raise ValueError("readers.COCO: give `polygon_masks` or the deprecated "
                                  "`masks`, not both")
-        for key, off in _NOT_YET:
-            value = kwargs.pop(key, off)
-            if value not in (off, None):
-                raise ValueError(f"readers.COCO: `{key}`={value!r} is not supported by ndd "
-                                 f"yet (see docs/semantics.md, readers.COCO)")
-        self.image_ids = bool(kwargs.pop("image_ids", False))
+        self.image_ids = bool(kwargs.get("image_ids", False))
         valid = (set(_inspect.signature(_CocoReaderCore.__init__).parameters) |
                  set(_inspect.signature(_FileReaderCore.__init__).parameters)) - {
             "self", "kwargs", "defer_shard_check", "files", "file_list", "labels",
@@ -147,7 +150,7 @@ class COCO(_ReaderFront):
         unknown = sorted(set(kwargs) - valid)
         if unknown:
             raise TypeError(f"readers.COCO got unexpected argument(s) {', '.join(unknown)}; "
-                            f"valid: enable_checkpointing, image_ids, "
+                            f"valid: enable_checkpointing, "
                             f"{', '.join(sorted(valid))}")
         if legacy:
             kwargs.update(polygon_masks=True, coordinate_ranges=True)

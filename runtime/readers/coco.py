@@ -33,6 +33,7 @@ import os
 import numpy as np
 
 from runtime.readers.coco_masks import label_mask
+from runtime.readers.coco_meta import load_meta, save_meta
 from runtime.readers.file_io import read_file
 from runtime.readers.file_reader import FileReaderCore
 
@@ -59,6 +60,8 @@ class CocoIndex:
     masks : tuple or None
         With ``pixelwise_masks``, per sample ``(height, width, [(label, segmentation)...])``
         (rasterised when the sample is read, see ``coco_masks.py``); else None.
+    names : tuple of str
+        Every sample's ``file_name`` (as in the JSON).
     """
 
     paths: tuple
@@ -69,6 +72,7 @@ class CocoIndex:
     polygons: tuple
     vertices: tuple
     masks: tuple | None = None
+    names: tuple = ()
 
     def __len__(self):
         return len(self.paths)
@@ -235,10 +239,11 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     if skip_empty:
         order = [iid for iid in order if per_image[iid]]
 
-    paths, boxes, classes, polygons, vertices, masks = [], [], [], [], [], []
+    paths, boxes, classes, polygons, vertices, masks, names = [], [], [], [], [], [], []
     for iid in order:
         name, width, height = imgs[iid]
         anns = per_image[iid]
+        names.append(name)
         paths.append(os.path.join(file_root, name) if file_root is not None else name)
         b = np.asarray([a[0] for a in anns], np.float32).reshape(-1, 4)
         if ltrb:
@@ -267,7 +272,8 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     return CocoIndex(paths=tuple(paths), labels=np.asarray(order, np.int32).reshape(-1),
                      source=f"annotations file {ann_file!r}", boxes=tuple(boxes),
                      classes=tuple(classes), polygons=tuple(polygons),
-                     vertices=tuple(vertices), masks=tuple(masks) if pixelwise_masks else None)
+                     vertices=tuple(vertices), masks=tuple(masks) if pixelwise_masks else None,
+                     names=tuple(names))
 
 
 class CocoReaderCore(FileReaderCore):
@@ -282,6 +288,13 @@ class CocoReaderCore(FileReaderCore):
     images, ltrb, ratio, skip_empty, size_threshold, include_iscrowd, avoid_class_remapping,
     polygon_masks, pixelwise_masks
         See :func:`parse_coco` (``polygon_masks`` and ``pixelwise_masks`` exclude each other).
+    preprocessed_annotations : str, optional
+        Read DALI's preprocessed annotation files from this folder instead of
+        ``annotations_file`` (``coco_meta.py``).
+    save_preprocessed_annotations : bool, default False
+        Write them, to ``save_preprocessed_annotations_dir``, when the dataset is listed.
+    image_ids : bool, default False
+        The image ids are saved (and read) with the preprocessed annotations.
     **kwargs
         The sharding, shuffling, padding and prefetching arguments of ``FileReaderCore``.
 
@@ -297,11 +310,29 @@ class CocoReaderCore(FileReaderCore):
     def __init__(self, *, file_root=None, annotations_file=None, images=None, ltrb=False,
                  ratio=False, skip_empty=False, size_threshold=0.1, include_iscrowd=True,
                  avoid_class_remapping=False, polygon_masks=False, pixelwise_masks=False,
-                 coordinate_ranges=False, lazy_init=False,
-                 defer_shard_check=False, **kwargs):
-        if not annotations_file:
-            raise ValueError("readers.COCO: `annotations_file` (the COCO instances JSON) is "
-                             "required")
+                 coordinate_ranges=False, preprocessed_annotations=None,
+                 save_preprocessed_annotations=False, save_preprocessed_annotations_dir=None,
+                 image_ids=False, lazy_init=False, defer_shard_check=False, **kwargs):
+        if preprocessed_annotations:
+            given = dict(annotations_file=annotations_file, ltrb=ltrb, ratio=ratio, skip_empty=skip_empty,
+                         size_threshold=size_threshold != 0.1, images=images is not None,
+                         pixelwise_masks=pixelwise_masks,
+                         save_preprocessed_annotations=save_preprocessed_annotations)
+            for key, value in given.items():
+                if value:       # DALI's words (a RuntimeError there too)
+                    raise RuntimeError(f"When reading data from preprocessed annotation "
+                                       f"files, \"{key}\" is not supported.")
+        elif not annotations_file:
+            raise ValueError("readers.COCO: `annotations_file` (the COCO instances JSON) or "
+                             "`preprocessed_annotations` (a folder of DALI's preprocessed "
+                             "annotations) is required")
+        if save_preprocessed_annotations and not save_preprocessed_annotations_dir:
+            raise ValueError("readers.COCO: `save_preprocessed_annotations=True` needs "
+                             "`save_preprocessed_annotations_dir`, the folder to write to")
+        if save_preprocessed_annotations and pixelwise_masks:
+            raise ValueError("readers.COCO: preprocessed annotations cannot hold pixelwise "
+                             "masks (DALI's files have no segmentations); drop one of "
+                             "`pixelwise_masks`, `save_preprocessed_annotations`")
         if file_root is None:
             raise ValueError("readers.COCO: `file_root` (the folder of the images) is "
                              "required")
@@ -319,8 +350,13 @@ class CocoReaderCore(FileReaderCore):
                                                                (int, float, np.number)):
             raise TypeError(f"readers.COCO: `size_threshold` must be a number; got "
                             f"{size_threshold!r}")
+        self._meta_args = dict(
+            load=os.fspath(preprocessed_annotations) if preprocessed_annotations else None,
+            save=os.fspath(save_preprocessed_annotations_dir) if save_preprocessed_annotations
+            else None, image_ids=bool(image_ids))
         self._coco_args = dict(
-            annotations_file=os.fspath(annotations_file), file_root=os.fspath(file_root),
+            annotations_file=os.fspath(annotations_file) if annotations_file else None,
+            file_root=os.fspath(file_root),
             images=None if images is None else [os.fspath(p) for p in images],
             ltrb=bool(ltrb), ratio=bool(ratio), skip_empty=bool(skip_empty),
             size_threshold=float(size_threshold), include_iscrowd=bool(include_iscrowd),
@@ -338,8 +374,24 @@ class CocoReaderCore(FileReaderCore):
                 self._dataset()
 
     def build_index(self):
-        """The COCO dataset listing (:func:`parse_coco`)."""
-        return parse_coco(**self._coco_args)
+        """The COCO dataset listing: :func:`parse_coco`, or DALI's preprocessed annotations;
+        saved as those when asked."""
+        a, meta = self._coco_args, self._meta_args
+        if meta["load"] is not None:
+            m = load_meta(meta["load"], polygons=a["polygon_masks"],
+                          image_ids=meta["image_ids"],
+                          coordinate_ranges=a["coordinate_ranges"])
+            return CocoIndex(
+                paths=tuple(os.path.join(a["file_root"], n) for n in m["names"]),
+                labels=m["ids"], source=f"preprocessed annotations in {meta['load']!r}",
+                boxes=tuple(m["boxes"]), classes=tuple(m["classes"]),
+                polygons=tuple(m["polygons"]), vertices=tuple(m["vertices"]),
+                names=tuple(m["names"]))
+        index = parse_coco(**a)
+        if meta["save"] is not None:
+            save_meta(meta["save"], index.names, index, polygons=a["polygon_masks"],
+                      image_ids=meta["image_ids"], coordinate_ranges=a["coordinate_ranges"])
+        return index
 
     def make_loader(self, index, with_indices):
         def load(indices):

@@ -123,8 +123,10 @@ def test_arguments(coco):
         warnings.simplefilter("error")
         r = ndd.readers.COCO(**_args(coco, ltrb=None, skip_cached_images=True))
     assert len(_epoch(r)[0]) == 5
-    with pytest.raises(ValueError, match="preprocessed_annotations.*not supported"):
-        ndd.readers.COCO(**_args(coco, preprocessed_annotations="/tmp/x"))
+    with pytest.raises(RuntimeError, match='preprocessed annotation files, "ltrb" is not '
+                                           'supported'):
+        ndd.readers.COCO(file_root=str(coco["file_root"]), preprocessed_annotations="/x",
+                         ltrb=True)
     with pytest.warns(DeprecationWarning, match="masks"):
         legacy = ndd.readers.COCO(**_args(coco, masks=True))
     modern = ndd.readers.COCO(**_args(coco, polygon_masks=True))

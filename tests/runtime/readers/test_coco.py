@@ -237,8 +237,9 @@ def dali_coco(file_root, annotations_file, **kw):
 
     @pipeline_def(batch_size=1, num_threads=1, device_id=None, prefetch_queue_depth=1)
     def pipe():
-        return tuple(fn.readers.coco(file_root=str(file_root),
-                                     annotations_file=str(annotations_file), name="r", **kw))
+        if annotations_file:
+            kw["annotations_file"] = str(annotations_file)
+        return tuple(fn.readers.coco(file_root=str(file_root), name="r", **kw))
 
     p = pipe()
     p.build()
@@ -364,3 +365,65 @@ def test_pixelwise_masks_with_crowd_match_dali_but_for_the_rle(coco):
         assert differ.any() and not (differ & ~rle).any()
         assert (ref[3][differ] == 0).all() and (mask[differ] == row[2][
             [k for k, b in enumerate(row[1].tolist()) if b == crowd["bbox"]][0]]).all()
+
+
+# ---------------------------------------------------------------- preprocessed annotations
+def _meta_files(folder):
+    return {f: (folder / f).read_bytes() for f in sorted(os.listdir(folder))}
+
+
+def test_preprocessed_annotations_round_trip(tmp_path, coco):
+    args = dict(file_root=coco["file_root"], polygon_masks=True)
+    saved = CocoReaderCore(annotations_file=coco["annotations_file"], ltrb=True, ratio=True,
+                           skip_empty=True, image_ids=True, save_preprocessed_annotations=True,
+                           save_preprocessed_annotations_dir=str(tmp_path / "meta"), **args)
+    files = _meta_files(tmp_path / "meta")
+    assert set(files) == {"boxes.dat", "labels.dat", "counts.dat", "offsets.dat",
+                          "filenames.dat", "original_ids.dat", "polygon_data.dat",
+                          "polygon_offset.dat", "polygons_count.dat", "vertices.dat",
+                          "vertices_offset.dat", "vertices_count.dat"}
+    # the layout read independently: a uint32 count, then the values
+    counts = np.frombuffer(files["counts.dat"], "<i4")
+    assert counts[0] == 4 and counts[1:].tolist() == [len(b) for b in
+                                                     saved._dataset().boxes]
+    assert files["filenames.dat"].decode().splitlines() == list(saved._dataset().names)
+    boxes = np.frombuffer(files["boxes.dat"][4:], "<f4").reshape(-1, 4)
+    assert np.array_equal(boxes, np.concatenate(saved._dataset().boxes))
+    loaded = CocoReaderCore(preprocessed_annotations=str(tmp_path / "meta"), image_ids=True,
+                            **args)
+    for a, b in zip(_read_all(saved), _read_all(loaded)):
+        assert all(np.array_equal(x, y) for x, y in zip(a[:6], b[:6]))
+    CocoReaderCore(annotations_file=coco["annotations_file"], save_preprocessed_annotations=True,
+                   save_preprocessed_annotations_dir=str(tmp_path / "meta2"), **args)
+    with pytest.raises(ValueError, match="original_ids.dat"):     # saved without image ids
+        CocoReaderCore(file_root=coco["file_root"], preprocessed_annotations=str(
+            tmp_path / "meta2"), image_ids=True)
+    (tmp_path / "meta" / "labels.dat").write_bytes(files["labels.dat"][:-4])
+    with pytest.raises(ValueError, match="labels.dat"):
+        CocoReaderCore(file_root=coco["file_root"], preprocessed_annotations=str(
+            tmp_path / "meta"))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", [dict(), dict(polygon_masks=True, image_ids=True),
+                                dict(ltrb=True, ratio=True, skip_empty=True, image_ids=True,
+                                     polygon_masks=True)])
+def test_preprocessed_annotations_are_dalis_files(tmp_path, coco, kw):
+    """ndd writes the bytes DALI writes, and each reads the other's files."""
+    (tmp_path / "dali").mkdir()         # DALI writes into an existing folder only
+    dali_coco(coco["file_root"], coco["annotations_file"], save_preprocessed_annotations=True,
+              save_preprocessed_annotations_dir=str(tmp_path / "dali"), **kw)
+    CocoReaderCore(file_root=coco["file_root"], annotations_file=coco["annotations_file"],
+                   save_preprocessed_annotations=True,
+                   save_preprocessed_annotations_dir=str(tmp_path / "ndd"), **kw)
+    assert _meta_files(tmp_path / "ndd") == _meta_files(tmp_path / "dali")
+    load = {k: v for k, v in kw.items() if k in ("polygon_masks", "image_ids")}
+    want = dali_coco(coco["file_root"], "", preprocessed_annotations=str(tmp_path / "ndd"),
+                     **load)
+    got = _read_all(CocoReaderCore(file_root=coco["file_root"],
+                                   preprocessed_annotations=str(tmp_path / "dali"), **load))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        mine = [g[0], g[1], g[2]] + ([g[3], g[4]] if load.get("polygon_masks") else []) + \
+            ([g[5]] if load.get("image_ids") else [])
+        assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(mine, w))
