@@ -247,3 +247,18 @@ def test_gpu_without_cuda_fails_clearly():
         pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="no CUDA device is available"):
         ndd.readers.Numpy(files=["x.npy"], device="gpu")
+
+
+@pytest.mark.oracle
+def test_oracle_fortran_regions_scalars_empty_bool(tmp_path):
+    f, s, e, b = (str(tmp_path / n) for n in ("f.npy", "s.npy", "e.npy", "b.npy"))
+    np.save(f, np.asfortranarray(np.arange(60, dtype=np.float64).reshape(3, 4, 5)))
+    np.save(s, np.array(3.5, np.float32))
+    np.save(e, np.zeros((0, 3), np.int16))
+    np.save(b, np.array([[True, False, True]]))
+    for kw in [dict(files=[f], roi_start=[1, 1], roi_end=[3, 4], roi_axes=[0, 2]),
+               dict(files=[f], roi_start=[-1, 1], roi_end=[3, 7], roi_axes=[0, 2],
+                    out_of_bounds_policy="pad", fill_value=2.5),
+               dict(files=[s]), dict(files=[e]),
+               dict(files=[b], roi_start=[1], roi_axes=[1])]:
+        _same(_ndd_epoch(**kw), _dali_epoch(**kw))
