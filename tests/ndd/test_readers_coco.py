@@ -209,3 +209,19 @@ def test_detection_chain_is_identical_in_eager_and_compile_mode(coco):
             assert all(p.dtype == q.dtype and np.array_equal(p, q) for p, q in zip(x, y))
     # the encoding is that of the kernel on the same boxes (an anchor per output row)
     assert all(e.shape == (len(anchors) // 4, 4) for e in eager[0][2])
+
+
+def test_preprocessed_annotations_through_the_reader(coco, tmp_path):
+    meta = tmp_path / "meta"
+    with pytest.warns(DeprecationWarning, match="dump_meta_files"):
+        saver = ndd.readers.COCO(**_args(coco, ratio=True, image_ids=True,
+                                         dump_meta_files=True,
+                                         dump_meta_files_path=str(meta)))
+    assert (meta / "original_ids.dat").is_file()
+    with pytest.warns(DeprecationWarning, match="meta_files_path"):
+        loader = ndd.readers.COCO(file_root=str(coco["file_root"]), meta_files_path=str(meta),
+                                  image_ids=True, lazy_init=True)
+    for a, b in zip(_epoch(saver), _epoch(loader)):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    with pytest.raises(ValueError, match="save_preprocessed_annotations_dir"):
+        ndd.readers.COCO(**_args(coco, save_preprocessed_annotations=True))
