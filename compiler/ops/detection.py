@@ -9,33 +9,35 @@ from compiler.ir import ValueMeta
 from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 
-def _float32_in(name, m):
+def _float32_in(m):
     if m.dtype is not None and m.dtype != "float32":
-        raise ValueError(f"{name}: expected float32 input, got {m.dtype}")
+        raise ValueError(f"expected float32 input, got {m.dtype}")
 
 
 def _coord_flip_infer(metas, args):
-    _float32_in("coord_flip", metas[0])
+    _float32_in(metas[0])
     return [metas[0]]
 
 
 def _bbox_paste_infer(metas, args):
-    _float32_in("bbox_paste", metas[0])
+    _float32_in(metas[0])
     return [metas[0]]
 
 
 def _box_encoder_infer(metas, args):
     boxes, labels = metas
-    _float32_in("box_encoder", boxes)
+    _float32_in(boxes)
+    if labels.dtype is not None and labels.dtype != "int32":
+        raise ValueError(f"expected int32 labels, got {labels.dtype}")
     anchors = args.get("anchors")
     if anchors is not None and (len(anchors) == 0 or len(anchors) % 4):
-        raise ValueError(f"box_encoder: `anchors` must be a flat list of [l, t, r, b] "
+        raise ValueError(f"`anchors` must be a flat list of [l, t, r, b] "
                          f"anchors (a multiple of 4 values); got {len(anchors)} values")
     crit = args.get("criteria")
     if crit is not None and not 0 <= crit <= 1:
-        raise ValueError(f"box_encoder: `criteria` must be within [0, 1]; got {crit}")
+        raise ValueError(f"`criteria` must be within [0, 1]; got {crit}")
     return [ValueMeta(dtype="float32", ndim=2, layout=""),
-            labels.with_(layout="")]
+            ValueMeta(dtype="int32", ndim=1, layout="")]
 
 
 register(OpSchema(

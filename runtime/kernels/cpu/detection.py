@@ -188,7 +188,7 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
     boxes : numpy.ndarray
         float32 (N, 4) ``[l, t, r, b]``.
     labels : numpy.ndarray
-        integer (N,) or (N, 1).
+        int32 (N,) or (N, 1).
     anchors : numpy.ndarray
         float32 (M, 4) ``[l, t, r, b]``.
     criteria : float
@@ -201,7 +201,7 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
     Returns
     -------
     (numpy.ndarray, numpy.ndarray)
-        float32 (M, 4) encoded boxes and int32 (M,) labels (labels' dtype kept).
+        float32 (M, 4) encoded boxes and (M,) labels (DALI's shape, also for (N, 1) labels).
 
     Raises
     ------
@@ -246,8 +246,7 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
                         (_logf(box[:, 2] / anc[:, 2]) - mean[2]) / std[2],
                         (_logf(box[:, 3] / anc[:, 3]) - mean[3]) / std[3]], axis=1)
         enc[~matched] = 0       # background anchors: zero offsets (DALI)
-    return enc.astype(np.float32, copy=False), out_labels.reshape(
-        (m, 1) if labels.ndim == 2 else (m,))
+    return enc.astype(np.float32, copy=False), out_labels
 
 
 @register("coord_flip", "cpu")

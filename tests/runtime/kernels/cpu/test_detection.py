@@ -159,6 +159,11 @@ def test_ndd_functions_run_per_sample():
         ndd.box_encoder(b, lab, anchors=[0, 0, 1, 1], criteria=1.5)
     with pytest.raises(ValueError, match="multiple of 4"):
         ndd.box_encoder(b, lab, anchors=[0, 0, 1])
+    with pytest.raises(ValueError, match="int32 labels"):
+        ndd.box_encoder(b, ndd.Batch([np.array([3], np.int64), np.zeros((0,), np.int64)]),
+                        anchors=[0, 0, 1, 1])
+    with pytest.raises(ValueError, match="float32 input"):
+        ndd.coord_flip(ndd.tensor(np.zeros((2, 2), np.float64)))
 
 
 # ----------------------------------------------------------------------------- DALI oracle
@@ -196,6 +201,19 @@ ENC_CASES = [dict(criteria=0.5), dict(criteria=0.3, offset=True),
 
 
 @pytest.mark.oracle
+def test_box_encoder_column_labels_match_dali():
+    dd = _dali()
+    rng = np.random.default_rng(5)
+    boxes, anchors = _ltrb(rng, 4), _ltrb(rng, 50).reshape(-1).tolist()
+    col = np.arange(1, 5, dtype=np.int32).reshape(4, 1)
+    want = dd.box_encoder(dd.tensor(boxes), dd.tensor(col), anchors=anchors)
+    got = ndd.box_encoder(ndd.tensor(boxes), ndd.tensor(col), anchors=anchors)
+    for w, g in zip(want, got):
+        w, g = np.asarray(w.evaluate()), np.asarray(g)
+        assert w.shape == g.shape and w.dtype == g.dtype and np.array_equal(w, g)
+
+
+@pytest.mark.oracle
 @pytest.mark.parametrize("kw", ENC_CASES)
 def test_box_encoder_matches_dali(kw):
     dd = _dali()
@@ -216,3 +234,24 @@ def test_box_encoder_matches_dali(kw):
         gb, gl = np.asarray(gb), np.asarray(gl)
         assert gl.dtype == el.dtype and gl.shape == el.shape and np.array_equal(gl, el)
         assert gb.dtype == eb.dtype and gb.shape == eb.shape and np.array_equal(gb, eb)
+
+
+@pytest.mark.oracle
+def test_per_sample_arguments_match_dali():
+    dd = _dali()
+    rng = np.random.default_rng(6)
+    boxes = [rng.random((5, 4)).astype(np.float32) * 0.5 for _ in range(3)]
+    ratio = [np.float32(1.5), np.float32(2.0), np.float32(3.3)]
+    px = [np.float32(0.1), np.float32(0.9), np.float32(0.5)]
+    flip = [np.int32(1), np.int32(0), np.int32(1)]
+    center = [np.float32(0.2), np.float32(0.5), np.float32(0.75)]
+    pts = [b[:, :2].copy() for b in boxes]
+    pairs = [(dd.bbox_paste(dd.batch(boxes), ratio=dd.batch(ratio), paste_x=dd.batch(px)),
+              ndd.bbox_paste(ndd.Batch(boxes), ratio=ndd.Batch(ratio), paste_x=ndd.Batch(px))),
+             (dd.coord_flip(dd.batch(pts), flip_y=dd.batch(flip), center_y=dd.batch(center)),
+              ndd.coord_flip(ndd.Batch(pts), flip_y=ndd.Batch(flip),
+                             center_y=ndd.Batch(center)))]
+    for want, got in pairs:
+        for w, g in zip(want.evaluate(), got.tensors):
+            w, g = np.asarray(w), np.asarray(g)
+            assert w.dtype == g.dtype and np.array_equal(w, g)
