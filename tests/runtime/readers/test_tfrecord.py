@@ -160,10 +160,11 @@ def test_crc32c_parallel_lanes_match_bytewise():
         for _ in range(8):
             c = (c >> 1) ^ (0x82F63B78 * (c & 1))
         t[i] = c
-    for n in [4095, 4096, 4097, 64 * 100 + 17, 70001]:
+    for n in [63, 64, 71, 4095, 4096, 4097, 64 * 100 + 17, 70001]:
         data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
         crc = 0xFFFFFFFF
         for b in data:
             crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
         assert crc32c(data) == crc ^ 0xFFFFFFFF, n      # numba's loop
-        assert crc_lanes(0xFFFFFFFF, data) == crc, n  # numpy lanes
+        if n >= 128:
+            assert crc_lanes(0xFFFFFFFF, data) == crc, n  # numpy lanes
