@@ -104,4 +104,4 @@ class File(_ReaderFront):
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
 
 
-__all__ = ["File", "Numpy", "COCO"]
+__all__ = ["File", "Numpy", "COCO", "TFRecord", "Webdataset"]
