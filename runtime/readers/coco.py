@@ -314,8 +314,9 @@ class CocoReaderCore(FileReaderCore):
                  save_preprocessed_annotations=False, save_preprocessed_annotations_dir=None,
                  image_ids=False, lazy_init=False, defer_shard_check=False, **kwargs):
         if preprocessed_annotations:
-            given = dict(annotations_file=annotations_file, ltrb=ltrb, ratio=ratio, skip_empty=skip_empty,
-                         size_threshold=size_threshold != 0.1, images=images is not None,
+            given = dict(annotations_file=annotations_file, ltrb=ltrb, ratio=ratio,
+                         skip_empty=skip_empty, size_threshold=size_threshold != 0.1,
+                         images=images is not None,
                          pixelwise_masks=pixelwise_masks,
                          save_preprocessed_annotations=save_preprocessed_annotations)
             for key, value in given.items():
