@@ -9,9 +9,10 @@ The format (numpy's ``numpy/lib/format.py`` documents it, versions 1.0, 2.0 and 
   padded with spaces and a newline so that the data starts at a multiple of 16 (64);
 * the data: ``prod(shape)`` elements, C order or Fortran order.
 
-A region (:func:`read_region`) of a C-order file reads only its bytes: through a memory map
-(the pages the region touches), or without one with one ``pread`` per contiguous run of the
-region. Fortran-order files are read whole and the region cut from them. Big-endian data is
+A region (:func:`read_region`) of a C-order file reads only its bytes: with one ``pread``
+when it is one contiguous run (the whole array included), else through a memory map (the
+pages the region touches) or, without one, one ``pread`` per contiguous run. A whole
+Fortran-order array is read with one ``pread``; a region of one is cut from the map. Big-endian data is
 converted to the machine's byte order.
 """
 from __future__ import annotations
@@ -178,8 +179,9 @@ def read_region(path, start=None, end=None, *, use_mmap=True, header=None):
         Per axis, ``0 <= start <= end <= shape`` (the caller resolves the ROI arguments and
         the out-of-bounds policy); None: the whole array.
     use_mmap : bool, default True
-        Map the file (C order) and copy the region out of the map; False: one ``pread`` per
-        contiguous run (DALI's ``dont_use_mmap``).
+        Map the file and copy a region of several runs out of the map (a region that is one
+        contiguous run, e.g. the whole array, is read with one ``pread``); False: one
+        ``pread`` per contiguous run of a C-order file (DALI's ``dont_use_mmap``).
     header : NpyHeader, optional
         The file's header when already known (``cache_header_information``).
 
@@ -209,6 +211,20 @@ def read_region(path, start=None, end=None, *, use_mmap=True, header=None):
         start, end = tuple(int(s) for s in start), tuple(int(e) for e in end)
         if header.nbytes == 0 or any(e <= s for s, e in zip(start, end)):
             out = np.empty(tuple(max(e - s, 0) for s, e in zip(start, end)), header.dtype)
+        elif not shape:         # a 0-d array: one element
+            out = _pread_region(fd, NpyHeader(header.dtype, (1,), False, header.data_offset),
+                                (0,), (1,), path).reshape(())
+        elif header.fortran_order and start == (0,) * len(shape) and end == tuple(shape):
+            # a whole Fortran-order array: its bytes read at once, then put in C order
+            raw = _pread_region(fd, NpyHeader(header.dtype, (int(np.prod(shape)),), False,
+                                              header.data_offset),
+                                (0,), (int(np.prod(shape)),), path)
+            out = np.ascontiguousarray(raw.reshape(shape, order="F"))
+        elif not header.fortran_order and (not use_mmap or
+                                           _runs(shape, start, end)[0] == 0):
+            # one contiguous run (the whole array, or whole rows of the outermost axis) or
+            # no map wanted: read with pread (faster than faulting the map's pages in)
+            out = _pread_region(fd, header, start, end, path)
         elif header.fortran_order or use_mmap:
             with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as m:
                 arr = np.frombuffer(m, header.dtype, int(np.prod(shape, dtype=np.int64)),

@@ -81,6 +81,14 @@ def test_pread_reads_only_the_region(tmp_path, monkeypatch):
     calls.clear()
     read_region(p, (2, 0), (5, 100), use_mmap=False)   # whole rows: one run
     assert calls == [(h.data_offset + 8 * 200, 8 * 300)]
+    calls.clear()
+    out, _ = read_region(p)      # the whole array, even with the map allowed: one pread
+    np.testing.assert_array_equal(out, arr)
+    assert calls == [(h.data_offset, arr.nbytes)]
+    calls.clear()
+    out, _ = read_region(p, (2, 10), (5, 14))   # several runs, map allowed: no pread
+    np.testing.assert_array_equal(out, arr[2:5, 10:14])
+    assert calls == []
 
 
 def test_scalar_and_empty_arrays(tmp_path):
