@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 __all__ = ["polygon_runs", "decode_counts", "runs_to_mask", "segmentation_mask",
@@ -24,49 +22,44 @@ _SCALE = 5
 
 def polygon_runs(xy, h, w):
     """Column-major run lengths of polygon ``xy`` (flat ``[x0, y0, x1, y1, ...]``) on an
-    ``h`` x ``w`` grid, as the COCO API rasterises it."""
-    k = len(xy) // 2
-    xs = [int(_SCALE * float(xy[2 * j]) + 0.5) for j in range(k)]
-    ys = [int(_SCALE * float(xy[2 * j + 1]) + 0.5) for j in range(k)]
-    xs.append(xs[0])
-    ys.append(ys[0])
+    ``h`` x ``w`` grid, as the COCO API rasterises it (in float64 and C's truncating int
+    conversions, edge by edge in numpy), from the float32 values of the coordinates (as
+    DALI reads them)."""
+    # the coordinates as float32 first (DALI parses them so: 4.7 lands on 23, not 24)
+    pts = np.asarray(xy, np.float32).astype(np.float64).reshape(-1, 2)
+    fine = (_SCALE * pts + 0.5).astype(np.int64)        # C's (int): toward zero
+    xs = np.append(fine[:, 0], fine[0, 0])
+    ys = np.append(fine[:, 1], fine[0, 1])
     us, vs = [], []
-    for j in range(k):          # every point of every edge on the fine grid
-        x0, x1, y0, y1 = xs[j], xs[j + 1], ys[j], ys[j + 1]
+    for j in range(len(pts)):       # every point of every edge on the fine grid
+        x0, x1, y0, y1 = int(xs[j]), int(xs[j + 1]), int(ys[j]), int(ys[j + 1])
         dx, dy = abs(x1 - x0), abs(y0 - y1)
         flip = (dx >= dy and x0 > x1) or (dx < dy and y0 > y1)
         if flip:
             x0, x1, y0, y1 = x1, x0, y1, y0
         if dx >= dy:
+            t = np.arange(dx + 1, dtype=np.int64)
+            t = t[::-1] if flip else t
             slope = (y1 - y0) / dx if dx else 0.0
-            for d in range(dx + 1):
-                t = dx - d if flip else d
-                us.append(t + x0)
-                vs.append(int(y0 + slope * t + 0.5))
+            us.append(t + x0)
+            vs.append((y0 + slope * t + 0.5).astype(np.int64))
         else:
+            t = np.arange(dy + 1, dtype=np.int64)
+            t = t[::-1] if flip else t
             slope = (x1 - x0) / dy
-            for d in range(dy + 1):
-                t = dy - d if flip else d
-                vs.append(t + y0)
-                us.append(int(x0 + slope * t + 0.5))
-    cols, rows = [], []
-    for j in range(1, len(us)):  # the crossings of pixel-column centers, on the pixel grid
-        if us[j] == us[j - 1]:
-            continue
-        xd = float(us[j] if us[j] < us[j - 1] else us[j] - 1)
-        xd = (xd + 0.5) / _SCALE - 0.5
-        if math.floor(xd) != xd or xd < 0 or xd > w - 1:
-            continue
-        yd = float(vs[j] if vs[j] < vs[j - 1] else vs[j - 1])
-        yd = (yd + 0.5) / _SCALE - 0.5
-        yd = 0.0 if yd < 0 else (float(h) if yd > h else yd)
-        cols.append(int(xd))
-        rows.append(int(math.ceil(yd)))
-    starts = sorted([c * h + r for c, r in zip(cols, rows)] + [h * w])
-    diffs, prev = [], 0
-    for s in starts:
-        diffs.append(s - prev)
-        prev = s
+            vs.append(t + y0)
+            us.append((x0 + slope * t + 0.5).astype(np.int64))
+    u, v = np.concatenate(us), np.concatenate(vs)
+    # the crossings of pixel-column centers, moved back to the pixel grid
+    prev_u, prev_v, u, v = u[:-1], v[:-1], u[1:], v[1:]
+    moved = u != prev_u
+    xd = (np.where(u < prev_u, u, u - 1).astype(np.float64) + 0.5) / _SCALE - 0.5
+    keep = moved & (np.floor(xd) == xd) & (xd >= 0) & (xd <= w - 1)
+    yd = (np.where(v < prev_v, v, prev_v).astype(np.float64) + 0.5) / _SCALE - 0.5
+    yd = np.ceil(np.clip(yd, 0.0, float(h)))
+    starts = np.sort(np.append(xd[keep].astype(np.int64) * h + yd[keep].astype(np.int64),
+                               h * w))
+    diffs = np.diff(starts, prepend=0).tolist()
     runs = [diffs[0]]
     j = 1
     while j < len(diffs):       # zero-length runs merge their neighbours

@@ -427,3 +427,32 @@ def test_preprocessed_annotations_are_dalis_files(tmp_path, coco, kw):
         mine = [g[0], g[1], g[2]] + ([g[3], g[4]] if load.get("polygon_masks") else []) + \
             ([g[5]] if load.get("image_ids") else [])
         assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(mine, w))
+
+
+@pytest.mark.oracle
+def test_random_polygons_rasterise_as_dali(tmp_path, coco):
+    """Polygons of every shape (concave, self-crossing, partly outside the image, sub-pixel)
+    on a small image: the masks equal DALI's pixel for pixel."""
+    rng = np.random.default_rng(8)
+    w, h = 64, 48
+    anns = []
+    for k in range(60):
+        n = int(rng.integers(3, 9))
+        cx, cy = rng.uniform(-5, w + 5), rng.uniform(-5, h + 5)
+        r = rng.uniform(0.3, 25)
+        poly = np.column_stack([cx + rng.uniform(-r, r, n), cy + rng.uniform(-r, r, n)])
+        poly = np.round(poly, 2).reshape(-1).tolist()
+        anns.append({"id": k + 1, "image_id": 1, "category_id": 1 + k % 5, "iscrowd": 0,
+                     "bbox": [1, 1, 2, 2], "area": 4.0, "segmentation": [poly]})
+    doc = {"images": [{"id": 1, "file_name": "chelsea.jpg", "width": w, "height": h}],
+           "categories": [{"id": c, "name": str(c)} for c in range(1, 6)],
+           "annotations": anns}
+    for k in range(0, 60, 6):         # one object per run of 6 alone on its own image
+        path = tmp_path / f"poly{k}.json"
+        part = dict(doc, annotations=anns[k:k + 6])
+        path.write_text(json.dumps(part))
+        want = dali_coco(coco["file_root"], path, pixelwise_masks=True)[0][3]
+        got = _read_all(CocoReaderCore(file_root=coco["file_root"], annotations_file=path,
+                                       pixelwise_masks=True), 1)[0][6]
+        assert got.shape == want.shape == (h, w, 1)
+        assert np.array_equal(got, want), f"annotations {k}..{k + 5}"
