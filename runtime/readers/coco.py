@@ -195,6 +195,7 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
     imgs = _images(doc, ann_file)
     cats = _categories(doc, ann_file, avoid_class_remapping)
     per_image = {iid: [] for iid in imgs}
+    threshold = np.float32(size_threshold)
     for k, ann in enumerate(doc.get("annotations", [])):
         if not isinstance(ann, dict):
             _fail(ann_file, f"annotations[{k}] is not an object")
@@ -212,8 +213,8 @@ def parse_coco(annotations_file, file_root=None, *, images=None, ltrb=False, rat
                             f"under 'categories'")
         if ann.get("iscrowd", 0) and not include_iscrowd:
             continue
-        if bbox[2] < size_threshold or bbox[3] < size_threshold:
-            continue
+        if np.float32(bbox[2]) < threshold or np.float32(bbox[3]) < threshold:
+            continue        # in float32, as DALI holds boxes and the threshold
         seg = ann.get("segmentation")
         polys = _polygons(seg, ann_file, where) if polygon_masks or pixelwise_masks else []
         if pixelwise_masks and isinstance(seg, dict) and not (

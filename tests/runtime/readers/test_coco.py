@@ -456,3 +456,23 @@ def test_random_polygons_rasterise_as_dali(tmp_path, coco):
                                        pixelwise_masks=True), 1)[0][6]
         assert got.shape == want.shape == (h, w, 1)
         assert np.array_equal(got, want), f"annotations {k}..{k + 5}"
+
+
+@pytest.mark.oracle
+def test_size_threshold_compares_in_float32_as_dali(tmp_path, coco):
+    # 0.099999999 < 0.1 in float64, but the same float32: DALI keeps it
+    widths = [0.1, 0.099999999, 0.09999999, 0.10000001, 0.1000000015, 2.0000001, 1.9999999,
+              1.99999999]
+    doc = {"images": [{"id": 1, "file_name": "chelsea.jpg", "width": 451, "height": 300}],
+           "categories": [{"id": 1, "name": "a"}],
+           "annotations": [{"id": k, "image_id": 1, "category_id": 1, "iscrowd": 0,
+                            "bbox": [1, 1, w, 5], "area": 1.0}
+                           for k, w in enumerate(widths)]}
+    path = tmp_path / "thr.json"
+    path.write_text(json.dumps(doc))
+    for thr in (0.1, 2.0, 0.09999999):
+        want = dali_coco(coco["file_root"], path, size_threshold=thr)[0][1]
+        got = parse_coco(path, coco["file_root"], size_threshold=thr).boxes[0]
+        assert np.array_equal(got, want)
+        if thr == 0.1:
+            assert np.float32(0.099999999) in got[:, 2]
