@@ -128,6 +128,12 @@ def probe() -> dict[str, str]:
                 res[f"{name}/{i}"] = _digest(t)
         boxes = ndd.as_tensor(rng.random((64, 4)).astype(np.float32) * 0.5)
         res["bb_flip"] = _digest(ndd.bb_flip(boxes, vertical=1))
+        tf = ndd.transforms
+        res["transforms"] = _digest(tf.combine(
+            tf.rotation(angle=33.3, center=[5, 7]), tf.shear(angles=[12.0, -30.0]),
+            tf.crop(from_start=[3, 4], from_end=[50, 70]), tf.scale(scale=[1.3, 0.7],
+                                                                   center=[2, 9])))
+        res["transforms/3d"] = _digest(tf.rotation(angle=71.0, axis=[1, 2, 3], center=[1, 2, 3]))
         # detection box ops (float32 divisions, C's logf in box_encoder's offsets)
         brng = np.random.default_rng(7)
         ltrb = brng.random((240, 4)).astype(np.float32) * 0.5

@@ -31,6 +31,7 @@ NOT_OPS = {
     "ndd.random": {"get_default_rng", "set_seed"},
     "ndd.noise": set(),
     "ndd.reductions": set(),
+    "ndd.transforms": set(),
 }
 
 
@@ -124,7 +125,7 @@ def test_math_functions_are_the_arithmetic_table():
 
 
 def test_all_is_derived_from_the_registry():
-    for namespace in ("", "decoders", "random", "noise", "reductions"):
+    for namespace in ("", "decoders", "random", "noise", "reductions", "transforms"):
         module = _module(namespace)
         names = [s.function_name for s in REGISTRY.values() if s.namespace == namespace]
         in_all = [n for n in module.__all__ if n in names]

@@ -144,3 +144,28 @@ def test_normalize_modes():
     assert ndd.normalize(b).layout == "HWC"
     with pytest.raises(ValueError, match="unsupported output type"):
         ndd.normalize(b, dtype=ndd.float16)
+
+
+def test_transforms_modes_and_warp_affine():
+    T = ndd.transforms
+    angles = ndd.batch([np.float32(10), np.float32(-35)])
+    out = _assert_modes_equal(lambda: T.combine(T.translation(offset=[3, -1], batch_size=2),
+                                                T.rotation(angle=angles, center=[8, 6])))
+    for o, a in zip(out, (10.0, -35.0)):
+        assert o.shape == (2, 3) and o.dtype == np.float32
+        r = np.deg2rad(a)
+        rot = np.array([[np.cos(r), -np.sin(r)], [np.sin(r), np.cos(r)]])
+        p = np.array([1.0, 2.0])
+        want = rot @ (p + [3, -1] - [8, 6]) + [8, 6]        # translate, then rotate about c
+        np.testing.assert_allclose(o[:, :2] @ p + o[:, 2], want, atol=1e-5)
+    m = T.scale(scale=[2, 2])
+    assert isinstance(m, ndd.Tensor) and m.layout == "**"
+    img = ndd.tensor(np.arange(48, dtype=np.uint8).reshape(4, 4, 3), layout="HWC")
+    warped = ndd.warp_affine(img, matrix=T.translation(offset=[0, 0]), inverse_map=False)
+    np.testing.assert_array_equal(np.asarray(warped), np.asarray(img))
+
+
+def test_transforms_per_frame_arguments_fail_clearly():
+    frames = ndd.per_frame(ndd.batch([np.zeros((2, 2), np.float32)]))
+    with pytest.raises(RuntimeError, match="per-frame arguments are not supported"):
+        np.asarray(ndd.transforms.translation(offset=frames).tensors[0])

@@ -33,6 +33,8 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``reductions``             ``reductions.sum`` / ``mean`` / ``mean_square`` / ``rms`` / ``min`` /
                            ``max`` / ``std_dev`` / ``variance``
 ``normalize``              ``normalize``
+``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
+                           ``crop`` / ``combine``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -46,7 +48,7 @@ from runtime.workers.pool import prepare_with
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
-from . import detection, normalize, reductions, shaping
+from . import detection, normalize, reductions, shaping, transforms
 
 __all__ = ["MODULES", "warm_up"]
 
@@ -54,7 +56,7 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions, normalize)
+           reductions, normalize, transforms)
 
 
 def warm_up() -> None:
