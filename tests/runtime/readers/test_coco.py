@@ -476,3 +476,24 @@ def test_size_threshold_compares_in_float32_as_dali(tmp_path, coco):
         assert np.array_equal(got, want)
         if thr == 0.1:
             assert np.float32(0.099999999) in got[:, 2]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", [dict(ltrb=True), dict(ratio=True), dict(ltrb=True, ratio=True)])
+def test_random_boxes_convert_as_dali(tmp_path, coco, kw):
+    rng = np.random.default_rng(9)
+    doc = {"images": [{"id": 1, "file_name": "chelsea.jpg", "width": 451, "height": 300},
+                      {"id": 2, "file_name": "coffee.jpg", "width": 601, "height": 399}],
+           "categories": [{"id": 1, "name": "a"}], "annotations": []}
+    for k in range(400):
+        x, y = rng.uniform(0, 400, 2)
+        w, h = rng.uniform(0.2, 200, 2)
+        doc["annotations"].append({"id": k, "image_id": 1 + k % 2, "category_id": 1,
+                                   "iscrowd": 0, "area": 1.0,
+                                   "bbox": [float(v) for v in (x, y, w, h)]})
+    path = tmp_path / "boxes.json"
+    path.write_text(json.dumps(doc))
+    want = dali_coco(coco["file_root"], path, **kw)
+    idx = parse_coco(path, coco["file_root"], **kw)
+    for k, w in enumerate(want):
+        assert np.array_equal(idx.boxes[k], w[1])
