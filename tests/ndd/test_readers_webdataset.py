@@ -153,3 +153,46 @@ def test_oracle_dtypes_and_index_files(shards, tmp_path):
         for u, v in zip(x, y):
             assert u.dtype == v.dtype and u.shape == v.shape
             np.testing.assert_array_equal(u, v)
+
+
+def test_checkpoint_files_resume_every_new_reader(shards, tmp_path):
+    """ndd.checkpoint saves and restores Numpy, TFRecord and Webdataset readers mid-epoch."""
+    paths, samples = shards
+    npys = []
+    for k in range(6):
+        npys.append(str(tmp_path / f"{k}.npy"))
+        np.save(npys[-1], np.full(3, k, np.int32))
+    recs, idx = str(tmp_path / "r.tfrecord"), str(tmp_path / "r.idx")
+    ndd.tfrecord.write_tfrecord(recs, [{"v": [k]} for k in range(6)], idx)
+    makers = {
+        "numpy": lambda: ndd.readers.Numpy(files=npys, random_shuffle=True, seed=2,
+                                           enable_checkpointing=True),
+        "tfrecord": lambda: ndd.readers.TFRecord(
+            path=recs, index_path=idx, features={"v": ndd.tfrecord.FixedLenFeature([1],
+                                                 ndd.tfrecord.int64, -1)},
+            random_shuffle=True, seed=2, enable_checkpointing=True),
+        "wds": lambda: ndd.readers.Webdataset(paths=paths, ext="json", random_shuffle=True,
+                                              seed=2, enable_checkpointing=True),
+    }
+
+    def values(item):
+        b = item["v"] if isinstance(item, dict) else item[0]
+        return [np.asarray(t).tobytes() for t in b.tensors]
+
+    ck = ndd.checkpoint.Checkpoint()
+    readers = {k: m() for k, m in makers.items()}
+    its = {}
+    for k, r in readers.items():
+        ck.register(r, k)
+        its[k] = r.next_epoch(batch_size=2)
+        next(its[k])
+    ck.collect()
+    ck.save(str(tmp_path / "ck_{seq}.json"))
+    expected = {k: [v for item in it for v in values(item)] for k, it in its.items()}
+    ck2 = ndd.checkpoint.Checkpoint()
+    ck2.load(str(tmp_path / "ck_{seq}.json"))
+    for k, m in makers.items():
+        r = m()
+        ck2.register(r, k)
+        assert [v for item in r.next_epoch(batch_size=2) for v in values(item)] == expected[k]
+        assert len(expected[k]) in (4, 6)       # the rest of the epoch: 6 - 2 (wds: 8 - 2)
