@@ -241,12 +241,18 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
         anc = _center(anchors) * s
         box = enc * s
         mean, std = np.asarray(means, np.float32), np.asarray(stds, np.float32)
-        enc = np.stack([((box[:, 0] - anc[:, 0]) / anc[:, 2] - mean[0]) / std[0],
-                        ((box[:, 1] - anc[:, 1]) / anc[:, 3] - mean[1]) / std[1],
-                        (_logf(box[:, 2] / anc[:, 2]) - mean[2]) / std[2],
-                        (_logf(box[:, 3] / anc[:, 3]) - mean[3]) / std[3]], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):   # zero-area anchors: as DALI
+            enc = _offsets(box, anc, mean, std)
         enc[~matched] = 0       # background anchors: zero offsets (DALI)
     return enc.astype(np.float32, copy=False), out_labels
+
+
+def _offsets(box, anc, mean, std):
+    """SSD's normalized offsets of centered boxes against centered anchors."""
+    return np.stack([((box[:, 0] - anc[:, 0]) / anc[:, 2] - mean[0]) / std[0],
+                     ((box[:, 1] - anc[:, 1]) / anc[:, 3] - mean[1]) / std[1],
+                     (_logf(box[:, 2] / anc[:, 2]) - mean[2]) / std[2],
+                     (_logf(box[:, 3] / anc[:, 3]) - mean[3]) / std[3]], axis=1)
 
 
 @register("coord_flip", "cpu")

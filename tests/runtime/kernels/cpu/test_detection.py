@@ -255,3 +255,27 @@ def test_per_sample_arguments_match_dali():
         for w, g in zip(want.evaluate(), got.tensors):
             w, g = np.asarray(w), np.asarray(g)
             assert w.dtype == g.dtype and np.array_equal(w, g)
+
+
+@pytest.mark.oracle
+def test_box_encoder_edge_cases_match_dali():
+    """IoU exactly at ``criteria``, zero-area boxes and anchors, boxes outside [0, 1]."""
+    dd = _dali()
+    anchors = np.array([[0, 0, 0.5, 1], [0.5, 0, 1, 1], [0.25, 0.25, 0.25, 0.75],
+                        [0, 0, 1, 1], [-0.2, -0.2, 0.3, 0.3], [0.4, 0.4, 0.6, 0.6]],
+                       np.float32)
+    cases = [np.array([[0, 0, 1, 1]], np.float32),              # IoU 0.5 with two anchors
+             np.array([[0.3, 0.3, 0.3, 0.9], [0, 0, 1, 1]], np.float32),   # zero width
+             np.array([[-0.5, -0.5, 0.2, 0.2], [0.8, 0.8, 1.4, 1.3]], np.float32),
+             np.array([[0.4, 0.4, 0.6, 0.6], [0.4, 0.4, 0.6, 0.6]], np.float32)]
+    for boxes in cases:
+        labels = np.arange(1, len(boxes) + 1, dtype=np.int32)
+        for kw in (dict(criteria=0.5), dict(criteria=0.5, offset=True), dict(criteria=0.25)):
+            want = dd.box_encoder(dd.tensor(boxes), dd.tensor(labels),
+                                  anchors=anchors.reshape(-1).tolist(), **kw)
+            got = ndd.box_encoder(ndd.tensor(boxes), ndd.tensor(labels),
+                                  anchors=anchors.reshape(-1).tolist(), **kw)
+            for w, g in zip(want, got):
+                w, g = np.asarray(w.evaluate()), np.asarray(g)
+                assert w.dtype == g.dtype and np.array_equal(w, g, equal_nan=True), \
+                    (boxes.tolist(), kw, w.tolist(), g.tolist())
