@@ -225,3 +225,34 @@ def test_preprocessed_annotations_through_the_reader(coco, tmp_path):
         assert all(np.array_equal(x, y) for x, y in zip(a, b))
     with pytest.raises(ValueError, match="save_preprocessed_annotations_dir"):
         ndd.readers.COCO(**_args(coco, save_preprocessed_annotations=True))
+
+
+def test_state_in_compile_mode_restores_the_next_batch(coco):
+    """A state taken inside a compiled epoch (batches read ahead are not counted) restores
+    to the batch the loop body would have got next."""
+    args = _args(coco, random_shuffle=True, seed=21, image_ids=True)
+
+    def ids(outs):
+        return [int(i[0]) for i in _np(outs[3])]
+
+    full = []
+    r = ndd.readers.COCO(**args)
+    for epoch in range(2):
+        for outs in r.next_epoch(batch_size=1, compile=True):
+            full.append(ids((outs[0], outs[1], outs[2], outs[3] + 0)))
+    r = ndd.readers.COCO(**args)
+    it = r.next_epoch(batch_size=1, compile=True)
+    head = []
+    for outs in it:
+        head.append(ids((outs[0], outs[1], outs[2], outs[3] + 0)))
+        if len(head) == 3:
+            state = r.get_state()
+            break
+    it.close()
+    fresh = ndd.readers.COCO(**args)
+    fresh.set_state(state)
+    rest = []
+    for epoch in range(2):
+        for outs in fresh.next_epoch(batch_size=1, compile=True):
+            rest.append(ids((outs[0], outs[1], outs[2], outs[3] + 0)))
+    assert head + rest[:len(full) - 3] == full
