@@ -288,7 +288,8 @@ class NumpyReaderCore(FileReaderCore):
     dont_use_mmap : bool, default False
         Read regions with ``pread`` per contiguous run instead of a memory map.
     use_o_direct : bool, default False
-        Accepted for compatibility (reads go through the page cache).
+        Accepted for compatibility (reads go through the page cache); as DALI, only with
+        ``dont_use_mmap=True``.
     **kwargs
         Sharding, shuffling, padding, prefetching: those of ``FileReaderCore``.
     """
@@ -309,6 +310,10 @@ class NumpyReaderCore(FileReaderCore):
                            (lazy_init, "lazy_init")):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"`{name}` must be a bool; got {flag!r}")
+        if use_o_direct and not dont_use_mmap:
+            # DALI's words (a RuntimeError when its reader starts; here at construction)
+            raise ValueError("Cannot use use_o_direct with ``dont_use_mmap=False``: give "
+                             "dont_use_mmap=True too")
         self._use_mmap = not dont_use_mmap
         self._headers = {} if cache_header_information else None
         super().__init__(lazy_init=True, **kwargs)

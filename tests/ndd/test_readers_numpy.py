@@ -106,6 +106,11 @@ def test_direct_calls_compile_and_errors(data, tmp_path):
         ndd.readers.Numpy(files=files, file_filters="*.npy")
     with pytest.raises(ValueError, match="mutually exclusive"):
         ndd.readers.Numpy(files=files, roi_end=[1], roi_shape=[1])
+    with pytest.raises(ValueError, match="Cannot use use_o_direct with ``dont_use_mmap=False``"):
+        ndd.readers.Numpy(files=files, use_o_direct=True)
+    (t,), = list(ndd.readers.Numpy(files=files[:1], use_o_direct=True,
+                                   dont_use_mmap=True).next_epoch())
+    np.testing.assert_array_equal(np.asarray(t), np.load(files[0]))
     with pytest.raises(RuntimeError, match="out of bounds.*00.npy"):
         next(iter(ndd.readers.Numpy(files=files, roi_end=[9]).next_epoch()))
     bad = tmp_path / "bad.npy"
