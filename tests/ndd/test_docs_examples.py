@@ -868,7 +868,6 @@ def capture_tutorial_preprocess(ndd, images_dir):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="ndd.squeeze is not implemented (op not in ndd yet)")
 def test_capture_tutorial_preprocess(dali, mnist):
     ours = run_both(capture_tutorial_preprocess, dali, mnist)
     assert ours[0][:2] == ((8, 1, 28, 28), "torch.float32")
