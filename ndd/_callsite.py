@@ -42,7 +42,8 @@ _MACHINERY = tuple(_NDD + f for f in (
     "_op_functions.py", "_invoke.py", "_handle_operators.py", "_slicing.py", "math.py",
     "compile" + os.sep, "_callsite.py", "external_source.py", "readers.py", "_evaluate.py",
     "_batch.py", "_tensor.py", "_construct.py", "random.py", "decoders.py", "_imread.py",
-    "_reader_front.py", "_readers_numpy.py", "_readers_tfrecord.py", "_readers_webdataset.py"))
+    "_reader_front.py", "_arrays.py", "_captured.py", "capture" + os.sep,
+    "_readers_", "_external_"))     # the last two: prefixes of every reader / ExternalSource module
 _SKIP = _ROOTS[1:] + _MACHINERY          # compiler/, runtime/ and the machinery files
 
 
