@@ -134,6 +134,9 @@ def probe() -> dict[str, str]:
             tf.crop(from_start=[3, 4], from_end=[50, 70]), tf.scale(scale=[1.3, 0.7],
                                                                    center=[2, 9])))
         res["transforms/3d"] = _digest(tf.rotation(angle=71.0, axis=[1, 2, 3], center=[1, 2, 3]))
+        res["coord_transform"] = _digest(ndd.coord_transform(
+            ndd.as_tensor(np.random.default_rng(11).normal(0, 50, (300, 3)).astype(np.float32)),
+            MT=[0.3, -1.7, 2.2, 5.5, 1.1, 0.25, -0.6, -3.0]))
         # detection box ops (float32 divisions, C's logf in box_encoder's offsets)
         brng = np.random.default_rng(7)
         ltrb = brng.random((240, 4)).astype(np.float32) * 0.5

@@ -101,3 +101,42 @@ register(OpSchema(
     variadic=True, min_inputs=2, public_name="transforms.combine",
     doc="Combines affine matrices: the result applies them in the order given (``T3(T2(T1(x)))``"
         "; ``reverse_order=True``: ``T1(T2(T3(x)))``). Source: DALI ``transforms.combine``."))
+
+
+# ---------------------------------------------------------------- coord_transform
+COORD_INPUTS = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "int64", "uint64",
+                "float32")
+
+
+def _coord_transform_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype not in COORD_INPUTS:
+        raise ValueError(f"coord_transform: unsupported input type: {m.dtype} (expected one of "
+                         f"{', '.join(COORD_INPUTS)})")
+    if m.ndim is not None and m.ndim < 2:
+        raise ValueError(f"CoordTransform expects an input with at least 2 dimensions (points "
+                         f"along the last one); got {m.ndim}-D samples")
+    if args.get("MT") is not None and (args.get("M") is not None or args.get("T") is not None):
+        raise ValueError("The combined ``MT`` argument cannot be used together with separate "
+                         "``M``, ``T`` arguments.")
+    dtype = args.get("dtype") or "float32"
+    if m.dtype is not None and dtype not in (m.dtype, "float32"):
+        raise ValueError(f"CoordTransform output type must be the same as input type, which is "
+                         f"{m.dtype}, or `float`. Got: {dtype}")
+    return [m.with_(dtype=dtype)]
+
+
+register(OpSchema(
+    "coord_transform", ("input",), (
+        ArgSpec("M", "float[]", None, tensor=True,
+                doc="The m x n matrix (row-major values; a scalar: that value on the diagonal of "
+                    "an n x n matrix; default identity)."),
+        ArgSpec("MT", "float[]", None, tensor=True,
+                doc="The block matrix [M T], m x (n + 1) (exclusive with ``M`` and ``T``)."),
+        ArgSpec("T", "float[]", None, tensor=True,
+                doc="The translation, m values (a scalar repeats)."),
+        ArgSpec("dtype", "dtype", None,
+                doc="Output type: float32 (default) or the input type (rounded, clamped)."),
+    ), _coord_transform_infer, public_name="coord_transform",
+    doc="``out = M * in + T`` for the n-component vectors along the last axis of each sample "
+        "(m components out). Source: DALI ``coord_transform``."))

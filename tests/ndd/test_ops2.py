@@ -74,7 +74,8 @@ def test_one_hot_modes_and_legacy_scalars():
 
 def test_reinterpret_element_extract_modes():
     y = ndd.tensor(np.arange(8, dtype=np.uint8).reshape(2, 4), layout="HW")
-    out = _assert_modes_equal(lambda: ndd.reinterpret(ndd.cast(y + 1, dtype=ndd.uint8), dtype=ndd.uint16))[0]
+    out = _assert_modes_equal(lambda: ndd.reinterpret(ndd.cast(y + 1, dtype=ndd.uint8),
+                                                      dtype=ndd.uint16))[0]
     ref = (np.arange(8, dtype=np.uint8).reshape(2, 4) + 1).copy().view("<u2")
     np.testing.assert_array_equal(out, ref)
     assert ndd.reinterpret(y, dtype=ndd.uint16).layout == "HW"
@@ -169,3 +170,13 @@ def test_transforms_per_frame_arguments_fail_clearly():
     frames = ndd.per_frame(ndd.batch([np.zeros((2, 2), np.float32)]))
     with pytest.raises(RuntimeError, match="per-frame arguments are not supported"):
         np.asarray(ndd.transforms.translation(offset=frames).tensors[0])
+
+
+def test_coord_transform_modes():
+    pts = ndd.batch([np.arange(12, dtype=np.float32).reshape(4, 3),
+                     np.ones((2, 3), np.float32)], layout="NX")
+    mats = ndd.batch([np.eye(3, dtype=np.float32)[:2], np.full((2, 3), 0.5, np.float32)])
+    out = _assert_modes_equal(lambda: ndd.coord_transform(pts * 2, M=mats, T=[1, -1]))
+    np.testing.assert_array_equal(out[0], np.arange(12).reshape(4, 3)[:, :2] * 2 + [1, -1])
+    np.testing.assert_array_equal(out[1], np.full((2, 2), 3.0) + [1, -1])
+    assert ndd.coord_transform(pts, M=2.0).layout == "NX"

@@ -518,3 +518,51 @@ def test_transform_errors_match_dali(dyn, k):
     for mod in (ndd, dyn):
         with pytest.raises((ValueError, RuntimeError)):
             _np(_TRANSFORMS_BAD[k](mod))
+
+
+# ---------------------------------------------------------------- coord_transform
+_PTS = (np.random.default_rng(0).normal(0, 100, (200, 3))).astype(np.float32)
+_CM = np.random.default_rng(1).normal(0, 2, (2, 3)).astype(np.float32)
+_CT = np.random.default_rng(2).normal(0, 50, 2).astype(np.float32)
+
+
+def _p2(m):
+    return m.tensor(np.array([[1, 2], [3, 4]], np.float32))
+
+
+_COORD = [
+    lambda m: m.coord_transform(m.tensor(_PTS, layout="NX"), M=m.tensor(_CM), T=m.tensor(_CT)),
+    lambda m: m.coord_transform(m.tensor(_PTS), MT=m.tensor(np.hstack([_CM, _CT[:, None]]))),
+    lambda m: m.coord_transform(m.batch([_PTS, _PTS[:7] * 3]), M=m.batch([_CM, _CM * 2])),
+    lambda m: m.coord_transform(_p2(m), M=2.0), lambda m: m.coord_transform(_p2(m), T=[1, 2]),
+    lambda m: m.coord_transform(_p2(m), T=5.0),
+    lambda m: m.coord_transform(_p2(m), MT=[1, 0, 10, 0, 1, 20]),
+    lambda m: m.coord_transform(_p2(m), MT=3.0), lambda m: m.coord_transform(_p2(m), M=[1, 1]),
+    lambda m: m.coord_transform(m.tensor(np.array([[1, 2]], np.int32)), M=[0.5, 0, 0, 0.5]),
+    lambda m: m.coord_transform(m.tensor(np.array([[7, -3]], np.int32)), M=[0.5, 0, 0, 0.5],
+                                dtype=m.int32),
+    lambda m: m.coord_transform(m.tensor(np.ones((2, 2, 2), np.float32), layout="ABC"),
+                                M=[1, 0, 0, 2]),
+    lambda m: m.coord_transform(_p2(m)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_COORD)))
+def test_coord_transform_matches_dali(dyn, k):
+    _same(_COORD[k](ndd), _COORD[k](dyn))
+
+
+_COORD_BAD = [
+    lambda m: m.coord_transform(_p2(m), M=[1, 1, 1]),
+    lambda m: m.coord_transform(_p2(m), MT=[1, 0, 10, 0, 1, 20], M=[1, 0, 0, 1]),
+    lambda m: m.coord_transform(_p2(m), M=[100.3, 0, 0, 1], dtype=m.uint8),
+    lambda m: m.coord_transform(m.tensor(np.array([1, 2], np.float32)), M=[1, 0, 0, 1]),
+    lambda m: m.coord_transform(m.tensor(np.ones((2, 2), np.float16)), M=2.0),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_COORD_BAD)))
+def test_coord_transform_errors_match_dali(dyn, k):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            _np(_COORD_BAD[k](mod))

@@ -34,7 +34,7 @@ One module per op or small family registers ``(op, "cpu")`` with
                            ``max`` / ``std_dev`` / ``variance``
 ``normalize``              ``normalize``
 ``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
-                           ``crop`` / ``combine``
+                           ``crop`` / ``combine``, ``coord_transform``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import

@@ -6,10 +6,10 @@ to float32 (bit-exact with DALI in the tested angles); shear angles give ``tanf`
 same radians; ``crop`` maps ``[from_start, from_end]`` onto ``[to_start, to_end]`` per axis.
 Compositions (a center, an input matrix, ``combine``) are products of the homogeneous matrices
 in float32 arithmetic, summed in index order (IEEE operations on scalars: the same bits on
-every CPU). A 3-D rotation's matrix (Rodrigues' formula in float32) may differ from DALI's in the last
-bit of its diagonal.
+every CPU). A 3-D rotation's matrix (Rodrigues' formula in float32) may differ from DALI's
+in the last bit of its diagonal.
 Registers ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` / ``crop`` /
-``combine``.
+``combine`` and ``coord_transform``.
 """
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ import math
 import numpy as np
 
 from runtime.kernels.cpu import libm
+from runtime.kernels.cpu.cast import cast
 from runtime.kernels.registry import register, sample_args
 
-__all__ = ["translation", "scaling", "rotation", "shear", "crop_transform", "compose"]
+__all__ = ["translation", "scaling", "rotation", "shear", "crop_transform", "compose",
+           "coord_transform"]
 
 _DEG = float(np.float32(math.pi / 180))
 
@@ -258,4 +260,73 @@ def combine_kernel(ctx, inputs, args):
         for m in mats[1:]:
             acc = compose(m, acc)
         out.append(acc)
+    return [out]
+
+
+def _matrix(values, cols, name):
+    v = np.asarray(values, np.float32).ravel()
+    if v.size == 1:
+        return None, float(v[0])
+    if v.size % cols:
+        raise ValueError(f"Cannot form a matrix with {v.size} elements and {cols} columns "
+                         f"(argument {name!r})")
+    return v.reshape((-1, cols)), None
+
+
+def coord_transform(x, M=None, T=None, MT=None, dtype="float32"):
+    """``out = M @ v + T`` for each vector ``v`` along the last axis of ``x``.
+
+    float32 arithmetic per output component, in DALI's order: ``M[r, 0] * v[0]``, then
+    ``+ M[r, k] * v[k]`` for ``k = 1 .. n - 1``, then ``+ T[r]`` (bit-exact with DALI).
+
+    Raises
+    ------
+    ValueError
+        ``M`` / ``MT`` values that do not form rows of the input's components (plus one), or a
+        ``T`` of another length than ``M``'s rows.
+    """
+    x = np.asarray(x)
+    n = x.shape[-1]
+    if MT is not None:
+        mat, diag = _matrix(MT, n + 1, "MT")
+        if mat is None:
+            mat = np.eye(n, dtype=np.float32) * np.float32(diag)
+            tr = np.zeros(n, np.float32)
+        else:
+            mat, tr = mat[:, :n], mat[:, n]
+    else:
+        if M is None:
+            mat = np.eye(n, dtype=np.float32)
+        else:
+            mat, diag = _matrix(M, n, "M")
+            if mat is None:
+                mat = np.eye(n, dtype=np.float32) * np.float32(diag)
+        m = mat.shape[0]
+        if T is None:
+            tr = np.zeros(m, np.float32)
+        else:
+            tr = np.asarray(T, np.float32).ravel()
+            if tr.size == 1:
+                tr = np.full(m, tr[0], np.float32)
+            elif tr.size != m:
+                raise ValueError(f"argument 'T' has {tr.size} components; M has {m} rows")
+    v = x.astype(np.float32)
+    rows = []
+    for r in range(mat.shape[0]):
+        acc = mat[r, 0] * v[..., 0]
+        for k in range(1, n):
+            acc = acc + mat[r, k] * v[..., k]
+        rows.append(acc + tr[r])
+    out = np.stack(rows, axis=-1) if rows else np.zeros(x.shape[:-1] + (0,), np.float32)
+    return cast(out, dtype) if np.dtype(dtype) != np.float32 else out.astype(np.float32)
+
+
+@register("coord_transform", "cpu")
+def coord_transform_kernel(ctx, inputs, args):
+    """``coord_transform`` of each sample (per-sample ``M`` / ``T`` / ``MT``)."""
+    out = []
+    for i, x in enumerate(inputs[0]):
+        a = sample_args(ctx, args, i)
+        out.append(coord_transform(x, a.get("M"), a.get("T"), a.get("MT"),
+                                   ctx.out_metas[0].dtype or "float32"))
     return [out]

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from runtime.kernels.cpu.transforms import (compose, crop_transform, rotation, scaling, shear,
-                                            translation)
+from runtime.kernels.cpu.transforms import (compose, coord_transform, crop_transform, rotation,
+                                            scaling, shear, translation)
 
 
 def _apply(m, p):
@@ -53,3 +53,23 @@ def test_compose_order_and_errors():
         rotation(10.0, axis=[0, 0, 0])
     with pytest.raises(ValueError, match="2 .2-D. or 6"):
         shear([1, 2, 3])
+
+
+def test_coord_transform_against_numpy():
+    rng = np.random.default_rng(3)
+    pts = rng.normal(0, 10, (50, 3)).astype(np.float32)
+    m = rng.normal(0, 1, (2, 3)).astype(np.float32)
+    t = np.array([1.5, -2.0], np.float32)
+    got = coord_transform(pts, M=m.ravel(), T=t)
+    np.testing.assert_allclose(got, pts.astype(np.float64) @ m.T.astype(np.float64) + t,
+                               rtol=1e-5, atol=1e-4)
+    assert got.dtype == np.float32 and got.shape == (50, 2)
+    np.testing.assert_array_equal(coord_transform(pts, MT=np.hstack([m, t[:, None]])), got)
+    np.testing.assert_array_equal(coord_transform(pts[:, :2], M=2.0), pts[:, :2] * 2)
+    np.testing.assert_array_equal(coord_transform(pts[:, :2], T=3.0), pts[:, :2] + 3)
+    ints = coord_transform(np.array([[7, -3]], np.int32), M=[0.5, 0, 0, 0.5], dtype="int32")
+    assert ints.tolist() == [[4, -2]]                   # 3.5 and -1.5 round half away from 0
+    with pytest.raises(ValueError, match="Cannot form a matrix"):
+        coord_transform(pts, M=[1, 2])
+    with pytest.raises(ValueError, match="'T' has 3"):
+        coord_transform(pts, M=m.ravel(), T=[1, 2, 3])
