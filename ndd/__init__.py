@@ -52,7 +52,7 @@ __all__ = [
     "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
     "float32", "float64", "bfloat16", "bool", "DataType", "ImageType", "InterpType", "type_id",
     "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math",
-    "noise", "random", "readers", "types", "reductions", "transforms",
+    "noise", "random", "readers", "types", "reductions", "transforms", "tfrecord",
     *_ops,
     "Stream", "stream", "get_default_stream", "set_default_stream", "get_current_stream",
     "set_current_stream", "imread", "explain", "set_max_image_pixels", "get_max_image_pixels",
