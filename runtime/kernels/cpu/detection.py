@@ -27,7 +27,7 @@ from runtime.kernels.registry import per_sample, register
 
 from .jit import compiled
 
-__all__ = ["coord_flip", "bbox_paste", "box_encoder", "iou_matrix", "warm_up"]
+__all__ = ["coord_flip", "bbox_paste", "box_encoder", "iou_matrix", "Anchors", "warm_up"]
 
 _F32 = np.float32
 
@@ -131,16 +131,34 @@ def bbox_paste(boxes, *, ratio, paste_x=0.5, paste_y=0.5, ltrb=False):
     return out.reshape(boxes.shape)
 
 
+class Anchors:
+    """Anchors prepared once for many samples: ``ltrb`` float32 (M, 4), its columns
+    contiguous (``cols``, (4, M)), areas and center form."""
+
+    __slots__ = ("ltrb", "cols", "area", "center")
+
+    def __init__(self, ltrb):
+        self.ltrb = np.ascontiguousarray(ltrb, np.float32).reshape(-1, 4)
+        self.cols = np.ascontiguousarray(self.ltrb.T)
+        l, t, r, b = self.cols
+        self.area = (r - l) * (b - t)
+        self.center = _center(self.ltrb)
+
+    def __len__(self):
+        return len(self.ltrb)
+
+
 def iou_matrix(boxes, anchors):
-    """IoU of every box with every anchor, float32 (N, M); both ``[l, t, r, b]``."""
-    l = np.maximum(boxes[:, None, 0], anchors[None, :, 0])
-    t = np.maximum(boxes[:, None, 1], anchors[None, :, 1])
-    r = np.minimum(boxes[:, None, 2], anchors[None, :, 2])
-    b = np.minimum(boxes[:, None, 3], anchors[None, :, 3])
+    """IoU of every box with every anchor, float32 (N, M); both ``[l, t, r, b]``
+    (``anchors``: an array or :class:`Anchors`)."""
+    a = anchors if isinstance(anchors, Anchors) else Anchors(anchors)
+    l = np.maximum(boxes[:, None, 0], a.cols[0][None, :])
+    t = np.maximum(boxes[:, None, 1], a.cols[1][None, :])
+    r = np.minimum(boxes[:, None, 2], a.cols[2][None, :])
+    b = np.minimum(boxes[:, None, 3], a.cols[3][None, :])
     inter = np.maximum(r - l, _F32(0)) * np.maximum(b - t, _F32(0))
     area_b = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    area_a = (anchors[:, 2] - anchors[:, 0]) * (anchors[:, 3] - anchors[:, 1])
-    union = area_b[:, None] + area_a[None, :] - inter
+    union = area_b[:, None] + a.area[None, :] - inter
     with np.errstate(divide="ignore", invalid="ignore"):
         iou = np.where(union > 0, inter / union, _F32(0))
     return iou.astype(np.float32, copy=False)
@@ -189,8 +207,8 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
         float32 (N, 4) ``[l, t, r, b]``.
     labels : numpy.ndarray
         int32 (N,) or (N, 1).
-    anchors : numpy.ndarray
-        float32 (M, 4) ``[l, t, r, b]``.
+    anchors : numpy.ndarray or Anchors
+        float32 (M, 4) ``[l, t, r, b]`` (or prepared once with :class:`Anchors`).
     criteria : float
         IoU threshold in [0, 1].
     offset : bool
@@ -219,12 +237,14 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
         raise ValueError(f"box_encoder: {boxes.shape[0]} boxes but {flat_labels.size} labels")
     if not 0 <= criteria <= 1:
         raise ValueError(f"box_encoder: `criteria` must be within [0, 1]; got {criteria}")
+    prepared = anchors if isinstance(anchors, Anchors) else Anchors(anchors)
+    anchors = prepared.ltrb
     m = anchors.shape[0]
     out_boxes = anchors.copy()
     matched = np.zeros(m, bool)
     out_labels = np.zeros(m, flat_labels.dtype if flat_labels.size else np.int32)
     if boxes.shape[0]:
-        iou = iou_matrix(boxes, anchors)
+        iou = iou_matrix(boxes, prepared)
         n = boxes.shape[0]
         best_box = n - 1 - np.argmax(iou[::-1], axis=0)  # per anchor: the last best box
         best_iou = iou[best_box, np.arange(m)]
@@ -238,7 +258,7 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
     enc = _center(out_boxes)
     if offset:
         s = _F32(scale)
-        anc = _center(anchors) * s
+        anc = prepared.center * s
         box = enc * s
         mean, std = np.asarray(means, np.float32), np.asarray(stds, np.float32)
         with np.errstate(divide="ignore", invalid="ignore"):   # zero-area anchors: as DALI
@@ -274,11 +294,17 @@ def bbox_paste_kernel(ctx, ins, a, i):
 
 
 @register("box_encoder", "cpu")
-@per_sample
-def box_encoder_kernel(ctx, ins, a, i):
-    """``box_encoder`` of sample ``i``: (encoded boxes, encoded labels)."""
-    anchors = np.asarray(a["anchors"], np.float32).reshape(-1, 4)
-    return box_encoder(ins[0], ins[1], anchors, criteria=a.get("criteria", 0.5),
-                       offset=a.get("offset", False), scale=a.get("scale", 1.0),
-                       means=a.get("means") or (0.0, 0.0, 0.0, 0.0),
-                       stds=a.get("stds") or (1.0, 1.0, 1.0, 1.0))
+def box_encoder_kernel(ctx, inputs, args):
+    """``box_encoder`` of a batch: the anchors prepared once, the samples on the pool."""
+    anchors = Anchors(np.asarray(args["anchors"], np.float32))
+    kw = dict(criteria=args.get("criteria", 0.5), offset=args.get("offset", False),
+              scale=args.get("scale", 1.0), means=args.get("means") or (0.0, 0.0, 0.0, 0.0),
+              stds=args.get("stds") or (1.0, 1.0, 1.0, 1.0))
+    boxes, labels = inputs
+
+    def one(i):
+        return box_encoder(boxes[i] if len(boxes) > 1 else boxes[0],
+                           labels[i] if len(labels) > 1 else labels[0], anchors, **kw)
+
+    results = ctx.pool.map(one, ctx.batch_size)
+    return [[r[0] for r in results], [r[1] for r in results]]
