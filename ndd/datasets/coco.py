@@ -37,8 +37,13 @@ import pathlib
 
 import numpy as np
 from PIL import Image
-from scipy import ndimage as ndi
-from skimage import filters, measure, segmentation
+
+try:        # scikit-image (and its scipy): the "data" extra, which also ships the photos
+    from scipy import ndimage as ndi
+    from skimage import filters, measure, segmentation
+except ImportError as exc:
+    raise ImportError("ndd.datasets.coco needs scikit-image: pip install 'ndd[data]' (or "
+                      "scikit-image)") from exc
 
 from ndd.datasets.sample import default_root
 

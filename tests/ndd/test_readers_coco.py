@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import ndd
-from ndd.datasets.coco import build_coco_dataset
+pytest.importorskip("skimage")      # the dataset's photos and segmentation (the "data" extra)
+
+from ndd.datasets.coco import build_coco_dataset  # noqa: E402
 
 
 @pytest.fixture(scope="module")

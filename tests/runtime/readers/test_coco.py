@@ -12,7 +12,9 @@ import os
 import numpy as np
 import pytest
 
-from ndd.datasets.coco import build_coco_dataset
+pytest.importorskip("skimage")      # the dataset's photos and segmentation (the "data" extra)
+
+from ndd.datasets.coco import build_coco_dataset  # noqa: E402
 from runtime.readers.coco import CocoReaderCore, parse_coco
 from runtime.readers.coco_masks import (decode_counts, label_mask, polygon_runs, runs_to_mask,
                                         segmentation_mask)
