@@ -1,8 +1,11 @@
 """API-level tests of ``ndd.squeeze``, ``ndd.cat``, ``ndd.pad`` and ``ndd.one_hot``: values
 against independent numpy computations, layouts, errors, and every evaluation mode giving the
 same values."""
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
 
 import ndd
 
@@ -180,3 +183,46 @@ def test_coord_transform_modes():
     np.testing.assert_array_equal(out[0], np.arange(12).reshape(4, 3)[:, :2] * 2 + [1, -1])
     np.testing.assert_array_equal(out[1], np.full((2, 2), 3.0) + [1, -1])
     assert ndd.coord_transform(pts, M=2.0).layout == "NX"
+
+
+@pytest.fixture(scope="module")
+def photo_root(tmp_path_factory):
+    """2 classes x 3 JPEGs cut from a real photo (skimage), odd sizes."""
+    from skimage import data
+    img = data.astronaut()
+    root = tmp_path_factory.mktemp("ops2_photos")
+    for c in range(2):
+        (root / f"c{c}").mkdir()
+        for k in range(3):
+            h, w = 40 + 7 * k, 50 + 5 * c
+            buf = io.BytesIO()
+            Image.fromarray(img[10 * k:10 * k + h, 20 * c:20 * c + w]).save(buf, "JPEG")
+            (root / f"c{c}" / f"{k}.jpg").write_bytes(buf.getvalue())
+    return str(root)
+
+
+def _pipeline(jpegs, labels):
+    imgs = ndd.resize(ndd.decoders.image(jpegs), size=(24, 32))
+    norm = ndd.normalize(imgs, axis_names="HW", batch=True, scale=0.5)
+    stats = ndd.reductions.std_dev(imgs, ndd.reductions.mean(imgs, axis_names="HW"),
+                                   axis_names="HW")
+    onehot = ndd.one_hot(ndd.cat(labels, labels), num_classes=3)
+    warped = ndd.warp_affine(imgs, matrix=ndd.transforms.rotation(angle=15.0, center=[16, 12]),
+                             inverse_map=False)
+    padded = ndd.pad(ndd.reinterpret(imgs, shape=[-1, 3]), axes=[0], align=[100])
+    return [np.asarray(t).copy() for x in (norm, stats, onehot, warped, padded)
+            for t in x.tensors]
+
+
+def test_ops_compiled_equal_eager(photo_root):
+    def run(compile):
+        reader = ndd.readers.File(file_root=photo_root)
+        return [_pipeline(j, lab) for j, lab in reader.next_epoch(batch_size=4, compile=compile)]
+    eager, compiled = run(False), run(True)
+    assert not ndd.compile.report().fallbacks
+    assert len(eager) == len(compiled) == 2
+    for a, b in zip(eager, compiled):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)
