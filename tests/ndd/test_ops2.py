@@ -226,3 +226,18 @@ def test_ops_compiled_equal_eager(photo_root):
         for x, y in zip(a, b):
             assert x.dtype == y.dtype
             np.testing.assert_array_equal(x, y)
+
+
+def test_reorder_ops_modes():
+    seq = ndd.batch([np.arange(12, dtype=np.int16).reshape(4, 3)] * 2, layout="FX")
+    out = _assert_modes_equal(lambda: ndd.sequence_rearrange(seq + seq, new_order=[3, 1]))
+    np.testing.assert_array_equal(out[0], 2 * np.arange(12).reshape(4, 3)[[3, 1]])
+    b = ndd.batch([np.array([1, 2], np.int32), np.array([3, 70], np.int32)])
+    out = _assert_modes_equal(lambda: ndd.permute_batch(b * 1, indices=[1, 1]))
+    assert [o.tolist() for o in out] == [[3, 70], [3, 70]]
+    out = _assert_modes_equal(lambda: ndd.lookup_table(b, keys=[1, 3], values=[10, 30],
+                                                       default_value=-1))
+    assert [o.tolist() for o in out] == [[10, -1], [30, -1]]
+    with pytest.warns(DeprecationWarning):
+        assert ndd.lookup_table(b, keys=[1], values=[2], output_dtype=ndd.int32).dtype == \
+            ndd.int32

@@ -353,6 +353,8 @@ _DEPRECATED_CALLS = {
     ("warp_affine", "output_dtype"): ({"matrix": (1, 0, 0.5, 0, 1, 0)}, ndd.float32, "dtype"),
     ("slice", "output_dtype"): ({"rel_start": (0.5, 0.5)}, ndd.float32, "dtype"),
     ("slice", "image_type"): ({"rel_start": (0.5, 0.5)}, "RGB", None),
+    ("lookup_table", "output_dtype"): ({"keys": (1, 7), "values": (2.5, -3.0)}, ndd.int32,
+                                       "dtype"),
 }
 
 

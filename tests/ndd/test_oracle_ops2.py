@@ -566,3 +566,66 @@ def test_coord_transform_errors_match_dali(dyn, k):
     for mod in (ndd, dyn):
         with pytest.raises((ValueError, RuntimeError)):
             _np(_COORD_BAD[k](mod))
+
+
+# ---------------------------------------------------------------- sequence_rearrange,
+# permute_batch, lookup_table
+def _lx(m):
+    return m.tensor(np.array([1, 4, 1, 0, 100, 2, 3, 4, 5, 6, -1], np.int32), layout="X")
+
+
+def _seq2(m):
+    return m.tensor(np.arange(12, dtype=np.int16).reshape(4, 3), layout="FX")
+
+
+def _pbatch(m):
+    return m.batch([np.array([1]), np.array([2, 2]), np.array([3, 3, 3])], layout="X")
+
+
+_REORDER = [
+    lambda m: m.lookup_table(_lx(m), keys=[0, 2, 3, 4, 5, 3],
+                             values=[0.2, 0.4, 0.5, 0.6, 0.7, 0.10], default_value=0.99),
+    lambda m: m.lookup_table(_lx(m), keys=[0, 2], values=[2.7, -1.5], default_value=300,
+                             dtype=m.uint8),
+    lambda m: m.lookup_table(_lx(m), keys=[0, 2], values=[2.7, -1.5], default_value=-7.9,
+                             dtype=m.int32),
+    lambda m: m.lookup_table(m.tensor(np.array([0, 1, 2, 255], np.uint8)), keys=[255, 1],
+                             values=[5, 6]),
+    lambda m: m.lookup_table(_lx(m)),
+    lambda m: m.lookup_table(_lx(m), keys=[0], values=[1], dtype=m.float16),
+    lambda m: m.lookup_table(_lx(m), keys=[0], values=[0.1], dtype=m.float64),
+    lambda m: m.lookup_table(m.tensor(np.array([0, 1], np.int64)), keys=[1], values=[2]),
+    lambda m: m.sequence_rearrange(_seq2(m), new_order=[3, 0, 0]),
+    lambda m: m.sequence_rearrange(m.batch([np.arange(6).reshape(3, 2), np.arange(4).reshape(
+        2, 2)]), new_order=m.batch([np.array([2, 1], np.int32), np.array([1], np.int32)])),
+    lambda m: m.permute_batch(_pbatch(m), indices=[2, 0, 0]),
+    lambda m: m.permute_batch(_pbatch(m), indices=m.batch([np.int32(1), np.int32(1),
+                                                           np.int32(0)])),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_REORDER)))
+def test_reorder_ops_match_dali(dyn, k):
+    _same(_REORDER[k](ndd), _REORDER[k](dyn))
+
+
+_REORDER_BAD = [
+    lambda m: m.lookup_table(m.tensor(np.array([0.0], np.float32)), keys=[0], values=[1]),
+    lambda m: m.lookup_table(_lx(m), keys=[0, 1], values=[1]),
+    lambda m: m.lookup_table(_lx(m), keys=[70000], values=[1]),
+    lambda m: m.lookup_table(_lx(m), keys=[-1], values=[1]),
+    lambda m: m.sequence_rearrange(_seq2(m), new_order=[4]),
+    lambda m: m.sequence_rearrange(_seq2(m), new_order=[-1]),
+    lambda m: m.sequence_rearrange(_seq2(m), new_order=[]),
+    lambda m: m.sequence_rearrange(m.tensor(np.zeros((2, 2)), layout="HW"), new_order=[0]),
+    lambda m: m.sequence_rearrange(m.tensor(np.arange(3)), new_order=[2, 1]),
+    lambda m: m.permute_batch(_pbatch(m), indices=[3, 0, 0]),
+    lambda m: m.permute_batch(_pbatch(m), indices=[0, 1]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_REORDER_BAD)))
+def test_reorder_errors_match_dali(dyn, k):
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            _np(_REORDER_BAD[k](mod))

@@ -35,6 +35,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``normalize``              ``normalize``
 ``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
                            ``crop`` / ``combine``, ``coord_transform``
+``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -48,7 +49,7 @@ from runtime.workers.pool import prepare_with
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
-from . import detection, normalize, reductions, shaping, transforms
+from . import detection, normalize, reductions, reorder, shaping, transforms
 
 __all__ = ["MODULES", "warm_up"]
 
@@ -56,7 +57,7 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions, normalize, transforms)
+           reductions, normalize, transforms, reorder)
 
 
 def warm_up() -> None:

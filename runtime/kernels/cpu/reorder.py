@@ -1,0 +1,87 @@
+"""CPU kernels of ``sequence_rearrange``, ``permute_batch`` and ``lookup_table`` (numpy).
+
+Semantics follow DALI 2.4 (observed): frames and samples are copied by index (checked
+against the sequence length / batch size); ``lookup_table`` builds the table up to the largest
+key (the last occurrence of a key wins), maps inputs in ``[0, len(table))`` through it and
+everything else to ``default_value``; the float32 values convert to ``dtype`` as ``cast`` does
+(round half away from zero, saturate). Registers ``sequence_rearrange``, ``permute_batch`` and
+``lookup_table``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.cpu.cast import cast
+from runtime.kernels.registry import per_sample, register, sample_args
+
+__all__ = ["rearrange", "lookup"]
+
+
+def rearrange(x, new_order, i=0):
+    """``x[new_order]`` along the first axis (a copy).
+
+    Raises
+    ------
+    ValueError
+        An empty order or an index outside the sequence.
+    """
+    x = np.asarray(x)
+    order = [int(v) for v in np.asarray(new_order).ravel().tolist()]
+    if not order:
+        raise ValueError("Empty result sequences are not allowed.")
+    for k, v in enumerate(order):
+        if not 0 <= v < x.shape[0]:
+            raise ValueError(f"new_order[{k}] must be between 0 and input_sequence_length = "
+                             f"{x.shape[0]} for sample {i}, but it is: {v}.")
+    return x[order].copy()
+
+
+def lookup(x, keys, values, default_value=0.0, dtype="float32"):
+    """``table[x]`` where ``0 <= x < len(table)``, else ``default_value``, as ``dtype``."""
+    x = np.asarray(x)
+    keys = [int(k) for k in keys]
+    size = max(keys) + 1 if keys else 0
+    table = np.full(size, np.float32(default_value), np.float32)
+    for k, v in zip(keys, values):
+        table[k] = np.float32(v)
+    table = cast(table, dtype)
+    default = cast(np.array([np.float32(default_value)]), dtype)[0]
+    out = np.full(x.shape, default, dtype=table.dtype)
+    inside = (x >= 0) & (x < size) if x.dtype.kind == "i" else x < size
+    out[inside] = table[x[inside].astype(np.int64)]
+    return out
+
+
+@register("sequence_rearrange", "cpu")
+@per_sample
+def sequence_rearrange_kernel(ctx, ins, a, i):
+    """``sequence_rearrange`` of sample ``i``."""
+    return rearrange(ins[0], a["new_order"], i)
+
+
+@register("permute_batch", "cpu")
+def permute_batch_kernel(ctx, inputs, args):
+    """``permute_batch``: output sample i is input sample ``indices[i]`` (copies)."""
+    samples = inputs[0]
+    n = len(samples)
+    if "indices" in ctx.tensor_arg_names:
+        idx = [int(np.asarray(sample_args(ctx, args, i)["indices"]).reshape(())) for i in
+               range(n)]
+    else:
+        idx = [int(v) for v in np.asarray(args["indices"]).ravel().tolist()]
+    if len(idx) != n:
+        raise ValueError(f"The number of sample indices {len(idx)} does not match the current "
+                         f"batch size, which is {n}")
+    for k, v in enumerate(idx):
+        if not 0 <= v < n:
+            raise ValueError(f"Sample index out of range. indices[{k}] = {v} is not a valid "
+                             f"index for an input batch of {n} tensors.")
+    return [[np.array(samples[v], copy=True) for v in idx]]
+
+
+@register("lookup_table", "cpu")
+@per_sample
+def lookup_table_kernel(ctx, ins, a, i):
+    """``lookup_table`` of sample ``i``."""
+    return lookup(ins[0], a.get("keys") or (), a.get("values") or (),
+                  a.get("default_value") or 0.0, ctx.out_metas[0].dtype or "float32")
