@@ -1,0 +1,298 @@
+"""MXNet RecordIO (``.rec`` + ``.idx``): the record framing, the image record header, index
+files, a writer, and the runtime core of ``ndd.readers.MXNet`` (DALI's
+``fn.readers.mxnet``).
+
+Framing (dmlc-core's ``recordio``): every part of a record is
+
+    uint32 magic 0xced7230a | uint32 lrec | payload (lrec & (2**29 - 1) bytes) |
+    zero padding to a multiple of 4 bytes
+
+all little-endian; ``lrec >> 29`` is the continuation flag ``cflag``: 0 a whole record,
+1 its first part, 2 a middle part, 3 its last part. The writer splits a record where the
+magic word occurs (4-aligned) in its data and drops it; the reader joins the parts putting
+the magic word back between them.
+
+Image records (MXNet's ``ImageRecordIO`` / ``recordio.pack``): a 24-byte header
+``uint32 flag | float32 label | uint64 id | uint64 id2``; when ``flag > 0``, ``flag``
+float32 labels follow it (and ``label`` is unused); the rest is the encoded image.
+
+Index files (``im2rec.py``, DALI's ``rec2idx``): one ``"key<TAB>offset"`` line per record,
+``offset`` that of the record's first part in the ``.rec`` file.
+
+Outputs per sample (DALI 2.4, measured): the encoded image (uint8, 1-D) and the label
+(float32; shape ``(1,)`` when ``flag == 0``, ``(flag,)`` otherwise).
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+
+from runtime.readers.file_index import FileIndex
+from runtime.readers.file_reader import FileReaderCore
+
+__all__ = ["MAGIC", "frame_record", "pack_image", "unpack_image", "join_record",
+           "read_index", "write_recordio", "MXNetReaderCore", "STATE_FORMAT"]
+
+MAGIC = 0xCED7230A
+STATE_FORMAT = "ndd.readers.MXNet/1"
+_MAGIC_BYTES = struct.pack("<I", MAGIC)
+_LEN_MASK = (1 << 29) - 1
+_HEADER = struct.Struct("<IfQQ")
+
+
+def _part(cflag, data):
+    pad = -len(data) % 4
+    return _MAGIC_BYTES + struct.pack("<I", cflag << 29 | len(data)) + data + b"\0" * pad
+
+
+def frame_record(data: bytes) -> bytes:
+    """The framed parts of one record holding ``data`` (split at 4-aligned magic words, as
+    dmlc-core's writer)."""
+    data = bytes(data)
+    if len(data) > _LEN_MASK:
+        raise ValueError(f"RecordIO: a record of {len(data)} bytes is over the format's "
+                         f"limit of {_LEN_MASK}")
+    words = np.frombuffer(data[:len(data) // 4 * 4], "<u4")
+    cuts = (np.flatnonzero(words == MAGIC) * 4).tolist()
+    if not cuts:
+        return _part(0, data)
+    pieces, start = [], 0
+    for c in cuts:
+        pieces.append(data[start:c])
+        start = c + 4
+    pieces.append(data[start:])
+    out = [_part(1, pieces[0])]
+    out += [_part(2, p) for p in pieces[1:-1]]
+    out.append(_part(3, pieces[-1]))
+    return b"".join(out)
+
+
+def pack_image(image: bytes, label, id=0, id2=0) -> bytes:
+    """An image record's payload: the header, the labels, the image bytes. ``label``: a
+    number (``flag`` 0) or a sequence of numbers (``flag = len(label)``, as MXNet's
+    ``recordio.pack`` with an array label)."""
+    if np.ndim(label) == 0:
+        head = _HEADER.pack(0, float(label), id, id2)
+        return head + bytes(image)
+    lab = np.asarray(label, "<f4").ravel()
+    return _HEADER.pack(lab.size, 0.0, id, id2) + lab.tobytes() + bytes(image)
+
+
+def unpack_image(payload, where: str = "RecordIO record"):
+    """``(image uint8 1-D, label float32)`` of an image record's payload.
+
+    Raises
+    ------
+    ValueError
+        A payload shorter than its header and labels (naming ``where``).
+    """
+    if len(payload) < _HEADER.size:
+        raise ValueError(f"{where}: the record holds {len(payload)} bytes, less than the "
+                         f"{_HEADER.size}-byte image header")
+    flag, label, _, _ = _HEADER.unpack_from(payload)
+    start = _HEADER.size
+    if flag == 0:
+        lab = np.array([label], np.float32)
+    else:
+        end = start + 4 * flag
+        if end > len(payload):
+            raise ValueError(f"{where}: the header announces {flag} labels ({4 * flag} "
+                             f"bytes), past the end of the record ({len(payload)} bytes)")
+        lab = np.frombuffer(payload, "<f4", flag, start).astype(np.float32)
+        start = end
+    return np.frombuffer(payload, np.uint8, len(payload) - start, start).copy(), lab
+
+
+def join_record(buf, offset: int, path: str, index_path: str | None = None):
+    """The data of the record whose first part starts ``buf`` (read from ``path`` at
+    ``offset``), its parts joined; returns ``(data, bytes consumed)``.
+
+    Raises
+    ------
+    ValueError
+        A bad magic word (an index that does not match the file, or a corrupt file), a part
+        running past the end of ``buf``, or parts out of sequence, naming the file and the
+        offset of the part.
+    """
+    pos, parts, n = 0, [], len(buf)
+    idx = f" (index {index_path!r})" if index_path else ""
+    while True:
+        at = offset + pos
+        if pos + 8 > n:
+            raise ValueError(f"RecordIO {path!r}: truncated record at offset {at}: "
+                             f"{n - pos} byte(s) left, a part header needs 8{idx}")
+        magic, lrec = struct.unpack_from("<II", buf, pos)
+        if magic != MAGIC:
+            what = "the index does not match the file" if pos == 0 else "corrupt record"
+            raise ValueError(f"RecordIO {path!r}: bad magic 0x{magic:08x} at offset {at} "
+                             f"(expected 0x{MAGIC:08x}): {what}{idx}")
+        cflag, ln = lrec >> 29, lrec & _LEN_MASK
+        if pos + 8 + ln > n:
+            raise ValueError(f"RecordIO {path!r}: truncated record at offset {at}: the part "
+                             f"announces {ln} bytes, {n - pos - 8} are left{idx}")
+        expect = (0, 1) if not parts else (2, 3)
+        if cflag not in expect:
+            raise ValueError(f"RecordIO {path!r}: part at offset {at} has continuation flag "
+                             f"{cflag}, expected {' or '.join(map(str, expect))}{idx}")
+        parts.append(bytes(buf[pos + 8:pos + 8 + ln]))
+        pos += 8 + ln + (-ln % 4)
+        if cflag in (0, 3):
+            return _MAGIC_BYTES.join(parts), min(pos, n)
+
+
+def read_index(index_path, data_path):
+    """``[offset]`` of the records an ``.idx`` file lists (in its line order), checked
+    against the data file's size.
+
+    Raises
+    ------
+    ValueError
+        An unreadable or malformed index, an offset past the end of ``data_path``, no
+        records (naming both files).
+    """
+    index_path, data_path = os.fspath(index_path), os.fspath(data_path)
+    try:
+        with open(index_path) as f:
+            lines = f.read().split("\n")
+    except OSError as e:
+        raise ValueError(f"MXNet index {index_path!r} cannot be read: {e.strerror or e}") \
+            from None
+    try:
+        size = os.path.getsize(data_path)
+    except OSError as e:
+        raise ValueError(f"RecordIO file {data_path!r} cannot be read: {e.strerror or e}") \
+            from None
+    out = []
+    for i, line in enumerate(lines):
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            off = int(parts[1])
+            if off < 0:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"MXNet index {index_path!r} line {i + 1}: expected 'key offset' "
+                             f"(offset a decimal >= 0), got {line!r}") from None
+        if off + 8 > size:
+            raise ValueError(f"MXNet index {index_path!r} line {i + 1} (offset {off}) does "
+                             f"not match {data_path!r}: past the end of the file "
+                             f"({size} bytes)")
+        out.append(off)
+    return out
+
+
+def write_recordio(path, samples, index_path=None) -> int:
+    """Write image records ``(image bytes, label[, id])`` to a ``.rec`` file, and its
+    ``.idx`` (``"key<TAB>offset"``, keys 0, 1, ...) when ``index_path`` is given; returns
+    the number of records. ``label``: a number or a sequence (see :func:`pack_image`)."""
+    lines, off = [], 0
+    with open(path, "wb") as f:
+        for k, s in enumerate(samples):
+            image, label = s[0], s[1]
+            rec = frame_record(pack_image(image, label, s[2] if len(s) > 2 else k))
+            f.write(rec)
+            lines.append(f"{k}\t{off}\n")
+            off += len(rec)
+    if index_path is not None:
+        with open(index_path, "w") as f:
+            f.writelines(lines)
+    return len(lines)
+
+
+def _str_list(value, name):
+    if isinstance(value, (str, os.PathLike)):
+        return [os.fspath(value)]
+    if value is None:
+        raise ValueError(f"readers.MXNet: `{name}` is required")
+    out = [os.fspath(v) for v in value]
+    if not out:
+        raise ValueError(f"readers.MXNet: `{name}` is empty")
+    return out
+
+
+class MXNetReaderCore(FileReaderCore):
+    """Reads ``(image, label)`` of every record of RecordIO files.
+
+    Parameters
+    ----------
+    path : str or list of str
+        ``.rec`` files (samples: their records in file order, as the indices list them).
+    index_path : str or list of str
+        One ``.idx`` file per ``.rec`` file.
+    dont_use_mmap, use_o_direct : bool
+        Accepted for compatibility (records are read with ``pread``).
+    **kwargs
+        Sharding, shuffling, padding, prefetching: those of ``FileReaderCore``.
+    """
+
+    kind = "MXNet reader"
+    state_format = STATE_FORMAT
+
+    def __init__(self, *, path=None, index_path=None, dont_use_mmap=False, use_o_direct=False,
+                 lazy_init=False, defer_shard_check=False, **kwargs):
+        self.paths = _str_list(path, "path")
+        self.index_paths = _str_list(index_path, "index_path")
+        if len(self.paths) != len(self.index_paths):
+            raise ValueError(f"readers.MXNet: {len(self.paths)} RecordIO file(s) but "
+                             f"{len(self.index_paths)} index file(s); expected one index per "
+                             f"file")
+        super().__init__(lazy_init=True, **kwargs)
+        self._records = None
+        if not lazy_init:
+            if defer_shard_check:
+                self._listing()
+            else:
+                self._dataset()
+
+    def build_index(self):
+        recs, names = [], []
+        for fi, (p, ip) in enumerate(zip(self.paths, self.index_paths)):
+            offs = read_index(ip, p)
+            ends = sorted(set(offs)) + [os.path.getsize(p)]
+            nxt = {o: ends[k + 1] for k, o in enumerate(ends[:-1])}
+            for off in offs:
+                recs.append((fi, off, nxt[off] - off))
+                names.append(f"{p}@{off}")
+        if not recs:
+            raise ValueError(f"readers.MXNet: the index files {self.index_paths} list no "
+                             f"records")
+        self._records = recs
+        return FileIndex(tuple(names), np.zeros(len(names), np.int32),
+                         f"RecordIO files {self.paths}")
+
+    def make_loader(self, index, with_indices):
+        records, paths, ipaths = self._records, self.paths, self.index_paths
+
+        def load(indices):
+            images, labels, fds = [], [], {}
+            try:
+                for i in indices.tolist():
+                    fi, off, size = records[i]
+                    if fi not in fds:
+                        try:
+                            fds[fi] = os.open(paths[fi], os.O_RDONLY)
+                        except OSError as e:
+                            raise RuntimeError(f"MXNet reader: cannot read {paths[fi]!r}: "
+                                               f"{e.strerror or e}") from e
+                    try:
+                        buf = os.pread(fds[fi], size, off)
+                        data, _ = join_record(buf, off, paths[fi], ipaths[fi])
+                        img, lab = unpack_image(
+                            data, f"RecordIO {paths[fi]!r}, record at offset {off}")
+                    except ValueError as e:     # DALI's readers raise RuntimeError
+                        raise RuntimeError(str(e)) from e
+                    images.append(img)
+                    labels.append(lab)
+            finally:
+                for fd in fds.values():
+                    os.close(fd)
+            if with_indices:
+                return [images, labels, indices.tolist()]
+            return images, labels
+
+        return load
