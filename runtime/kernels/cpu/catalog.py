@@ -36,6 +36,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
                            ``crop`` / ``combine``, ``coord_transform``
 ``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
+``masking``                ``erase``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -50,6 +51,7 @@ from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, rand
 from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
+from . import masking
 
 __all__ = ["MODULES", "warm_up"]
 
@@ -57,7 +59,7 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions, normalize, transforms, reorder)
+           reductions, normalize, transforms, reorder, masking)
 
 
 def warm_up() -> None:

@@ -1,0 +1,62 @@
+"""Masking and pasting ops: ``erase`` (and, as they land, ``paste``, ``grid_mask``, ...).
+
+Source: DALI 2.4's operators of the same names (argument names and defaults from its schema;
+region rounding, fill conversion and errors measured on its CPU backend; see
+``runtime/kernels/cpu/masking.py``).
+"""
+from __future__ import annotations
+
+from compiler.schema import ArgSpec, OpSchema, register
+
+_ERASE_TYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "int64", "uint64",
+                "float16", "float32")
+
+
+def _erase_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype not in _ERASE_TYPES:
+        raise ValueError(f"erase: unsupported data type {m.dtype} (expected one of "
+                         f"{', '.join(_ERASE_TYPES)})")
+    if m.layout and "F" in m.layout:
+        raise ValueError(f"erase: sequences (layout {m.layout!r}) are not supported")
+    names = args.get("axis_names")
+    if names and m.layout:
+        missing = [c for c in names if c not in m.layout]
+        if missing:
+            raise ValueError(f"erase: axis_names {names!r} name axes missing from the input "
+                             f"layout {m.layout!r}")
+    return [m]
+
+
+register(OpSchema(
+    "erase", ("input",), (
+        ArgSpec("anchor", "float[]", None, tensor=True,
+                doc="Start of the erased regions, one coordinate per axis of ``axes`` / "
+                    "``axis_names`` and region (``(y0, x0, y1, x1, ...)`` for the default "
+                    "``HW``); absolute pixels unless normalized, or the regions' centers with "
+                    "``centered_anchor``. Not set: nothing is erased."),
+        ArgSpec("shape", "float[]", None, tensor=True,
+                doc="Extent of the erased regions, laid out like ``anchor``. A region covers "
+                    "``[floor(anchor), floor(anchor + shape))`` per axis, clipped to the "
+                    "sample; a non-positive extent erases nothing."),
+        ArgSpec("axes", "int[]", None,
+                doc="Indices of the axes the coordinates refer to (used when ``axis_names`` "
+                    "is not given)."),
+        ArgSpec("axis_names", "layout", None,
+                doc="Layout letters of the axes the coordinates refer to (default ``HW`` "
+                    "when ``axes`` is not given either)."),
+        ArgSpec("centered_anchor", "bool", False,
+                doc="``anchor`` is the center of each region rather than its start."),
+        ArgSpec("fill_value", "float[]", None,
+                doc="Value of the erased pixels (default 0): one value, or one per channel "
+                    "(the layout's ``C`` axis); converted to the input type like ``cast``."),
+        ArgSpec("normalized", "bool", False,
+                doc="Both ``anchor`` and ``shape`` are fractions of the sample's extents."),
+        ArgSpec("normalized_anchor", "bool", False,
+                doc="``anchor`` is a fraction of the sample's extents."),
+        ArgSpec("normalized_shape", "bool", False,
+                doc="``shape`` is a fraction of the sample's extents."),
+    ), _erase_infer, public_name="erase",
+    doc="Erases (fills) rectangular regions of the samples, e.g. random erasing / cutout. Each "
+        "sample may have any number of regions (per-sample ``anchor`` / ``shape``). Source: "
+        "DALI ``erase``."))

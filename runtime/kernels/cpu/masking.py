@@ -1,0 +1,165 @@
+"""Masking ops on the CPU: ``erase``.
+
+``erase`` follows DALI 2.4 (measured on its CPU operator): the coordinates of ``anchor`` and
+``shape`` are grouped per region in the order of ``axis_names`` (default ``HW``) or ``axes``;
+normalized values are multiplied by the sample's extent; ``centered_anchor`` moves the start
+to ``anchor - shape / 2``; a region covers ``[floor(start), floor(start + shape))`` on each of
+its axes, clipped to the sample, and the whole extent of every other axis. ``fill_value`` is
+one value or one per channel, converted to the sample type with ``cast``'s rules (DALI
+truncates and wraps; docs/semantics.md). Each region is one slice assignment: no per-pixel
+Python. Registers ``erase``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.registry import per_sample, register
+
+from .warp import fill_in_type
+
+__all__ = ["erase", "erase_regions"]
+
+
+def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
+                  normalized_shape=False, centered_anchor=False):
+    """The index windows of ``erase``'s regions in a sample of ``shape``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        The sample's shape.
+    anchor, extent : sequence of float
+        ``len(axes) * n`` coordinates, grouped per region in the order of ``axes``.
+    axes : sequence of int
+        The axes the coordinates refer to.
+    normalized_anchor, normalized_shape, centered_anchor : bool
+        As ``erase``'s arguments.
+
+    Returns
+    -------
+    list of tuple of slice
+        One full-rank index tuple per non-empty region (clipped to the sample).
+
+    Raises
+    ------
+    ValueError
+        ``anchor`` and ``shape`` of different lengths, or a length that is not a multiple of
+        the number of axes.
+    """
+    a = np.asarray([] if anchor is None else anchor, np.float64).ravel()
+    s = np.asarray([] if extent is None else extent, np.float64).ravel()
+    if a.size != s.size:
+        raise ValueError(f"erase: `anchor` and `shape` must have the same number of values; "
+                         f"got {a.size} and {s.size}")
+    n = len(axes)
+    if a.size % n:
+        raise ValueError(f"erase: `anchor` / `shape` must hold {n} values ({n} axes) per "
+                         f"region; got {a.size} values")
+    ext = np.array([shape[ax] for ax in axes], np.float64)
+    a, s = a.reshape(-1, n), s.reshape(-1, n)
+    if normalized_anchor:
+        a = a * ext
+    if normalized_shape:
+        s = s * ext
+    if centered_anchor:
+        a = a - s / 2
+    lo = np.clip(np.floor(a), 0, ext).astype(np.int64)
+    hi = np.clip(np.floor(a + s), 0, ext).astype(np.int64)
+    out = []
+    for r in range(a.shape[0]):
+        if np.any(hi[r] <= lo[r]):
+            continue
+        idx = [slice(None)] * len(shape)
+        for k, ax in enumerate(axes):
+            idx[ax] = slice(int(lo[r, k]), int(hi[r, k]))
+        out.append(tuple(idx))
+    return out
+
+
+def _axes(layout, ndim, axes, axis_names):
+    if axis_names is None and axes is None:
+        axis_names = "HW"
+    if axis_names is not None:
+        if not layout:
+            raise ValueError(f"erase: axis_names {axis_names!r} needs an input with a layout")
+        missing = [c for c in axis_names if c not in layout]
+        if missing:
+            raise ValueError(f"erase: axis_names {axis_names!r} name axes missing from the "
+                             f"input layout {layout!r}")
+        return [layout.index(c) for c in axis_names]
+    axes = [int(x) for x in np.ravel(axes)]
+    for ax in axes:
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"erase: axis {ax} is out of range for {ndim}-D samples")
+    return [ax % ndim for ax in axes]
+
+
+def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=None,
+          normalized=False, normalized_anchor=False, normalized_shape=False,
+          centered_anchor=False, fill_value=None):
+    """``erase`` of one sample.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        Any shape; numeric dtype.
+    anchor, shape : sequence of float or None
+        The regions (see :func:`erase_regions`); None for both erases nothing.
+    layout : str
+        The sample's layout (names ``axis_names`` and the channel axis ``C``).
+    axes, axis_names, normalized, normalized_anchor, normalized_shape, centered_anchor :
+        As DALI's ``erase`` arguments (``axis_names`` wins; both None means ``HW``).
+    fill_value : float or sequence of float or None
+        One value, or one per channel; default 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        A copy of ``img`` with the regions filled.
+
+    Raises
+    ------
+    ValueError
+        Bad axes, region coordinates or a per-channel fill that does not match the channels.
+    """
+    img = np.asarray(img)
+    ax = _axes(layout, img.ndim, axes, axis_names)
+    regions = erase_regions(img.shape, anchor, shape, ax,
+                            normalized_anchor=bool(normalized or normalized_anchor),
+                            normalized_shape=bool(normalized or normalized_shape),
+                            centered_anchor=bool(centered_anchor))
+    fills = [0.0] if fill_value is None else [float(v) for v in np.ravel(fill_value)]
+    out = img.copy()
+    if not regions:
+        return out
+    if len(fills) > 1:
+        c = layout.find("C") if layout else -1
+        if c < 0 or img.shape[c] != len(fills):
+            raise ValueError("erase: Multi-channel fill value does not match the number of "
+                             f"channels in the input ({len(fills)} values for layout "
+                             f"{layout!r}, shape {img.shape})")
+        vals = np.array([fill_in_type(v, img.dtype) for v in fills], img.dtype)
+        bshape = [1] * img.ndim
+        bshape[c] = len(fills)
+        for idx in regions:
+            region = out[idx]
+            sub = list(bshape)
+            sub[c] = region.shape[c]
+            ci = idx[c].indices(img.shape[c])
+            region[...] = vals[ci[0]:ci[1]].reshape(sub)
+    else:
+        v = fill_in_type(fills[0], img.dtype)
+        for idx in regions:
+            out[idx] = v
+    return out
+
+
+@register("erase", "cpu")
+@per_sample
+def erase_kernel(ctx, ins, a, i):
+    """``erase`` of every sample."""
+    return erase(ins[0], a.get("anchor"), a.get("shape"), layout=ctx.in_metas[0].layout or "",
+                 axes=a.get("axes"), axis_names=a.get("axis_names"),
+                 normalized=a.get("normalized"), normalized_anchor=a.get("normalized_anchor"),
+                 normalized_shape=a.get("normalized_shape"),
+                 centered_anchor=a.get("centered_anchor"), fill_value=a.get("fill_value"))

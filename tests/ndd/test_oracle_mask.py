@@ -1,0 +1,113 @@
+"""ndd vs NVIDIA DALI 2.4 dynamic mode for the masking ops (``erase``, ...): values, dtype,
+shape and layout must match exactly; error cases must fail in both."""
+import numpy as np
+import pytest
+
+import ndd
+
+pytestmark = pytest.mark.oracle
+
+
+@pytest.fixture(scope="module")
+def dyn():
+    pytest.importorskip("nvidia.dali")
+    import nvidia.dali.experimental.dynamic as dalidyn
+    return dalidyn
+
+
+def _np(x):
+    if hasattr(x, "tensors") and hasattr(x, "batch_size"):
+        return [np.asarray(x.tensors[i].cpu()) for i in range(x.batch_size)]
+    return [np.asarray(x.cpu())]
+
+
+def _same(ours, ref):
+    a, b = _np(ours), _np(ref)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.dtype == y.dtype and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+    assert (ours.layout or None) == (ref.layout or None)
+
+
+def _img(dtype=np.uint8, shape=(11, 13, 3)):
+    x = (np.arange(np.prod(shape)) * 7 % 253 + 1).reshape(shape)
+    return x.astype(dtype)
+
+
+_ERASE = [
+    dict(anchor=[1, 2], shape=[2, 3]),
+    dict(anchor=[1, 2, 4, 5, 8.5, -2.5], shape=[2, 3, 1, 1, 9.7, 4.4]),
+    dict(anchor=[1, 2], shape=[2, 3], axis_names="WH"),
+    dict(anchor=[1, 2], shape=[2, 3], axes=[1, 0]),
+    dict(anchor=[1, 2], shape=[2, 3], axes=[0, 1], axis_names="WH"),
+    dict(anchor=[1, 1], shape=[2, 1], axes=[2, 0]),
+    dict(anchor=[3], shape=[4], axis_names="W"),
+    dict(anchor=[0.1, 0.2], shape=[0.3, 0.5], normalized=True),
+    dict(anchor=[0.15, 0.7], shape=[2, 3], normalized_anchor=True),
+    dict(anchor=[2, 3], shape=[0.45, 0.3], normalized_shape=True),
+    dict(anchor=[5.5, 6.5], shape=[3, 4], centered_anchor=True),
+    dict(anchor=[0.5, 0.5], shape=[0.25, 0.5], normalized=True, centered_anchor=True),
+    dict(anchor=[1.9999, 2.0001], shape=[1.0002, 3.7]),
+    dict(anchor=[-1.5, 11], shape=[3, 5]),
+    dict(anchor=[1, 2], shape=[-2, 3]),
+    dict(anchor=[1, 2], shape=[4, 3], fill_value=[7, 9, 200]),
+    dict(anchor=[1, 2], shape=[4, 3], fill_value=[42]),
+    dict(anchor=[1, 2, 0], shape=[4, 3, 2], axis_names="HWC", fill_value=[7, 9, 200]),
+    dict(),
+]
+
+
+@pytest.mark.parametrize("kw", _ERASE, ids=[str(i) for i in range(len(_ERASE))])
+def test_erase_matches_dali(dyn, kw):
+    x = _img()
+    _same(ndd.erase(ndd.as_tensor(x, layout="HWC"), **kw),
+          dyn.erase(dyn.as_tensor(x, layout="HWC"), **kw))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.float32])
+def test_erase_dtypes_and_chw(dyn, dtype):
+    x = _img(dtype, (3, 9, 10))
+    kw = dict(anchor=[1, 2, 5, 5], shape=[3, 4, 9, 2], fill_value=[1, 2, 3])
+    _same(ndd.erase(ndd.as_tensor(x, layout="CHW"), **kw),
+          dyn.erase(dyn.as_tensor(x, layout="CHW"), **kw))
+
+
+def test_erase_per_sample_matches_dali(dyn):
+    imgs = [_img(), _img(shape=(6, 5, 3)), _img(shape=(9, 16, 3))]
+    anchors = [np.array([1, 2], np.float32), np.array([0, 0, 2, 2], np.float32),
+               np.array([0.2, 0.1, 0.6, 0.6, 0.9, 0.9], np.float32)]
+    shapes = [np.array([2, 3], np.float32), np.array([1, 1, 5, 5], np.float32),
+              np.array([0.3, 0.3, 0.1, 0.2, 0.5, 0.5], np.float32)]
+
+    def call(mod):
+        return mod.erase(mod.as_batch(imgs, layout="HWC"), anchor=mod.as_batch(anchors),
+                         shape=mod.as_batch(shapes), normalized=False,
+                         fill_value=[5, 6, 7])
+    _same(call(ndd), call(dyn))
+
+    def call_norm(mod):
+        return mod.erase(mod.as_batch(imgs[2:], layout="HWC"), anchor=mod.as_batch(anchors[2:]),
+                         shape=mod.as_batch(shapes[2:]), normalized=True)
+    _same(call_norm(ndd), call_norm(dyn))
+
+
+@pytest.mark.parametrize("kw", [dict(anchor=[1, 2], shape=[2, 3, 4]),
+                                dict(anchor=[1, 2]),
+                                dict(anchor=[1, 2, 3], shape=[2, 3, 1]),
+                                dict(anchor=[1, 2], shape=[2, 3], fill_value=[7, 9])],
+                         ids=["len", "no_shape", "multiple", "fill_channels"])
+def test_erase_errors_in_both(dyn, kw):
+    x = _img()
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(mod.erase(mod.as_tensor(x, layout="HWC"), **kw).cpu())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.bool_])
+def test_erase_unsupported_types_in_both(dyn, dtype):
+    x = _img().astype(dtype)
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(mod.erase(mod.as_tensor(x, layout="HWC"), anchor=[1, 2],
+                                 shape=[2, 3]).cpu())

@@ -1,0 +1,127 @@
+"""``erase`` (runtime/kernels/cpu/masking.py): regions checked against a coordinate-grid
+reference (each pixel tested against every region's bounds), eager == deferred."""
+import math
+
+import numpy as np
+import pytest
+
+import ndd
+from runtime.kernels.cpu.masking import erase
+
+
+def _ref_erase(img, boxes, fill):
+    """``boxes``: per region, a dict axis -> (start, extent) in pixels; the pixels whose index
+    ``k`` satisfies ``floor(start) <= k < floor(start + extent)`` on every listed axis."""
+    out = img.copy()
+    grids = np.indices(img.shape)
+    for box in boxes:
+        inside = np.ones(img.shape, bool)
+        for ax, (st, ex) in box.items():
+            inside &= (grids[ax] >= math.floor(st)) & (grids[ax] < math.floor(st + ex))
+        if np.ndim(fill) == 0:
+            out[inside] = fill
+        else:
+            full = np.broadcast_to(np.asarray(fill, img.dtype), img.shape)
+            out[inside] = full[inside]
+    return out
+
+
+@pytest.fixture
+def img():
+    return (np.arange(7 * 9 * 3) % 251 + 1).astype(np.uint8).reshape(7, 9, 3)
+
+
+def test_default_hw_multiple_regions_and_clipping(img):
+    anchor = [1, 2, -1.5, 6.7, 5.2, 0.3]
+    shape = [2, 3, 3.0, 9.0, 1.9, 2.0]
+    got = erase(img, anchor, shape, layout="HWC")
+    boxes = [{0: (anchor[k], shape[k]), 1: (anchor[k + 1], shape[k + 1])} for k in (0, 2, 4)]
+    np.testing.assert_array_equal(got, _ref_erase(img, boxes, 0))
+
+
+def test_axis_names_axes_and_precedence(img):
+    got = erase(img, [1, 2], [2, 3], layout="HWC", axis_names="WH")
+    np.testing.assert_array_equal(got, _ref_erase(img, [{1: (1, 2), 0: (2, 3)}], 0))
+    np.testing.assert_array_equal(erase(img, [1, 2], [2, 3], layout="HWC", axes=[1, 0]), got)
+    # axis_names given explicitly wins over axes
+    np.testing.assert_array_equal(
+        erase(img, [1, 2], [2, 3], layout="HWC", axes=[0, 1], axis_names="WH"), got)
+    # one axis: the whole extent of the others
+    got = erase(img, [4], [3], layout="HWC", axis_names="W")
+    np.testing.assert_array_equal(got, _ref_erase(img, [{1: (4, 3)}], 0))
+    got = erase(img, [1], [1], layout="HWC", axes=[2])
+    np.testing.assert_array_equal(got, _ref_erase(img, [{2: (1, 1)}], 0))
+
+
+def test_normalized_and_centered(img):
+    h, w = img.shape[:2]
+    got = erase(img, [0.1, 0.2], [0.3, 0.5], layout="HWC", normalized=True)
+    ref = _ref_erase(img, [{0: (0.1 * h, 0.3 * h), 1: (0.2 * w, 0.5 * w)}], 0)
+    np.testing.assert_array_equal(got, ref)
+    got = erase(img, [0.5, 0.25], [2, 3], layout="HWC", normalized_anchor=True)
+    np.testing.assert_array_equal(got, _ref_erase(img, [{0: (0.5 * h, 2), 1: (0.25 * w, 3)}], 0))
+    got = erase(img, [1, 2], [0.5, 0.5], layout="HWC", normalized_shape=True)
+    np.testing.assert_array_equal(got, _ref_erase(img, [{0: (1, 0.5 * h), 1: (2, 0.5 * w)}], 0))
+    got = erase(img, [3.5, 4.0], [3, 4], layout="HWC", centered_anchor=True)
+    np.testing.assert_array_equal(got, _ref_erase(img, [{0: (2.0, 3), 1: (2.0, 4)}], 0))
+
+
+def test_fill_values(img):
+    got = erase(img, [1, 2], [3, 3], layout="HWC", fill_value=[7, 8, 9])
+    np.testing.assert_array_equal(got, _ref_erase(img, [{0: (1, 3), 1: (2, 3)}], [7, 8, 9]))
+    got = erase(img, [1, 2], [3, 3], layout="HWC", fill_value=[300.0])   # cast: saturates
+    np.testing.assert_array_equal(got, _ref_erase(img, [{0: (1, 3), 1: (2, 3)}], 255))
+    chw = np.ascontiguousarray(img.transpose(2, 0, 1))
+    got = erase(chw, [1, 2], [3, 3], layout="CHW", fill_value=[7, 8, 9])
+    ref = _ref_erase(chw, [{1: (1, 3), 2: (2, 3)}], np.array([7, 8, 9])[:, None, None])
+    np.testing.assert_array_equal(got, ref)
+    f = img.astype(np.float32) / 7
+    got = erase(f, [0, 0], [2, 2], layout="HWC", fill_value=[0.25])
+    np.testing.assert_array_equal(got, _ref_erase(f, [{0: (0, 2), 1: (0, 2)}], 0.25))
+
+
+def test_nothing_to_erase(img):
+    np.testing.assert_array_equal(erase(img, None, None, layout="HWC"), img)
+    np.testing.assert_array_equal(erase(img, [1, 2], [-2, 3], layout="HWC"), img)
+    np.testing.assert_array_equal(erase(img, [10, 20], [2, 3], layout="HWC"), img)
+
+
+@pytest.mark.parametrize("kw", [dict(anchor=[1, 2], shape=[2, 3, 4]),
+                                dict(anchor=[1, 2]),
+                                dict(anchor=[1, 2, 3], shape=[1, 1, 1]),
+                                dict(anchor=[1, 2], shape=[2, 3], fill_value=[1, 2]),
+                                dict(anchor=[1, 2], shape=[2, 3], axis_names="D")])
+def test_errors(img, kw):
+    with pytest.raises(ValueError):
+        ndd.erase(ndd.as_tensor(img, layout="HWC"), **kw).evaluate()
+
+
+def test_errors_layout_and_dtype(img):
+    with pytest.raises(ValueError, match="layout"):
+        ndd.erase(ndd.as_tensor(img[..., 0]), anchor=[1, 2], shape=[2, 3]).evaluate()
+    with pytest.raises(ValueError, match="float64"):
+        ndd.erase(ndd.as_tensor(img.astype(np.float64), layout="HWC"), anchor=[1, 2],
+                  shape=[2, 3]).evaluate()
+
+
+def _arrays(b):
+    return [np.asarray(t) for t in b.tensors]
+
+
+def test_per_sample_regions_eager_equals_deferred(img):
+    imgs = [img, img[:4, :5].copy(), img[::-1].copy()]
+    anchors = [np.array([1, 2], np.float32), np.array([0, 0, 2, 2], np.float32),
+               np.array([], np.float32)]
+    shapes = [np.array([2, 3], np.float32), np.array([1, 1, 5, 5], np.float32),
+              np.array([], np.float32)]
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        with mode:
+            out = ndd.erase(ndd.as_batch(imgs, layout="HWC"), anchor=ndd.as_batch(anchors),
+                            shape=ndd.as_batch(shapes), fill_value=[1, 2, 3])
+            res.append(_arrays(out))
+    for e, d in zip(*res):
+        np.testing.assert_array_equal(e, d)
+    for x, a, s, got in zip(imgs, anchors, shapes, res[0]):
+        boxes = [{0: (a[k], s[k]), 1: (a[k + 1], s[k + 1])} for k in range(0, a.size, 2)]
+        np.testing.assert_array_equal(got, _ref_erase(x, boxes, [1, 2, 3]))
