@@ -17,7 +17,9 @@ Image records (MXNet's ``ImageRecordIO`` / ``recordio.pack``): a 24-byte header
 float32 labels follow it (and ``label`` is unused); the rest is the encoded image.
 
 Index files (``im2rec.py``, DALI's ``rec2idx``): one ``"key<TAB>offset"`` line per record,
-``offset`` that of the record's first part in the ``.rec`` file.
+``offset`` that of the record's first part in the ``.rec`` file. DALI takes one index for
+all of ``path``, its offsets into the files' concatenation, and reads the records sorted by
+offset whatever the line order (measured); ndd also takes one index per file.
 
 Outputs per sample (DALI 2.4, measured): the encoded image (uint8, 1-D) and the label
 (float32; shape ``(1,)`` when ``flag == 0``, ``(flag,)`` otherwise).
@@ -142,28 +144,34 @@ def join_record(buf, offset: int, path: str, index_path: str | None = None):
             return _MAGIC_BYTES.join(parts), min(pos, n)
 
 
-def read_index(index_path, data_path):
+def read_index(index_path, data_path, size=None):
     """``[offset]`` of the records an ``.idx`` file lists (in its line order), checked
-    against the data file's size.
+    against the data's size (``size``, default that of the file ``data_path``; a list of
+    files with ``size`` their total for an index over their concatenation).
 
     Raises
     ------
     ValueError
-        An unreadable or malformed index, an offset past the end of ``data_path``, no
-        records (naming both files).
+        An unreadable or malformed index, an offset past the end of ``data_path`` (naming
+        both files).
     """
-    index_path, data_path = os.fspath(index_path), os.fspath(data_path)
+    index_path = os.fspath(index_path)
+    if isinstance(data_path, (list, tuple)):
+        data_path = [os.fspath(p) for p in data_path]
+    else:
+        data_path = os.fspath(data_path)
     try:
         with open(index_path) as f:
             lines = f.read().split("\n")
     except OSError as e:
         raise ValueError(f"MXNet index {index_path!r} cannot be read: {e.strerror or e}") \
             from None
-    try:
-        size = os.path.getsize(data_path)
-    except OSError as e:
-        raise ValueError(f"RecordIO file {data_path!r} cannot be read: {e.strerror or e}") \
-            from None
+    if size is None:
+        try:
+            size = os.path.getsize(data_path)
+        except OSError as e:
+            raise ValueError(f"RecordIO file {data_path!r} cannot be read: "
+                             f"{e.strerror or e}") from None
     out = []
     for i, line in enumerate(lines):
         parts = line.split()
@@ -237,10 +245,11 @@ class MXNetReaderCore(FileReaderCore):
                  lazy_init=False, defer_shard_check=False, **kwargs):
         self.paths = _str_list(path, "path")
         self.index_paths = _str_list(index_path, "index_path")
-        if len(self.paths) != len(self.index_paths):
+        if len(self.index_paths) not in (1, len(self.paths)):
             raise ValueError(f"readers.MXNet: {len(self.paths)} RecordIO file(s) but "
-                             f"{len(self.index_paths)} index file(s); expected one index per "
-                             f"file")
+                             f"{len(self.index_paths)} index file(s); expected one index "
+                             f"(DALI's form: offsets into the files' concatenation) or one "
+                             f"per file")
         super().__init__(lazy_init=True, **kwargs)
         self._records = None
         if not lazy_init:
@@ -250,10 +259,26 @@ class MXNetReaderCore(FileReaderCore):
                 self._dataset()
 
     def build_index(self):
+        sizes = []
+        for p in self.paths:
+            try:
+                sizes.append(os.path.getsize(p))
+            except OSError as e:
+                raise ValueError(f"RecordIO file {p!r} cannot be read: {e.strerror or e}") \
+                    from None
+        if len(self.index_paths) == 1 and len(self.paths) > 1:
+            # DALI's form: one index, offsets into the files' concatenation
+            starts = np.cumsum([0] + sizes).tolist()
+            per_file = [[] for _ in self.paths]
+            for off in read_index(self.index_paths[0], self.paths, starts[-1]):
+                fi = int(np.searchsorted(starts, off, side="right")) - 1
+                per_file[fi].append(off - starts[fi])
+        else:
+            per_file = [read_index(ip, p) for p, ip in zip(self.paths, self.index_paths)]
         recs, names = [], []
-        for fi, (p, ip) in enumerate(zip(self.paths, self.index_paths)):
-            offs = read_index(ip, p)
-            ends = sorted(set(offs)) + [os.path.getsize(p)]
+        for fi, (p, offs) in enumerate(zip(self.paths, per_file)):
+            offs = sorted(offs)             # DALI reads the records in file order
+            ends = sorted(set(offs)) + [sizes[fi]]
             nxt = {o: ends[k + 1] for k, o in enumerate(ends[:-1])}
             for off in offs:
                 recs.append((fi, off, nxt[off] - off))
@@ -281,7 +306,7 @@ class MXNetReaderCore(FileReaderCore):
                                                f"{e.strerror or e}") from e
                     try:
                         buf = os.pread(fds[fi], size, off)
-                        data, _ = join_record(buf, off, paths[fi], ipaths[fi])
+                        data, _ = join_record(buf, off, paths[fi], ipaths[min(fi, len(ipaths) - 1)])
                         img, lab = unpack_image(
                             data, f"RecordIO {paths[fi]!r}, record at offset {off}")
                     except ValueError as e:     # DALI's readers raise RuntimeError
