@@ -73,10 +73,12 @@ def dtype(spec) -> DType:
     return lookup(npd.name)
 
 
-def type_id(spec) -> int | None:
-    """DALI's ``DALIDataType`` id of a dtype (``ndd.type_id(ndd.float32) == 9``; None for
-    bfloat16, as in DALI 2.4). ``spec`` is anything :func:`dtype` accepts."""
-    return dtype(spec).type_id
+def type_id(spec) -> DALIDataType | None:
+    """DALI's ``DALIDataType`` of a dtype (``ndd.type_id(ndd.float32)`` is
+    ``DALIDataType.FLOAT``, equal to its id 9; None for bfloat16, as in DALI 2.4). ``spec`` is
+    anything :func:`dtype` accepts."""
+    tid = dtype(spec).type_id
+    return None if tid is None else DALIDataType(tid)
 
 
 def from_dali(value):

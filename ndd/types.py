@@ -10,7 +10,16 @@ import enum
 from compiler.types import BY_DALI_NAME
 
 
-class DALIDataType(enum.IntEnum):
+class _DaliEnum(enum.IntEnum):
+    """An integer enum that prints as DALI's do: ``str(DALIDataType.FLOAT)`` and ``f"{...}"``
+    give ``"DALIDataType.FLOAT"`` (Python's IntEnum would give ``"9"``); it still compares and
+    converts as its integer id."""
+
+    __str__ = enum.Enum.__str__
+    __format__ = enum.Enum.__format__
+
+
+class DALIDataType(_DaliEnum):
     """Element types, with DALI 2.4's numeric ids (``nvidia.dali.types.DALIDataType``)."""
 
     NO_TYPE = -1
@@ -42,7 +51,7 @@ class DALIDataType(enum.IntEnum):
         return d.ir_name
 
 
-class DALIImageType(enum.IntEnum):
+class DALIImageType(_DaliEnum):
     """Colour spaces of decoded images (``output_type``)."""
 
     RGB = 0
@@ -56,7 +65,7 @@ class DALIImageType(enum.IntEnum):
         return self.name
 
 
-class DALIInterpType(enum.IntEnum):
+class DALIInterpType(_DaliEnum):
     """Resampling filters (``interp_type``, ``min_filter``, ``mag_filter``)."""
 
     INTERP_NN = 0
@@ -71,7 +80,7 @@ class DALIInterpType(enum.IntEnum):
         return self.name.removeprefix("INTERP_").lower()
 
 
-class DALIRNGType(enum.IntEnum):
+class DALIRNGType(_DaliEnum):
     """Kind of random-number generator (only the default is implemented)."""
 
     DEFAULT = 0

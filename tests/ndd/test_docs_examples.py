@@ -1178,7 +1178,5 @@ def api_reference_type_id(ndd):
     return str(ndd.type_id(ndd.float32)), str(ndd.type_id(ndd.uint8))
 
 
-@pytest.mark.xfail(strict=True, reason="ndd.type_id returns an int; DALI 2.4's returns the "
-                                       "DALIDataType (api_reference)")
 def test_api_reference_type_id(dali):
-    run_both(api_reference_type_id, dali)
+    assert run_both(api_reference_type_id, dali) == ("DALIDataType.FLOAT", "DALIDataType.UINT8")

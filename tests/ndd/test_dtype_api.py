@@ -85,6 +85,11 @@ def test_type_id_function():
     assert ndd.type_id(ndd.float32) == ndd.types.DALIDataType.FLOAT
     assert ndd.type_id("u8") == ndd.types.DALIDataType.UINT8
     assert ndd.type_id(ndd.bfloat16) is None
+    tid = ndd.type_id(ndd.float32)
+    assert tid is ndd.types.DALIDataType.FLOAT and tid == 9        # the member, equal to its id
+    # DALI's enums print as Class.NAME (Python's IntEnum would print the number)
+    assert (str(tid), f"{ndd.types.DALIImageType.RGB}") == ("DALIDataType.FLOAT",
+                                                              "DALIImageType.RGB")
 
 
 @pytest.mark.oracle
