@@ -160,7 +160,7 @@ def _dali_flat(**kw):
     dd = pytest.importorskip("nvidia.dali.experimental.dynamic")
     r = dd.readers.MXNet(**kw)
     out = []
-    for images, labels in r.next_epoch(batch_size=kw.pop("_bs", 3)):
+    for images, labels in r.next_epoch(batch_size=3):
         out += [(np.asarray(i).tobytes(), np.asarray(lab)) for i, lab in
                 zip(images, labels)]
     return out
