@@ -112,6 +112,12 @@ def probe() -> dict[str, str]:
                 ("brightness_contrast", ndd.brightness_contrast(small, brightness=1.3,
                                                                 contrast=0.6,
                                                                 brightness_shift=0.05)),
+                ("brightness", ndd.brightness(small, brightness=1.3, brightness_shift=0.05)),
+                ("contrast", ndd.contrast(small, contrast=0.6, contrast_center=90.0)),
+                ("hue", ndd.hue(small, hue=30.0)),
+                ("saturation", ndd.saturation(small, saturation=0.4)),
+                ("color_twist", ndd.color_twist(small, hue=-30.0, saturation=1.2,
+                                                brightness=0.9, contrast=1.1)),
                 ("noise/gaussian", ndd.noise.gaussian(small, stddev=8.0,
                                                       rng=ndd.random.RNG(seed=3))),
                 ("noise/salt_and_pepper", ndd.noise.salt_and_pepper(

@@ -1,6 +1,7 @@
-"""Color ops: ``brightness_contrast`` and ``hsv``.
+"""Color ops: ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``, ``hue``,
+``saturation`` and ``color_twist``.
 
-Source: DALI 2.4 ``brightness_contrast`` / ``hsv`` (argument names, defaults and the float32
+Source: DALI 2.4's operators of those names (argument names, defaults and the float32
 arithmetic measured on its CPU operators).
 """
 from __future__ import annotations
@@ -50,3 +51,64 @@ register(OpSchema(
         "linear transform in RGB: the color is taken to YIQ, its chroma rotated by ``hue`` and "
         "scaled by ``saturation``, everything scaled by ``value``, and taken back. Source: "
         "DALI ``hsv``."))
+
+
+_BRIGHTNESS = ArgSpec("brightness", "float", 1.0, tensor=True, doc="Brightness multiplier.")
+_DTYPE = ArgSpec("dtype", "dtype", None, doc="Output type (default: the input type).")
+_IMAGE_TYPE = ArgSpec("image_type", "image_type", "RGB",
+                      doc="The color space of the input and output. Accepted and, as in DALI "
+                          "2.4, not used: the channels are treated as RGB.")
+_HUE = ArgSpec("hue", "float", 0.0, tensor=True,
+               doc="Hue change in degrees (an angle: values wrap around).")
+_SATURATION = ArgSpec("saturation", "float", 1.0, tensor=True,
+                      doc="Saturation factor: 0 desaturates completely, 1 changes nothing.")
+
+register(OpSchema(
+    "brightness", ("input",), (
+        _BRIGHTNESS,
+        ArgSpec("brightness_shift", "float", 0.0, tensor=True,
+                doc="Brightness shift, in units of the output range (1.0 for floats, the "
+                    "type's maximum for integers)."),
+        _DTYPE,
+    ), _color_infer(None), public_name="brightness",
+    doc="``out = brightness_shift * output_range + brightness * in``: ``brightness_contrast`` "
+        "with ``contrast`` 1 (the same float32 arithmetic and rounding). Source: DALI "
+        "``brightness``."))
+
+register(OpSchema(
+    "contrast", ("input",), (
+        ArgSpec("contrast", "float", 1.0, tensor=True,
+                doc="Contrast multiplier; 0 gives a uniform ``contrast_center``."),
+        ArgSpec("contrast_center", "float", None, tensor=True,
+                doc="Intensity unaffected by contrast (default: half the input type's positive "
+                    "range, rounded up: 128 for uint8; 0.5 for floats)."),
+        _DTYPE,
+    ), _color_infer(None), public_name="contrast",
+    doc="``out = contrast_center + contrast * (in - contrast_center)``: ``brightness_contrast`` "
+        "with ``brightness`` 1 (the same float32 arithmetic and rounding). Source: DALI "
+        "``contrast``."))
+
+register(OpSchema(
+    "hue", ("input",), (_DTYPE, _HUE, _IMAGE_TYPE), _color_infer(None), public_name="hue",
+    doc="Rotates the hue of RGB images: ``hsv`` with only ``hue`` set (the YIQ approximation), "
+        "output type defaulting to the input's. Source: DALI ``hue``."))
+
+register(OpSchema(
+    "saturation", ("input",), (_DTYPE, _IMAGE_TYPE, _SATURATION), _color_infer(None),
+    public_name="saturation",
+    doc="Scales the saturation of RGB images: ``hsv`` with only ``saturation`` set (the YIQ "
+        "approximation), output type defaulting to the input's. Source: DALI ``saturation``."))
+
+register(OpSchema(
+    "color_twist", ("input",), (
+        ArgSpec("brightness", "float", 1.0, tensor=True,
+                doc="Brightness factor: 0 gives black, 1 changes nothing."),
+        ArgSpec("contrast", "float", 1.0, tensor=True,
+                doc="Contrast factor: 0 gives a uniform grey (128 for every integer input type, "
+                    "as in DALI; 0.5 for floats), 1 changes nothing."),
+        _DTYPE, _HUE, _IMAGE_TYPE, _SATURATION,
+    ), _color_infer(None), public_name="color_twist",
+    doc="Adjusts hue, saturation, contrast and brightness of RGB images in one affine map: "
+        "``out = brightness * (center + contrast * (hsv(in) - center))``, with ``hsv``'s YIQ "
+        "matrix for hue and saturation and ``center`` 128 (integer inputs) or 0.5 (floats). Source: "
+        "DALI ``color_twist``."))

@@ -24,7 +24,8 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``noise``                  ``noise.gaussian`` / ``salt_and_pepper`` / ``shot``
 ``dims``                   ``expand_dims``, ``stack``, ``per_frame``
 ``bbox``                   ``bb_flip``, ``random_bbox_crop``
-``color``                  ``brightness_contrast``, ``hsv``
+``color``                  ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``,
+                           ``hue``, ``saturation``, ``color_twist``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
 ``detection``              ``coord_flip``, ``bbox_paste``, ``box_encoder``
@@ -36,7 +37,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
                            ``crop`` / ``combine``, ``coord_transform``
 ``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
-``masking``                ``erase``
+``masking``                ``erase``, ``paste``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import

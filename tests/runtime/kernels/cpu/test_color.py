@@ -59,3 +59,57 @@ def test_hsv_matches_the_yiq_construction():
     np.testing.assert_array_equal(hsv(gray, hue=123.0), gray)    # no chroma: unchanged
     with pytest.raises(ValueError, match="3 channels"):
         hsv(np.zeros((2, 2, 4), np.uint8))
+
+
+# ------------------------------------------- brightness, contrast, hue, saturation, color_twist
+def test_brightness_and_contrast_kernels_are_the_documented_formulas():
+    import ndd
+    x = RNG.integers(0, 256, size=(6, 7, 3), dtype=np.uint8)
+    t = ndd.tensor(x, layout="HWC")
+    got = np.asarray(ndd.brightness(t, brightness=1.4, brightness_shift=-0.05,
+                                    dtype=ndd.float32))
+    np.testing.assert_allclose(got, -0.05 + 1.4 * x.astype(np.float64), rtol=1e-6, atol=1e-4)
+    got = np.asarray(ndd.contrast(t, contrast=0.3))
+    want = np.clip(np.floor(128 + 0.3 * (x.astype(np.float64) - 128) + 0.5), 0, 255)
+    assert got.dtype == np.uint8 and np.abs(got.astype(int) - want).max() <= 1
+    got = np.asarray(ndd.contrast(t, contrast=2.0, contrast_center=10.0, dtype=ndd.float32))
+    np.testing.assert_allclose(got, 10 + 2 * (x.astype(np.float64) - 10), rtol=1e-6)
+
+
+def test_hue_and_saturation_kernels_keep_the_input_type():
+    import ndd
+    f = RNG.random((3, 4, 3)).astype(np.float32)
+    got = np.asarray(ndd.hue(ndd.tensor(f, layout="HWC"), hue=50.0))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, _hsv_reference(f, 50.0, 1.0, 1.0), atol=2e-6)
+    got = np.asarray(ndd.saturation(ndd.tensor(f, layout="HWC"), saturation=0.0))
+    np.testing.assert_allclose(got, _hsv_reference(f, 0.0, 0.0, 1.0), atol=2e-6)
+    # ~ the luma in every channel (the NTSC I / Q rows miss summing to 0 by 0.001)
+    luma = 0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2]
+    np.testing.assert_allclose(got, np.repeat(luma[..., None], 3, -1), atol=4e-3)
+
+
+def test_color_twist_is_hsv_then_contrast_then_brightness():
+    from runtime.kernels.cpu.color import color_twist
+    f = RNG.random((3, 4, 3)).astype(np.float32)
+    for hue, sat, b, c in ((0, 1, 1, 1), (30, 0.5, 1.2, 0.8), (-120, 1.3, 0.6, 1.5)):
+        got = color_twist(f, hue=hue, saturation=sat, brightness=b, contrast=c)
+        want = b * (0.5 + c * (_hsv_reference(f, hue, sat, 1.0) - 0.5))
+        np.testing.assert_allclose(got, want, atol=3e-6)
+    x = RNG.integers(0, 256, size=(5, 5, 3), dtype=np.uint8)
+    assert (color_twist(x, contrast=0.0) == 128).all()
+    assert (color_twist(x, brightness=0.0) == 0).all()
+    got = color_twist(x, hue=40.0, saturation=0.7, brightness=1.1, contrast=0.9)
+    want = 1.1 * (128 + 0.9 * (_hsv_reference(x, 40.0, 0.7, 1.0) - 128))
+    want = np.clip(np.floor(want + 0.5), 0, 255)
+    assert got.dtype == np.uint8 and np.abs(got.astype(int) - want).max() <= 1
+    with pytest.raises(ValueError, match="3 channels"):
+        color_twist(np.zeros((2, 2, 1), np.uint8))
+
+
+def test_color_twist_centers_contrast_at_128_for_every_integer_type():
+    from runtime.kernels.cpu.color import color_twist
+    z = np.zeros((2, 2, 3), np.int16)
+    assert (color_twist(z, contrast=0.0) == 128).all()
+    assert (color_twist(z.astype(np.int32), contrast=0.5, brightness=2.0) == 128).all()
+    assert (color_twist(z.astype(np.float32), contrast=0.0) == 0.5).all()
