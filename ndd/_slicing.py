@@ -1,6 +1,6 @@
 """``Tensor[...]`` and ``Batch.slice[...]``: per-sample indexing recorded as ``subscript`` nodes.
 
-Index items may be ints, slices (with int or per-sample Batch bounds), ``Ellipsis`` and
+Index items may be ints, slices (with int or per-sample Batch bounds and steps), ``Ellipsis`` and
 ``None`` (new axis); a Batch gives one index per sample. Integer indices drop the axis and its
 layout letter (DALI semantics).
 """
@@ -40,12 +40,11 @@ def subscript(handle, index):
         elif item is None:
             spec.append(("new",))
         elif isinstance(item, slice):
-            if item.step not in (None, 1) and not isinstance(item.step, int):
-                raise TypeError(f"{what}: slice step must be an int, got {item.step!r}")
-            if item.step == 0:
+            step = 1 if item.step is None else _bound(item.step, "st", k, targs, what)
+            if step == 0:
                 raise ValueError(f"{what}: slice step cannot be zero")
             spec.append(("slice", _bound(item.start, "lo", k, targs, what),
-                         _bound(item.stop, "hi", k, targs, what), item.step or 1))
+                         _bound(item.stop, "hi", k, targs, what), step))
         else:
             b = _bound(item, "at", k, targs, what)
             spec.append(("idx", b))

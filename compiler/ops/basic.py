@@ -129,6 +129,7 @@ register(OpSchema(
         ArgSpec("lo_2", "int", None, tensor=True), ArgSpec("hi_2", "int", None, tensor=True),
         ArgSpec("at_2", "int", None, tensor=True), ArgSpec("lo_3", "int", None, tensor=True),
         ArgSpec("hi_3", "int", None, tensor=True), ArgSpec("at_3", "int", None, tensor=True),
+        *(ArgSpec(f"st_{k}", "int", None, tensor=True) for k in range(4)),
     ), _subscript_infer,
     doc="Indexes inside each sample (``Tensor[...]``, ``Batch.slice[...]``); integer indices "
         "drop the axis and its layout letter."))

@@ -1157,8 +1157,6 @@ def docstring_batch_slice_per_sample(ndd):
     return samples.slice[start:stop:step]
 
 
-@pytest.mark.xfail(strict=True, reason="Batch.slice[start:stop:step] with Batch start, stop and "
-                                       "step fails (DALI 2.4 slices each sample with its own)")
 def test_docstring_batch_slice_with_batch_arguments(dali):
     ours = run_both(docstring_batch_slice_per_sample, dali)
     assert [s.tolist() for s in ours] == [[1, 2, 3], [4, 6, 8], [9, 15]]

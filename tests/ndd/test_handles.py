@@ -220,6 +220,24 @@ def test_batch_slice_with_per_sample_batch_indices(ragged):
         np.testing.assert_array_equal(_np(col.tensors[i]), s[:, i % 2])
 
 
+@pytest.mark.parametrize("mode", ["eager", "deferred", "sync_cpu"])
+def test_batch_slice_with_per_sample_steps(ragged, mode):
+    """DALI 2.4's Batch.slice docstring: start, stop and step may each be a Batch (one per
+    sample); a zero step of one sample is that sample's error."""
+    b = ndd.batch(ragged, layout="HWC")
+    steps = [1, 2, -1, 3]
+    with getattr(ndd.EvalMode, mode):
+        out = b.slice[ndd.batch([np.int32(0), np.int32(1), np.int32(-1), np.int32(0)]):
+                      :ndd.batch([np.int32(v) for v in steps]), 1]
+        for i, s in enumerate(ragged):
+            lo = [0, 1, -1, 0][i]
+            np.testing.assert_array_equal(_np(out.tensors[i]), s[lo::steps[i], 1])
+        assert out.layout == "HC"
+        with pytest.raises(ValueError, match="sample 1: slice step cannot be zero"):
+            # raised at the call under sync_cpu, at evaluate() under eager/deferred
+            b.slice[::ndd.batch([np.int32(v) for v in (1, 0, 1, 1)])].evaluate()
+
+
 def test_integer_indices_on_every_axis_give_0d_samples():
     """DALI: ``xy.slice[0]`` of 1-D samples is a batch of scalars (shape ()), usable where a
     per-sample scalar argument is expected (the usage guide's ``crop_pos_x=xy.slice[0]``)."""

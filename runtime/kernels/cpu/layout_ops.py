@@ -242,7 +242,7 @@ def subscript_kernel(ctx, ins, a, i):
 
     ``spec`` holds one item per index: ``("ellipsis",)``, ``("new",)``, ``("idx", v)`` or
     ``("slice", lo, hi, step)``; a bound given per sample is ``("t",)`` and its values are the
-    tensor arguments ``at_<k>`` / ``lo_<k>`` / ``hi_<k>``.
+    tensor arguments ``at_<k>`` / ``lo_<k>`` / ``hi_<k>`` / ``st_<k>`` (the step).
     """
     x = ins[0]
     index = []
@@ -258,8 +258,11 @@ def subscript_kernel(ctx, ins, a, i):
         else:
             lo = a[f"lo_{k}"] if item[1] == ("t",) else item[1]
             hi = a[f"hi_{k}"] if item[2] == ("t",) else item[2]
+            step = int(a[f"st_{k}"]) if item[3] == ("t",) else item[3]
+            if step == 0:
+                raise ValueError(f"sample {i}: slice step cannot be zero")
             index.append(slice(None if lo is None else int(lo), None if hi is None else int(hi),
-                               item[3]))
+                               step))
     try:
         out = np.asarray(x[tuple(index)])  # integers on every axis: a 0-d sample (DALI)
         return out if out.flags.c_contiguous else np.ascontiguousarray(out)
