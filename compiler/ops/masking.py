@@ -6,7 +6,7 @@ region rounding, fill conversion and errors measured on its CPU backend; see
 """
 from __future__ import annotations
 
-from compiler.schema import ArgSpec, OpSchema, register
+from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 _ERASE_TYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "int64", "uint64",
                 "float16", "float32")
@@ -60,3 +60,41 @@ register(OpSchema(
     doc="Erases (fills) rectangular regions of the samples, e.g. random erasing / cutout. Each "
         "sample may have any number of regions (per-sample ``anchor`` / ``shape``). Source: "
         "DALI ``erase``."))
+
+
+def _paste_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype != "uint8":
+        raise ValueError(f"paste: expected uint8 images, got {m.dtype}")
+    if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
+        raise ValueError(f"paste: expected HWC images, got {m.ndim}-D samples with layout "
+                         f"{m.layout!r}")
+    fill = args.get("fill_value")
+    n = args.get("n_channels")
+    n = 3 if n is None else n
+    if fill is not None and len(fill) not in (1, n):
+        raise ValueError(f'paste: Argument "fill_value" expects either a single value or a '
+                         f"list of {n} elements. {len(fill)} given.")
+    return [m.with_(layout="HWC")]
+
+
+register(OpSchema(
+    "paste", ("input",), (
+        ArgSpec("fill_value", "float[]", REQUIRED,
+                doc="Color of the canvas: one value or ``n_channels`` values (converted to "
+                    "uint8 like ``cast``)."),
+        ArgSpec("min_canvas_size", "float", 0.0, tensor=True,
+                doc="Smallest canvas height and width (after ``ratio``)."),
+        ArgSpec("n_channels", "int", 3, doc="Number of channels of the images."),
+        ArgSpec("paste_x", "float", 0.5, tensor=True,
+                doc="Horizontal position of the image on the canvas, 0 (left) to 1 (right)."),
+        ArgSpec("paste_y", "float", 0.5, tensor=True,
+                doc="Vertical position of the image on the canvas, 0 (top) to 1 (bottom)."),
+        ArgSpec("ratio", "float", REQUIRED, tensor=True,
+                doc="Canvas size relative to the image (at least 1): the canvas is "
+                    "``max(floor(H * ratio), floor(min_canvas_size))`` by the same for W."),
+    ), _paste_infer, public_name="paste",
+    doc="Pastes each uint8 HWC image onto a larger canvas of ``fill_value`` (zoom-out "
+        "augmentation): the image's top-left corner lands at "
+        "``floor(paste_y * (canvas_h - H)), floor(paste_x * (canvas_w - W))``. Source: DALI "
+        "``paste``."))

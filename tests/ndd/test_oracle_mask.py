@@ -111,3 +111,55 @@ def test_erase_unsupported_types_in_both(dyn, dtype):
         with pytest.raises((ValueError, RuntimeError)):
             np.asarray(mod.erase(mod.as_tensor(x, layout="HWC"), anchor=[1, 2],
                                  shape=[2, 3]).cpu())
+
+
+def _paste_cases():
+    rng = np.random.default_rng(5)
+    cases = [dict(ratio=2.0, fill_value=[1, 2, 3]), dict(ratio=1.0, fill_value=[7]),
+             dict(ratio=1.0, fill_value=[1, 2, 3], min_canvas_size=17.5),
+             dict(ratio=1.3, fill_value=[0, 128, 255], paste_x=0.0, paste_y=1.0),
+             dict(ratio=2.5, fill_value=[9], paste_x=1.0, paste_y=0.0, min_canvas_size=40.0)]
+    for _ in range(12):
+        cases.append(dict(ratio=float(rng.uniform(1, 3)), fill_value=[3, 4, 5],
+                          paste_x=float(rng.random()), paste_y=float(rng.random())))
+    return cases
+
+
+@pytest.mark.parametrize("kw", _paste_cases())
+def test_paste_matches_dali(dyn, kw):
+    x = _img()
+    _same(ndd.paste(ndd.as_tensor(x, layout="HWC"), **kw),
+          dyn.paste(dyn.as_tensor(x, layout="HWC"), **kw))
+
+
+def test_paste_per_sample_matches_dali(dyn):
+    imgs = [_img(), _img(shape=(6, 5, 3)), _img(shape=(9, 16, 3))]
+    ratios = [np.float32(1.5), np.float32(2.37), np.float32(3.1)]
+    px = [np.float32(0.0), np.float32(0.61), np.float32(1.0)]
+    py = [np.float32(0.33), np.float32(1.0), np.float32(0.0)]
+
+    def call(mod):
+        return mod.paste(mod.as_batch(imgs, layout="HWC"), ratio=mod.as_batch(ratios),
+                         paste_x=mod.as_batch(px), paste_y=mod.as_batch(py),
+                         fill_value=[10, 20, 30])
+    _same(call(ndd), call(dyn))
+
+
+@pytest.mark.parametrize("kw", [dict(ratio=0.5, fill_value=[0]),
+                                dict(ratio=2.0, fill_value=[1, 2]),
+                                dict(ratio=2.0, fill_value=[0], paste_x=1.5)],
+                         ids=["ratio", "fill", "paste_x"])
+def test_paste_errors_in_both(dyn, kw):
+    x = _img()
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(mod.paste(mod.as_tensor(x, layout="HWC"), **kw).cpu())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_paste_non_uint8_fails_in_both(dyn, dtype):
+    x = _img(dtype)
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(mod.paste(mod.as_tensor(x, layout="HWC"), ratio=2.0,
+                                 fill_value=[0]).cpu())

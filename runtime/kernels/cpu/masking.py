@@ -1,4 +1,4 @@
-"""Masking ops on the CPU: ``erase``.
+"""Masking ops on the CPU: ``erase``, ``paste``.
 
 ``erase`` follows DALI 2.4 (measured on its CPU operator): the coordinates of ``anchor`` and
 ``shape`` are grouped per region in the order of ``axis_names`` (default ``HW``) or ``axes``;
@@ -7,7 +7,13 @@ to ``anchor - shape / 2``; a region covers ``[floor(start), floor(start + shape)
 its axes, clipped to the sample, and the whole extent of every other axis. ``fill_value`` is
 one value or one per channel, converted to the sample type with ``cast``'s rules (DALI
 truncates and wraps; docs/semantics.md). Each region is one slice assignment: no per-pixel
-Python. Registers ``erase``.
+Python.
+
+``paste`` (DALI 2.4, measured): the canvas is ``max(floor(H * ratio), floor(min_canvas_size))``
+by the same for ``W`` (float32 products), filled with ``fill_value`` (one value or one per
+channel; ``cast``'s rounding, where DALI truncates and wraps), and the image is copied to the
+corner ``floor(paste_y * (canvas_h - H)), floor(paste_x * (canvas_w - W))``.
+Registers ``erase`` and ``paste``.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ from runtime.kernels.registry import per_sample, register
 
 from .warp import fill_in_type
 
-__all__ = ["erase", "erase_regions"]
+__all__ = ["erase", "erase_regions", "paste", "paste_geometry"]
 
 
 def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
@@ -163,3 +169,75 @@ def erase_kernel(ctx, ins, a, i):
                  normalized=a.get("normalized"), normalized_anchor=a.get("normalized_anchor"),
                  normalized_shape=a.get("normalized_shape"),
                  centered_anchor=a.get("centered_anchor"), fill_value=a.get("fill_value"))
+
+
+_F = np.float32
+
+
+def paste_geometry(h, w, *, ratio, paste_x=0.5, paste_y=0.5, min_canvas_size=0.0):
+    """The canvas ``(height, width)`` and the image's ``(top, left)`` of ``paste``.
+
+    Raises
+    ------
+    ValueError
+        ``ratio`` below 1, or ``paste_x`` / ``paste_y`` outside ``[0, 1]``.
+    """
+    ratio, px, py = _F(ratio), _F(paste_x), _F(paste_y)
+    if not ratio >= 1:
+        raise ValueError(f"paste: ratio of less than 1 is not supported (got {float(ratio)})")
+    for name, v in (("paste_x", px), ("paste_y", py)):
+        if not 0 <= v <= 1:
+            raise ValueError(f"paste: {name} must be in range [0, 1] (got {float(v)})")
+    least = int(np.floor(_F(min_canvas_size or 0.0)))
+    oh = max(int(np.floor(_F(h) * ratio)), least)
+    ow = max(int(np.floor(_F(w) * ratio)), least)
+    top = int(np.floor(py * _F(oh - h)))
+    left = int(np.floor(px * _F(ow - w)))
+    return (oh, ow), (top, left)
+
+
+def paste(img, *, ratio, fill_value, paste_x=0.5, paste_y=0.5, min_canvas_size=0.0):
+    """``paste`` of one ``(H, W, C)`` uint8 image.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        ``(H, W, C)`` uint8.
+    ratio, paste_x, paste_y, min_canvas_size : float
+        As DALI's ``paste`` (see :func:`paste_geometry`).
+    fill_value : sequence of float
+        One value, or at least ``C`` values (the first ``C`` are used).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(canvas_h, canvas_w, C)`` uint8.
+
+    Raises
+    ------
+    ValueError
+        Bad geometry, or fewer fill values than channels.
+    """
+    img = np.asarray(img)
+    h, w, c = img.shape
+    (oh, ow), (top, left) = paste_geometry(h, w, ratio=ratio, paste_x=paste_x,
+                                           paste_y=paste_y, min_canvas_size=min_canvas_size)
+    fills = [float(v) for v in np.ravel(fill_value)]
+    if len(fills) == 1:
+        fills = fills * c
+    if len(fills) < c:
+        raise ValueError(f"paste: {len(fills)} fill values for {c}-channel images")
+    vals = np.array([fill_in_type(v, img.dtype) for v in fills[:c]], img.dtype)
+    out = np.empty((oh, ow, c), img.dtype)
+    out[...] = vals
+    out[top:top + h, left:left + w] = img
+    return out
+
+
+@register("paste", "cpu")
+@per_sample
+def paste_kernel(ctx, ins, a, i):
+    """``paste`` of every sample."""
+    return paste(ins[0], ratio=a["ratio"], fill_value=a["fill_value"],
+                 paste_x=a.get("paste_x", 0.5), paste_y=a.get("paste_y", 0.5),
+                 min_canvas_size=a.get("min_canvas_size", 0.0))

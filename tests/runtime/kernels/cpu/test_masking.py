@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ndd
-from runtime.kernels.cpu.masking import erase
+from runtime.kernels.cpu.masking import erase, paste
 
 
 def _ref_erase(img, boxes, fill):
@@ -125,3 +125,68 @@ def test_per_sample_regions_eager_equals_deferred(img):
     for x, a, s, got in zip(imgs, anchors, shapes, res[0]):
         boxes = [{0: (a[k], s[k]), 1: (a[k + 1], s[k + 1])} for k in range(0, a.size, 2)]
         np.testing.assert_array_equal(got, _ref_erase(x, boxes, [1, 2, 3]))
+
+
+# ---- paste ----------------------------------------------------------------------------------
+
+def _ref_paste(img, ratio, fill, px, py, least=0):
+    """np.pad with per-channel constants; sizes from Python floats of the float32 values."""
+    h, w, c = img.shape
+    r = float(np.float32(ratio))
+    oh, ow = max(math.floor(h * r), math.floor(least)), max(math.floor(w * r), math.floor(least))
+    top = math.floor(float(np.float32(py)) * (oh - h))
+    left = math.floor(float(np.float32(px)) * (ow - w))
+    chans = [np.pad(img[..., k], ((top, oh - h - top), (left, ow - w - left)),
+                    constant_values=fill[k % len(fill)]) for k in range(c)]
+    return np.stack(chans, -1)
+
+
+@pytest.mark.parametrize("ratio,px,py,least", [(2, 0.5, 0.5, 0), (2.2739, 0, 1, 0),
+                                               (1.35, 0.5, 0.1, 0), (2.8548, 0.968, 0.0147, 0),
+                                               (1.0, 0.3, 0.3, 12), (1.2, 1, 0, 8.5)])
+def test_paste_reference(img, ratio, px, py, least):
+    got = np.asarray(ndd.paste(ndd.as_tensor(img, layout="HWC"), ratio=ratio,
+                               fill_value=[1, 2, 3], paste_x=px, paste_y=py,
+                               min_canvas_size=least))
+    np.testing.assert_array_equal(got, _ref_paste(img, ratio, [1, 2, 3], px, py, least))
+
+
+def test_paste_fill_single_and_cast(img):
+    np.testing.assert_array_equal(paste(img, ratio=1.5, fill_value=[9]),
+                                  _ref_paste(img, 1.5, [9], 0.5, 0.5))
+    got = paste(img, ratio=1.5, fill_value=[300, -2, 2.5])
+    np.testing.assert_array_equal(got, _ref_paste(img, 1.5, [255, 0, 3], 0.5, 0.5))
+
+
+@pytest.mark.parametrize("kw", [dict(ratio=0.5, fill_value=[0]),
+                                dict(ratio=2, fill_value=[1, 2]),
+                                dict(ratio=2, fill_value=[0], paste_x=1.5),
+                                dict(ratio=2, fill_value=[0], paste_y=-0.1)])
+def test_paste_errors(img, kw):
+    with pytest.raises(ValueError):
+        ndd.paste(ndd.as_tensor(img, layout="HWC"), **kw).evaluate()
+
+
+def test_paste_errors_type_layout(img):
+    with pytest.raises(ValueError, match="uint8"):
+        ndd.paste(ndd.as_tensor(img.astype(np.float32), layout="HWC"), ratio=2,
+                  fill_value=[0]).evaluate()
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.paste(ndd.as_tensor(np.ascontiguousarray(img.transpose(2, 0, 1)), layout="CHW"),
+                  ratio=2, fill_value=[0]).evaluate()
+
+
+def test_paste_per_sample_eager_equals_deferred(img):
+    imgs = [img, img[:4, :5].copy(), img[::-1].copy()]
+    ratios = [np.float32(1.5), np.float32(2.0), np.float32(3.3)]
+    pxs = [np.float32(0.0), np.float32(0.7), np.float32(1.0)]
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        with mode:
+            out = ndd.paste(ndd.as_batch(imgs, layout="HWC"), ratio=ndd.as_batch(ratios),
+                            paste_x=ndd.as_batch(pxs), fill_value=[4, 5, 6])
+            res.append(_arrays(out))
+    for e, d in zip(*res):
+        np.testing.assert_array_equal(e, d)
+    for x, r, p, got in zip(imgs, ratios, pxs, res[0]):
+        np.testing.assert_array_equal(got, _ref_paste(x, r, [4, 5, 6], p, 0.5))
