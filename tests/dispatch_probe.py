@@ -107,6 +107,8 @@ def probe() -> dict[str, str]:
                 ("warp_affine", ndd.warp_affine(small, matrix=mtx, inverse_map=False)),
                 ("sphere/nn", ndd.sphere(small)),
                 ("sphere/linear", ndd.sphere(small, interp_type="linear")),
+                ("grid_mask", ndd.grid_mask(small, tile=7, ratio=0.4, angle=0.6,
+                                            shift_x=2.5)),
                 ("hsv/u8", ndd.hsv(small, hue=30.0, saturation=0.7, value=1.2)),
                 ("hsv/f32", ndd.hsv(small, hue=-45.0, dtype=ndd.float32)),
                 ("brightness_contrast", ndd.brightness_contrast(small, brightness=1.3,

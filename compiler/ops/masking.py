@@ -98,3 +98,32 @@ register(OpSchema(
         "augmentation): the image's top-left corner lands at "
         "``floor(paste_y * (canvas_h - H)), floor(paste_x * (canvas_w - W))``. Source: DALI "
         "``paste``."))
+
+
+def _grid_mask_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype in ("float64", "bool"):
+        raise ValueError(f"grid_mask: unsupported input type {m.dtype}")
+    if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
+        raise ValueError(f"grid_mask: expected HWC images, got {m.ndim}-D samples with "
+                         f"layout {m.layout!r}")
+    return [m.with_(layout="HWC")]
+
+
+register(OpSchema(
+    "grid_mask", ("input",), (
+        ArgSpec("angle", "float", 0.0, tensor=True,
+                doc="Rotation of the grid, in radians."),
+        ArgSpec("ratio", "float", 0.5, tensor=True,
+                doc="Side of a black square relative to ``tile``."),
+        ArgSpec("shift_x", "float", 0.0, tensor=True,
+                doc="Horizontal shift of the (rotated) grid, in pixels."),
+        ArgSpec("shift_y", "float", 0.0, tensor=True,
+                doc="Vertical shift of the (rotated) grid, in pixels."),
+        ArgSpec("tile", "int", 100, tensor=True,
+                doc="Period of the grid, in pixels (positive)."),
+    ), _grid_mask_infer, public_name="grid_mask",
+    doc="Sets the pixels of a grid of squares to zero (GridMask augmentation) in HWC images: "
+        "pixel ``(x, y)`` is zeroed when both ``(x cos a - y sin a - shift_x) / tile`` and "
+        "``(x sin a + y cos a - shift_y) / tile`` have a fractional part below ``ratio``. "
+        "Source: DALI ``grid_mask``."))

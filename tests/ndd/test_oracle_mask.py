@@ -163,3 +163,49 @@ def test_paste_non_uint8_fails_in_both(dyn, dtype):
         with pytest.raises((ValueError, RuntimeError)):
             np.asarray(mod.paste(mod.as_tensor(x, layout="HWC"), ratio=2.0,
                                  fill_value=[0]).cpu())
+
+
+def _grid_cases():
+    rng = np.random.default_rng(9)
+    cases = [dict(), dict(tile=8), dict(tile=8, ratio=0.25), dict(tile=6, shift_x=3.0),
+             dict(tile=7, shift_y=2.5), dict(tile=10, angle=0.3), dict(tile=5, ratio=1.5),
+             dict(tile=9, angle=np.pi / 4, ratio=0.6)]
+    for _ in range(20):
+        cases.append(dict(tile=int(rng.integers(3, 30)), ratio=float(rng.uniform(0.05, 0.95)),
+                          angle=float(rng.uniform(-4, 4)), shift_x=float(rng.uniform(-20, 20)),
+                          shift_y=float(rng.uniform(-20, 20))))
+    return cases
+
+
+@pytest.mark.parametrize("kw", _grid_cases())
+def test_grid_mask_matches_dali(dyn, kw):
+    x = _img(shape=(57, 73, 3))
+    _same(ndd.grid_mask(ndd.as_tensor(x, layout="HWC"), **kw),
+          dyn.grid_mask(dyn.as_tensor(x, layout="HWC"), **kw))
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.int32, np.float32])
+def test_grid_mask_dtypes_match_dali(dyn, dtype):
+    x = _img(dtype, (20, 31, 1))
+    kw = dict(tile=6, ratio=0.4, angle=-0.7, shift_x=1.5)
+    _same(ndd.grid_mask(ndd.as_tensor(x, layout="HWC"), **kw),
+          dyn.grid_mask(dyn.as_tensor(x, layout="HWC"), **kw))
+
+
+def test_grid_mask_per_sample_matches_dali(dyn):
+    imgs = [_img(), _img(shape=(26, 15, 3)), _img(shape=(19, 36, 3))]
+    tiles = [np.int32(4), np.int32(7), np.int32(11)]
+    angles = [np.float32(0.0), np.float32(1.1), np.float32(-2.3)]
+
+    def call(mod):
+        return mod.grid_mask(mod.as_batch(imgs, layout="HWC"), tile=mod.as_batch(tiles),
+                             angle=mod.as_batch(angles), ratio=0.35)
+    _same(call(ndd), call(dyn))
+
+
+@pytest.mark.parametrize("kw", [dict(tile=0), dict(tile=-2)])
+def test_grid_mask_errors_in_both(dyn, kw):
+    x = _img()
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(mod.grid_mask(mod.as_tensor(x, layout="HWC"), **kw).cpu())

@@ -1,4 +1,4 @@
-"""Masking ops on the CPU: ``erase``, ``paste``.
+"""Masking ops on the CPU: ``erase``, ``paste``, ``grid_mask``.
 
 ``erase`` follows DALI 2.4 (measured on its CPU operator): the coordinates of ``anchor`` and
 ``shape`` are grouped per region in the order of ``axis_names`` (default ``HW``) or ``axes``;
@@ -13,7 +13,12 @@ Python.
 by the same for ``W`` (float32 products), filled with ``fill_value`` (one value or one per
 channel; ``cast``'s rounding, where DALI truncates and wraps), and the image is copied to the
 corner ``floor(paste_y * (canvas_h - H)), floor(paste_x * (canvas_w - W))``.
-Registers ``erase`` and ``paste``.
+
+``grid_mask`` (DALI 2.4, measured): integer pixel coordinates ``(x, y)`` (not centers) are
+rotated and shifted in float32, ``u = x cos a - y sin a - shift_x``, ``v = x sin a + y cos a -
+shift_y``; the pixel is zeroed in every channel when ``frac(u / tile) < ratio`` and
+``frac(v / tile) < ratio`` (one whole-image mask, no per-pixel Python).
+Registers ``erase``, ``paste`` and ``grid_mask``.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from runtime.kernels.registry import per_sample, register
 
 from .warp import fill_in_type
 
-__all__ = ["erase", "erase_regions", "paste", "paste_geometry"]
+__all__ = ["erase", "erase_regions", "paste", "paste_geometry", "grid_mask",
+           "grid_mask_mask"]
 
 
 def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
@@ -241,3 +247,56 @@ def paste_kernel(ctx, ins, a, i):
     return paste(ins[0], ratio=a["ratio"], fill_value=a["fill_value"],
                  paste_x=a.get("paste_x", 0.5), paste_y=a.get("paste_y", 0.5),
                  min_canvas_size=a.get("min_canvas_size", 0.0))
+
+
+def grid_mask_mask(h, w, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
+    """The ``(h, w)`` bool mask of the pixels ``grid_mask`` zeroes.
+
+    Raises
+    ------
+    ValueError
+        A non-positive ``tile``.
+    """
+    tile = int(np.ravel(tile)[0]) if np.ndim(tile) else int(tile)
+    if tile <= 0:
+        raise ValueError(f"grid_mask: Tile argument must be positive (got {tile})")
+    a = _F(angle)
+    c, s = np.cos(a), np.sin(a)
+    t, r = _F(tile), _F(ratio)
+    xs = np.arange(w, dtype=_F)
+    ys = np.arange(h, dtype=_F)[:, None]
+    u = (xs * c - ys * s - _F(shift_x)) / t
+    v = (xs * s + ys * c - _F(shift_y)) / t
+    return (u - np.floor(u) < r) & (v - np.floor(v) < r)
+
+
+def grid_mask(img, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
+    """``grid_mask`` of one ``(H, W, C)`` image.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        ``(H, W, C)``, any numeric dtype but float64.
+    tile, ratio, angle, shift_x, shift_y :
+        As DALI's ``grid_mask`` (see :func:`grid_mask_mask`).
+
+    Returns
+    -------
+    numpy.ndarray
+        A copy of ``img``, zero at the masked pixels.
+    """
+    img = np.asarray(img)
+    mask = grid_mask_mask(img.shape[0], img.shape[1], tile=tile, ratio=ratio, angle=angle,
+                          shift_x=shift_x, shift_y=shift_y)
+    out = img.copy()
+    out[mask] = 0
+    return out
+
+
+@register("grid_mask", "cpu")
+@per_sample
+def grid_mask_kernel(ctx, ins, a, i):
+    """``grid_mask`` of every sample."""
+    return grid_mask(ins[0], tile=a.get("tile", 100), ratio=a.get("ratio", 0.5),
+                     angle=a.get("angle", 0.0), shift_x=a.get("shift_x", 0.0),
+                     shift_y=a.get("shift_y", 0.0))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ndd
-from runtime.kernels.cpu.masking import erase, paste
+from runtime.kernels.cpu.masking import erase, grid_mask, paste
 
 
 def _ref_erase(img, boxes, fill):
@@ -190,3 +190,66 @@ def test_paste_per_sample_eager_equals_deferred(img):
         np.testing.assert_array_equal(e, d)
     for x, r, p, got in zip(imgs, ratios, pxs, res[0]):
         np.testing.assert_array_equal(got, _ref_paste(x, r, [4, 5, 6], p, 0.5))
+
+
+# ---- grid_mask ------------------------------------------------------------------------------
+
+def _ref_grid(h, w, tile, ratio, angle, sx, sy):
+    """Per-pixel float64 loop: (mask, margin) with margin the distance of the nearer
+    fractional part from ``ratio`` (where float32 and float64 may disagree)."""
+    mask = np.zeros((h, w), bool)
+    margin = np.zeros((h, w))
+    c, s = math.cos(angle), math.sin(angle)
+    for y in range(h):
+        for x in range(w):
+            fu = ((x * c - y * s - sx) / tile) % 1.0
+            fv = ((x * s + y * c - sy) / tile) % 1.0
+            mask[y, x] = fu < ratio and fv < ratio
+            wrap = [min(f, 1 - f) for f in (fu, fv) if f != 0.0]   # exact 0: no ambiguity
+            margin[y, x] = min([abs(fu - ratio), abs(fv - ratio)] + wrap)
+    return mask, margin
+
+
+@pytest.mark.parametrize("kw", [dict(tile=8, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0),
+                                dict(tile=5, ratio=0.3, angle=0.0, shift_x=3.0, shift_y=-2.0),
+                                dict(tile=9, ratio=0.6, angle=0.7, shift_x=1.2, shift_y=4.4),
+                                dict(tile=13, ratio=0.45, angle=-2.2, shift_x=-7.0,
+                                     shift_y=0.3)])
+def test_grid_mask_reference(img, kw):
+    big = np.resize(img, (31, 27, 3))
+    got = grid_mask(big, **kw)
+    mask, margin = _ref_grid(31, 27, kw["tile"], kw["ratio"], kw["angle"], kw["shift_x"],
+                             kw["shift_y"])
+    # unrotated: exact in float32 too (integer coordinates and shifts, ratios away
+    # from every k / tile); rotated: only the pixels away from the boundaries
+    sure = margin > 1e-5 if kw["angle"] else np.ones_like(mask)
+    assert sure.mean() > 0.9
+    ref = np.where(mask[..., None], 0, big)
+    np.testing.assert_array_equal(got[sure], ref[sure])
+
+
+def test_grid_mask_errors_and_layout(img):
+    with pytest.raises(ValueError, match="positive"):
+        ndd.grid_mask(ndd.as_tensor(img, layout="HWC"), tile=0).evaluate()
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.grid_mask(ndd.as_tensor(img[..., 0], layout="HW"), tile=4).evaluate()
+    with pytest.raises(ValueError, match="float64"):
+        ndd.grid_mask(ndd.as_tensor(img.astype(np.float64), layout="HWC")).evaluate()
+
+
+def test_grid_mask_per_sample_eager_equals_deferred(img):
+    imgs = [img, img[:4, :5].copy(), np.resize(img, (20, 30, 3))]
+    tiles = [np.int32(3), np.int32(4), np.int32(7)]
+    angles = [np.float32(0.0), np.float32(0.5), np.float32(-1.0)]
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        with mode:
+            out = ndd.grid_mask(ndd.as_batch(imgs, layout="HWC"), tile=ndd.as_batch(tiles),
+                                angle=ndd.as_batch(angles), ratio=0.4, shift_x=1.0)
+            res.append(_arrays(out))
+    for e, d in zip(*res):
+        np.testing.assert_array_equal(e, d)
+    for x, t, a, got in zip(imgs, tiles, angles, res[0]):
+        mask, margin = _ref_grid(x.shape[0], x.shape[1], int(t), 0.4, float(a), 1.0, 0.0)
+        sure = margin > 1e-5
+        np.testing.assert_array_equal(got[sure], np.where(mask[..., None], 0, x)[sure])
