@@ -15,15 +15,15 @@ _ERASE_TYPES = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "int64", 
 def _erase_infer(metas, args):
     m = metas[0]
     if m.dtype is not None and m.dtype not in _ERASE_TYPES:
-        raise ValueError(f"erase: unsupported data type {m.dtype} (expected one of "
+        raise ValueError(f"unsupported data type {m.dtype} (expected one of "
                          f"{', '.join(_ERASE_TYPES)})")
     if m.layout and "F" in m.layout:
-        raise ValueError(f"erase: sequences (layout {m.layout!r}) are not supported")
+        raise ValueError(f"sequences (layout {m.layout!r}) are not supported")
     names = args.get("axis_names")
     if names and m.layout:
         missing = [c for c in names if c not in m.layout]
         if missing:
-            raise ValueError(f"erase: axis_names {names!r} name axes missing from the input "
+            raise ValueError(f"axis_names {names!r} name axes missing from the input "
                              f"layout {m.layout!r}")
     return [m]
 
@@ -65,15 +65,15 @@ register(OpSchema(
 def _paste_infer(metas, args):
     m = metas[0]
     if m.dtype is not None and m.dtype != "uint8":
-        raise ValueError(f"paste: expected uint8 images, got {m.dtype}")
+        raise ValueError(f"expected uint8 images, got {m.dtype}")
     if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
-        raise ValueError(f"paste: expected HWC images, got {m.ndim}-D samples with layout "
+        raise ValueError(f"expected HWC images, got {m.ndim}-D samples with layout "
                          f"{m.layout!r}")
     fill = args.get("fill_value")
     n = args.get("n_channels")
     n = 3 if n is None else n
     if fill is not None and len(fill) not in (1, n):
-        raise ValueError(f'paste: Argument "fill_value" expects either a single value or a '
+        raise ValueError(f'Argument "fill_value" expects either a single value or a '
                          f"list of {n} elements. {len(fill)} given.")
     return [m.with_(layout="HWC")]
 
@@ -103,9 +103,9 @@ register(OpSchema(
 def _grid_mask_infer(metas, args):
     m = metas[0]
     if m.dtype is not None and m.dtype in ("float64", "bool"):
-        raise ValueError(f"grid_mask: unsupported input type {m.dtype}")
+        raise ValueError(f"unsupported input type {m.dtype}")
     if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
-        raise ValueError(f"grid_mask: expected HWC images, got {m.ndim}-D samples with "
+        raise ValueError(f"expected HWC images, got {m.ndim}-D samples with "
                          f"layout {m.layout!r}")
     return [m.with_(layout="HWC")]
 
@@ -127,3 +127,42 @@ register(OpSchema(
         "pixel ``(x, y)`` is zeroed when both ``(x cos a - y sin a - shift_x) / tile`` and "
         "``(x sin a + y cos a - shift_y) / tile`` have a fractional part below ``ratio``. "
         "Source: DALI ``grid_mask``."))
+
+
+def _jitter_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype in ("float64", "bool"):
+        raise ValueError(f"unsupported input type {m.dtype}")
+    if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
+        raise ValueError(f"expected HWC images, got {m.ndim}-D samples with layout "
+                         f"{m.layout!r}")
+    n = args.get("nDegree")
+    if n is not None and n < 1:
+        raise ValueError(f"nDegree must be at least 1; got {n}")
+    interp = args.get("interp_type")
+    if interp is not None and interp not in ("nn", "linear"):
+        raise ValueError(f"interp_type must be nn or linear; got {interp}")
+    return [m.with_(layout="HWC")]
+
+
+register(OpSchema(
+    "jitter", ("input",), (
+        ArgSpec("fill_value", "float", 0.0,
+                doc="Value of the pixels whose source lies outside the image (converted to "
+                    "the image type like ``cast``)."),
+        ArgSpec("interp_type", "interp", "nn",
+                doc="Interpolation (nn or linear; the displacements are whole pixels, so both "
+                    "give the same result)."),
+        ArgSpec("mask", "int", 1, tensor=True,
+                doc="1: apply the augmentation; 0: leave the sample unchanged."),
+        ArgSpec("nDegree", "int", 2,
+                doc="Each pixel moves by up to half of this, in x and y independently: "
+                    "whole-pixel offsets uniform in ``[-(nDegree // 2), nDegree - 1 - "
+                    "nDegree // 2]``."),
+        ArgSpec("_seeds", "any", None),
+    ), _jitter_infer, traits=frozenset({"random"}), public_name="jitter",
+    doc="Performs a random jitter augmentation of HWC images: every output pixel copies the "
+        "input pixel at a random whole-pixel offset (all channels together), or "
+        "``fill_value`` when that lies outside the image. Source: DALI ``jitter`` (a GPU-only "
+        "operator in DALI 2.4; ndd's CPU kernel follows its documented semantics and draws "
+        "from ndd's generators, see docs/semantics.md)."))

@@ -37,7 +37,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
                            ``crop`` / ``combine``, ``coord_transform``
 ``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
-``masking``                ``erase``, ``paste``, ``grid_mask``
+``masking``                ``erase``, ``paste``, ``grid_mask``, ``jitter``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import

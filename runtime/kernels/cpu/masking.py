@@ -1,4 +1,4 @@
-"""Masking ops on the CPU: ``erase``, ``paste``, ``grid_mask``.
+"""Masking ops on the CPU: ``erase``, ``paste``, ``grid_mask``, ``jitter``.
 
 ``erase`` follows DALI 2.4 (measured on its CPU operator): the coordinates of ``anchor`` and
 ``shape`` are grouped per region in the order of ``axis_names`` (default ``HW``) or ``axes``;
@@ -18,18 +18,25 @@ corner ``floor(paste_y * (canvas_h - H)), floor(paste_x * (canvas_w - W))``.
 rotated and shifted in float32, ``u = x cos a - y sin a - shift_x``, ``v = x sin a + y cos a -
 shift_y``; the pixel is zeroed in every channel when ``frac(u / tile) < ratio`` and
 ``frac(v / tile) < ratio`` (one whole-image mask, no per-pixel Python).
-Registers ``erase``, ``paste`` and ``grid_mask``.
+
+``jitter`` (DALI 2.4's operator is GPU-only; this follows its documented semantics): every
+output pixel ``(x, y)`` copies input pixel ``(x + dx, y + dy)``, ``dx`` and ``dy`` whole-pixel
+offsets drawn uniformly from ``[-(n // 2), n - 1 - n // 2]`` (``n = nDegree``) by the sample's
+numpy generator (:func:`runtime.kernels.params.seeds.sample_rng`), or ``fill_value`` where that
+lies outside the image.
+Registers ``erase``, ``paste``, ``grid_mask`` and ``jitter``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register
 
 from .warp import fill_in_type
 
 __all__ = ["erase", "erase_regions", "paste", "paste_geometry", "grid_mask",
-           "grid_mask_mask"]
+           "grid_mask_mask", "jitter"]
 
 
 def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
@@ -61,11 +68,11 @@ def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
     a = np.asarray([] if anchor is None else anchor, np.float64).ravel()
     s = np.asarray([] if extent is None else extent, np.float64).ravel()
     if a.size != s.size:
-        raise ValueError(f"erase: `anchor` and `shape` must have the same number of values; "
+        raise ValueError(f"`anchor` and `shape` must have the same number of values; "
                          f"got {a.size} and {s.size}")
     n = len(axes)
     if a.size % n:
-        raise ValueError(f"erase: `anchor` / `shape` must hold {n} values ({n} axes) per "
+        raise ValueError(f"`anchor` / `shape` must hold {n} values ({n} axes) per "
                          f"region; got {a.size} values")
     ext = np.array([shape[ax] for ax in axes], np.float64)
     a, s = a.reshape(-1, n), s.reshape(-1, n)
@@ -93,16 +100,16 @@ def _axes(layout, ndim, axes, axis_names):
         axis_names = "HW"
     if axis_names is not None:
         if not layout:
-            raise ValueError(f"erase: axis_names {axis_names!r} needs an input with a layout")
+            raise ValueError(f"axis_names {axis_names!r} needs an input with a layout")
         missing = [c for c in axis_names if c not in layout]
         if missing:
-            raise ValueError(f"erase: axis_names {axis_names!r} name axes missing from the "
+            raise ValueError(f"axis_names {axis_names!r} name axes missing from the "
                              f"input layout {layout!r}")
         return [layout.index(c) for c in axis_names]
     axes = [int(x) for x in np.ravel(axes)]
     for ax in axes:
         if not -ndim <= ax < ndim:
-            raise ValueError(f"erase: axis {ax} is out of range for {ndim}-D samples")
+            raise ValueError(f"axis {ax} is out of range for {ndim}-D samples")
     return [ax % ndim for ax in axes]
 
 
@@ -147,7 +154,7 @@ def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=N
     if len(fills) > 1:
         c = layout.find("C") if layout else -1
         if c < 0 or img.shape[c] != len(fills):
-            raise ValueError("erase: Multi-channel fill value does not match the number of "
+            raise ValueError("Multi-channel fill value does not match the number of "
                              f"channels in the input ({len(fills)} values for layout "
                              f"{layout!r}, shape {img.shape})")
         vals = np.array([fill_in_type(v, img.dtype) for v in fills], img.dtype)
@@ -190,10 +197,10 @@ def paste_geometry(h, w, *, ratio, paste_x=0.5, paste_y=0.5, min_canvas_size=0.0
     """
     ratio, px, py = _F(ratio), _F(paste_x), _F(paste_y)
     if not ratio >= 1:
-        raise ValueError(f"paste: ratio of less than 1 is not supported (got {float(ratio)})")
+        raise ValueError(f"ratio of less than 1 is not supported (got {float(ratio)})")
     for name, v in (("paste_x", px), ("paste_y", py)):
         if not 0 <= v <= 1:
-            raise ValueError(f"paste: {name} must be in range [0, 1] (got {float(v)})")
+            raise ValueError(f"{name} must be in range [0, 1] (got {float(v)})")
     least = int(np.floor(_F(min_canvas_size or 0.0)))
     oh = max(int(np.floor(_F(h) * ratio)), least)
     ow = max(int(np.floor(_F(w) * ratio)), least)
@@ -232,7 +239,7 @@ def paste(img, *, ratio, fill_value, paste_x=0.5, paste_y=0.5, min_canvas_size=0
     if len(fills) == 1:
         fills = fills * c
     if len(fills) < c:
-        raise ValueError(f"paste: {len(fills)} fill values for {c}-channel images")
+        raise ValueError(f"{len(fills)} fill values for {c}-channel images")
     vals = np.array([fill_in_type(v, img.dtype) for v in fills[:c]], img.dtype)
     out = np.empty((oh, ow, c), img.dtype)
     out[...] = vals
@@ -259,7 +266,7 @@ def grid_mask_mask(h, w, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y
     """
     tile = int(np.ravel(tile)[0]) if np.ndim(tile) else int(tile)
     if tile <= 0:
-        raise ValueError(f"grid_mask: Tile argument must be positive (got {tile})")
+        raise ValueError(f"Tile argument must be positive (got {tile})")
     a = _F(angle)
     c, s = np.cos(a), np.sin(a)
     t, r = _F(tile), _F(ratio)
@@ -300,3 +307,55 @@ def grid_mask_kernel(ctx, ins, a, i):
     return grid_mask(ins[0], tile=a.get("tile", 100), ratio=a.get("ratio", 0.5),
                      angle=a.get("angle", 0.0), shift_x=a.get("shift_x", 0.0),
                      shift_y=a.get("shift_y", 0.0))
+
+
+def jitter(img, rng, *, n_degree=2, fill_value=0.0, mask=1):
+    """``jitter`` of one ``(H, W, C)`` image.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        ``(H, W, C)``, any numeric dtype.
+    rng : numpy.random.Generator
+        The sample's generator: ``dy`` then ``dx``, each ``(H, W)`` integers.
+    n_degree : int
+        DALI's ``nDegree`` (at least 1).
+    fill_value : float
+        Value where the source lies outside the image (``cast``'s conversion).
+    mask : int
+        0: return a copy of ``img`` (no numbers drawn).
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape and dtype as ``img``.
+
+    Raises
+    ------
+    ValueError
+        ``n_degree`` below 1.
+    """
+    img = np.asarray(img)
+    n = int(n_degree)
+    if n < 1:
+        raise ValueError(f"nDegree must be at least 1; got {n}")
+    if not int(np.ravel(mask)[0] if np.ndim(mask) else mask):
+        return img.copy()
+    h, w = img.shape[:2]
+    lo = -(n // 2)
+    dy = rng.integers(lo, lo + n, size=(h, w))
+    dx = rng.integers(lo, lo + n, size=(h, w))
+    sy = np.arange(h)[:, None] + dy
+    sx = np.arange(w)[None, :] + dx
+    inside = (sy >= 0) & (sy < h) & (sx >= 0) & (sx < w)
+    out = img[np.clip(sy, 0, h - 1), np.clip(sx, 0, w - 1)]
+    out[~inside] = fill_in_type(0.0 if fill_value is None else fill_value, img.dtype)
+    return out
+
+
+@register("jitter", "cpu")
+@per_sample
+def jitter_kernel(ctx, ins, a, i):
+    """``jitter`` of sample ``i``."""
+    return jitter(ins[0], sample_rng(a["_seeds"], i), n_degree=a.get("nDegree", 2),
+                  fill_value=a.get("fill_value", 0.0), mask=a.get("mask", 1))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ndd
-from runtime.kernels.cpu.masking import erase, grid_mask, paste
+from runtime.kernels.cpu.masking import erase, grid_mask, jitter, paste
 
 
 def _ref_erase(img, boxes, fill):
@@ -253,3 +253,73 @@ def test_grid_mask_per_sample_eager_equals_deferred(img):
         mask, margin = _ref_grid(x.shape[0], x.shape[1], int(t), 0.4, float(a), 1.0, 0.0)
         sure = margin > 1e-5
         np.testing.assert_array_equal(got[sure], np.where(mask[..., None], 0, x)[sure])
+
+
+# ---- jitter ---------------------------------------------------------------------------------
+
+def _coords(h, w):
+    """uint8 HWC image coding each pixel's (y, x) in channels 0 and 1 (channel 2 = 200)."""
+    yy, xx = np.mgrid[0:h, 0:w]
+    return np.stack([yy + 10, xx + 10, np.full_like(yy, 200)], -1).astype(np.uint8)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_jitter_offsets_statistics(n):
+    h, w = 60, 70
+    x = _coords(h, w)
+    out = jitter(x, np.random.default_rng(3), n_degree=n, fill_value=1).astype(int)
+    filled = out[..., 2] == 1
+    assert (out[filled] == 1).all()                      # all channels take the fill together
+    yy, xx = np.mgrid[0:h, 0:w]
+    dy, dx = out[..., 0] - 10 - yy, out[..., 1] - 10 - xx
+    lo, hi = -(n // 2), n - 1 - n // 2
+    for d in (dy[~filled], dx[~filled]):
+        assert d.min() >= lo and d.max() <= hi
+        counts = np.bincount(d - lo, minlength=n)
+        # uniform over the n offsets (interior pixels: every offset keeps the source inside)
+        assert counts.min() > 0.8 * d.size / n and counts.max() < 1.2 * d.size / n
+    assert (out[~filled][:, 2] == 200).all()
+    # the fill appears exactly where the drawn source leaves the image
+    inner = np.zeros((h, w), bool)
+    inner[-lo:h - hi, -lo:w - hi] = True
+    assert not filled[inner].any()
+    if n > 2:
+        assert filled[~inner].any()
+
+
+def test_jitter_mask_and_degree_one(img):
+    np.testing.assert_array_equal(jitter(img, np.random.default_rng(0), n_degree=1), img)
+    np.testing.assert_array_equal(jitter(img, np.random.default_rng(0), n_degree=9, mask=0),
+                                  img)
+    with pytest.raises(ValueError, match="nDegree"):
+        ndd.jitter(ndd.as_tensor(img, layout="HWC"), nDegree=0).evaluate()
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.jitter(ndd.as_tensor(img[..., 0], layout="HW")).evaluate()
+    with pytest.raises(ValueError, match="interp_type"):
+        ndd.jitter(ndd.as_tensor(img, layout="HWC"),
+                   interp_type=ndd.types.INTERP_CUBIC).evaluate()
+
+
+def test_jitter_reproducible_eager_equals_deferred():
+    imgs = [_coords(20, 30), _coords(9, 11), _coords(33, 17)]
+    masks = [np.int32(1), np.int32(0), np.int32(1)]
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred, ndd.EvalMode.sync_cpu):
+        with mode:
+            out = ndd.jitter(ndd.as_batch(imgs, layout="HWC"), nDegree=5, fill_value=1,
+                             mask=ndd.as_batch(masks), rng=ndd.random.RNG(seed=42))
+            res.append(_arrays(out))
+    for other in res[1:]:
+        for e, d in zip(res[0], other):
+            np.testing.assert_array_equal(e, d)
+    np.testing.assert_array_equal(res[0][1], imgs[1])
+    assert not np.array_equal(res[0][0], imgs[0])
+    again = ndd.jitter(ndd.as_batch(imgs, layout="HWC"), nDegree=5, fill_value=1,
+                       mask=ndd.as_batch(masks), rng=ndd.random.RNG(seed=43))
+    assert not np.array_equal(_arrays(again)[0], res[0][0])
+    ndd.random.set_seed(5)
+    a = _arrays(ndd.jitter(ndd.as_batch(imgs, layout="HWC"), nDegree=3))
+    ndd.random.set_seed(5)
+    b = _arrays(ndd.jitter(ndd.as_batch(imgs, layout="HWC"), nDegree=3))
+    for p, q in zip(a, b):
+        np.testing.assert_array_equal(p, q)
