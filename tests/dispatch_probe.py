@@ -120,6 +120,13 @@ def probe() -> dict[str, str]:
                 ("saturation", ndd.saturation(small, saturation=0.4)),
                 ("color_twist", ndd.color_twist(small, hue=-30.0, saturation=1.2,
                                                 brightness=0.9, contrast=1.1)),
+                ("csc/ycbcr", ndd.color_space_conversion(small, image_type="RGB",
+                                                         output_type="YCbCr")),
+                ("csc/rgb", ndd.color_space_conversion(ndd.color_space_conversion(
+                    small, image_type="RGB", output_type="YCbCr"), image_type="YCbCr",
+                    output_type="BGR")),
+                ("csc/gray", ndd.color_space_conversion(small, image_type="RGB",
+                                                        output_type="GRAY")),
                 ("noise/gaussian", ndd.noise.gaussian(small, stddev=8.0,
                                                       rng=ndd.random.RNG(seed=3))),
                 ("noise/salt_and_pepper", ndd.noise.salt_and_pepper(

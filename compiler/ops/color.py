@@ -1,12 +1,12 @@
 """Color ops: ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``, ``hue``,
-``saturation`` and ``color_twist``.
+``saturation``, ``color_twist`` and ``color_space_conversion``.
 
 Source: DALI 2.4's operators of those names (argument names, defaults and the float32
 arithmetic measured on its CPU operators).
 """
 from __future__ import annotations
 
-from compiler.schema import ArgSpec, OpSchema, register
+from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 
 def _color_infer(default_dtype):
@@ -112,3 +112,36 @@ register(OpSchema(
         "``out = brightness * (center + contrast * (hsv(in) - center))``, with ``hsv``'s YIQ "
         "matrix for hue and saturation and ``center`` 128 (integer inputs) or 0.5 (floats). Source: "
         "DALI ``color_twist``."))
+
+#: the conversions DALI 2.4's CPU ``color_space_conversion`` implements (uint8 only)
+CSC_CONVERSIONS = frozenset({
+    ("RGB", "BGR"), ("BGR", "RGB"), ("RGB", "GRAY"), ("BGR", "GRAY"), ("GRAY", "RGB"),
+    ("GRAY", "BGR"), ("RGB", "YCbCr"), ("BGR", "YCbCr"), ("YCbCr", "RGB"), ("YCbCr", "BGR"),
+    ("GRAY", "YCbCr"), ("YCbCr", "GRAY")})
+
+
+def _csc_infer(metas, args):
+    m = metas[0]
+    src, dst = args["image_type"], args["output_type"]
+    if (src, dst) not in CSC_CONVERSIONS:
+        raise ValueError(f"conversion not supported: image_type {src} to output_type {dst} "
+                         f"(supported: RGB, BGR, GRAY and YCbCr to one another)")
+    if m.dtype is not None and m.dtype != "uint8":
+        raise ValueError(f"Color space conversion accept only uint8 tensors, got {m.dtype}")
+    layout = m.layout or {3: "HWC", 4: "FHWC"}.get(m.ndim, "")
+    if m.ndim is not None and (layout not in ("HWC", "FHWC", "DHWC", "FDHWC")
+                               or len(layout) != m.ndim):
+        raise ValueError(f"expected HWC images, or FHWC / DHWC / FDHWC sequences and volumes, "
+                         f"got {m.ndim}-D samples with layout {m.layout!r}")
+    return [m.with_(layout=layout)]
+
+
+register(OpSchema(
+    "color_space_conversion", ("input",), (
+        ArgSpec("image_type", "image_type", REQUIRED, doc="The color space of the input."),
+        ArgSpec("output_type", "image_type", REQUIRED, doc="The color space of the output."),
+    ), _csc_infer, public_name="color_space_conversion",
+    doc="Converts uint8 images between RGB, BGR, GRAY (1 channel) and YCbCr (ITU-R BT.601, "
+        "16..235 luma), with DALI 2.4's arithmetic: GRAY from RGB / BGR in 15-bit fixed point, "
+        "the YCbCr conversions in float32, rounded to nearest. Source: DALI "
+        "``color_space_conversion``."))

@@ -165,3 +165,73 @@ def test_eager_equals_deferred(name, kw):
             assert a.dtype == b.dtype == np.uint8
             np.testing.assert_array_equal(a, b)
     assert not all(np.array_equal(a, b) for a, b in zip(res[0], data))     # it did something
+
+
+# ---------------------------------------------------------------- color_space_conversion
+_SPACES = {"RGB": 3, "BGR": 3, "GRAY": 1, "YCbCr": 3}
+_PAIRS = [(a, b) for a in _SPACES for b in _SPACES if a != b]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("src,dst", _PAIRS)
+def test_color_space_conversion_matches_dali_exactly(dyn, src, dst):
+    from nvidia.dali import types
+    rng = np.random.default_rng(hash((src, dst)) % 2**32)
+    x = rng.integers(0, 256, size=(300, 400, _SPACES[src]), dtype=np.uint8)
+    x[0, :256] = np.arange(256)[:, None]                # every grey level
+    ours = ndd.color_space_conversion(ndd.tensor(x, layout="HWC"), image_type=src,
+                                      output_type=dst)
+    ref = dyn.color_space_conversion(dyn.tensor(x, layout="HWC"),
+                                     image_type=getattr(types.DALIImageType, src),
+                                     output_type=getattr(types.DALIImageType, dst))
+    a, b = np.asarray(ours), np.asarray(ref.cpu())
+    assert a.dtype == b.dtype == np.uint8 and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+    assert ours.layout == ref.layout == "HWC"
+
+
+@pytest.mark.oracle
+def test_color_space_conversion_sequences_and_batches_match_dali(dyn):
+    from nvidia.dali import types
+    seq = np.ascontiguousarray(np.stack([_U8, _U8[::-1]]))
+    ours = ndd.color_space_conversion(ndd.tensor(seq, layout="FHWC"), image_type="RGB",
+                                      output_type="YCbCr")
+    ref = dyn.color_space_conversion(dyn.tensor(seq, layout="FHWC"),
+                                     image_type=types.DALIImageType.RGB,
+                                     output_type=types.DALIImageType.YCbCr)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref.cpu()))
+    assert ours.layout == ref.layout == "FHWC"
+    data = [_U8, np.ascontiguousarray(_U8[:5, :7])]
+    o = ndd.color_space_conversion(ndd.batch(data, layout="HWC"),
+                                   image_type=ndd.types.DALIImageType.BGR, output_type="GRAY")
+    r = dyn.color_space_conversion(dyn.batch(data, layout="HWC"),
+                                   image_type=types.DALIImageType.BGR,
+                                   output_type=types.DALIImageType.GRAY)
+    for x, y in zip(_arrays(o), _ref_arrays(r)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_color_space_conversion_errors():
+    x = ndd.tensor(_U8, layout="HWC")
+    with pytest.raises(ValueError, match="conversion not supported"):
+        ndd.color_space_conversion(x, image_type="RGB", output_type="RGB")
+    with pytest.raises(ValueError, match="only uint8"):
+        ndd.color_space_conversion(ndd.tensor(_F01, layout="HWC"), image_type="RGB",
+                                   output_type="GRAY")
+    with pytest.raises(ValueError, match="Expected 1. Got 3"):
+        np.asarray(ndd.color_space_conversion(x, image_type="GRAY", output_type="RGB"))
+    with pytest.raises(TypeError):
+        ndd.color_space_conversion(x, image_type="RGB")       # output_type is required
+
+
+def test_color_space_conversion_eager_equals_deferred():
+    data = [_U8, np.ascontiguousarray(_U8[:5, :6])]
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred, ndd.EvalMode.sync_cpu):
+        with mode:
+            res.append(_arrays(ndd.color_space_conversion(ndd.batch(data, layout="HWC"),
+                                                          image_type="RGB",
+                                                          output_type="YCbCr")))
+    for other in res[1:]:
+        for a, b in zip(res[0], other):
+            np.testing.assert_array_equal(a, b)

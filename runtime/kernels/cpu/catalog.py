@@ -25,7 +25,8 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``dims``                   ``expand_dims``, ``stack``, ``per_frame``
 ``bbox``                   ``bb_flip``, ``random_bbox_crop``
 ``color``                  ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``,
-                           ``hue``, ``saturation``, ``color_twist``
+                           ``hue``, ``saturation``, ``color_twist``,
+                           ``color_space_conversion``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
 ``detection``              ``coord_flip``, ``bbox_paste``, ``box_encoder``
@@ -37,7 +38,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``transforms``             ``transforms.translation`` / ``scale`` / ``rotation`` / ``shear`` /
                            ``crop`` / ``combine``, ``coord_transform``
 ``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
-``masking``                ``erase``, ``paste``, ``grid_mask``, ``jitter``
+``masking``                ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import

@@ -113,3 +113,37 @@ def test_color_twist_centers_contrast_at_128_for_every_integer_type():
     assert (color_twist(z, contrast=0.0) == 128).all()
     assert (color_twist(z.astype(np.int32), contrast=0.5, brightness=2.0) == 128).all()
     assert (color_twist(z.astype(np.float32), contrast=0.0) == 0.5).all()
+
+
+# ------------------------------------------------------------------ color_space_conversion
+def test_color_space_conversion_is_bt601_within_rounding():
+    from runtime.kernels.cpu.color import color_space_conversion as csc
+    x = RNG.integers(0, 256, size=(9, 11, 3), dtype=np.uint8)
+    r, g, b = (x[..., k].astype(np.float64) for k in range(3))
+    # independent: BT.601 written from the standard's studio-range constants, in double
+    y = 16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255
+    cb = 128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255
+    cr = 128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255
+    ycc = csc(x, "RGB", "YCbCr")
+    assert ycc.dtype == np.uint8 and ycc.shape == x.shape
+    assert np.abs(ycc.astype(float) - np.stack([y, cb, cr], -1)).max() <= 0.5 + 1e-3
+    np.testing.assert_array_equal(csc(x[..., ::-1].copy(), "BGR", "YCbCr"), ycc)
+    gray = csc(x, "RGB", "GRAY")
+    assert gray.shape == (9, 11, 1)
+    assert np.abs(gray[..., 0] - (0.299 * r + 0.587 * g + 0.114 * b)).max() <= 0.5 + 1e-3
+    back = csc(ycc, "YCbCr", "RGB")                   # round trip: within a few codes
+    assert np.abs(back.astype(int) - x).max() <= 3
+    np.testing.assert_array_equal(csc(ycc, "YCbCr", "BGR"), back[..., ::-1])
+    np.testing.assert_array_equal(csc(x, "RGB", "BGR"), x[..., ::-1])
+    g1 = x[..., :1].copy()
+    np.testing.assert_array_equal(csc(g1, "GRAY", "RGB"), np.repeat(g1, 3, -1))
+    gy = csc(g1, "GRAY", "YCbCr")
+    assert (gy[..., 1:] == 128).all()
+    assert np.abs(gy[..., 0] - (16 + g1[..., 0].astype(float) * 219 / 255)).max() <= 0.5 + 1e-3
+    assert np.abs(csc(gy[..., :1].repeat(3, -1), "YCbCr", "GRAY").astype(int) - g1).max() <= 1
+    seq = np.stack([x, x[::-1]])                       # F x H x W x C
+    np.testing.assert_array_equal(csc(seq, "RGB", "GRAY")[1], csc(x[::-1], "RGB", "GRAY"))
+    with pytest.raises(ValueError, match="Expected 3. Got 1"):
+        csc(g1, "RGB", "BGR")
+    with pytest.raises(ValueError, match="conversion not supported"):
+        csc(x, "RGB", "RGB")
