@@ -1,10 +1,12 @@
-"""Masking and pasting ops: ``erase`` (and, as they land, ``paste``, ``grid_mask``, ...).
+"""Masking and pasting ops: ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``.
 
 Source: DALI 2.4's operators of the same names (argument names and defaults from its schema;
 region rounding, fill conversion and errors measured on its CPU backend; see
 ``runtime/kernels/cpu/masking.py``).
 """
 from __future__ import annotations
+
+import math
 
 from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
@@ -102,8 +104,9 @@ register(OpSchema(
 
 def _grid_mask_infer(metas, args):
     m = metas[0]
-    if m.dtype is not None and m.dtype in ("float64", "bool"):
-        raise ValueError(f"unsupported input type {m.dtype}")
+    if m.dtype is not None and m.dtype not in ("uint8", "int16", "int32", "float32"):
+        raise ValueError(f"unsupported input type {m.dtype} (expected uint8, int16, int32 or "
+                         f"float32, as DALI)")
     if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
         raise ValueError(f"expected HWC images, got {m.ndim}-D samples with "
                          f"layout {m.layout!r}")
@@ -166,3 +169,35 @@ register(OpSchema(
         "``fill_value`` when that lies outside the image. Source: DALI ``jitter`` (a GPU-only "
         "operator in DALI 2.4; ndd's CPU kernel follows its documented semantics and draws "
         "from ndd's generators, see docs/semantics.md)."))
+
+
+def _water_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype not in ("uint8", "float32"):
+        raise ValueError(f"unsupported input type {m.dtype} (expected uint8 or float32, as "
+                         f"DALI)")
+    if m.ndim is not None and m.ndim != 3 or (m.layout and m.layout != "HWC"):
+        raise ValueError(f"expected HWC images, got {m.ndim}-D samples with layout "
+                         f"{m.layout!r}")
+    return [m.with_(layout="HWC")]
+
+
+register(OpSchema(
+    "water", ("input",), (
+        ArgSpec("ampl_x", "float", 10.0, doc="Amplitude of the wave in the x direction."),
+        ArgSpec("ampl_y", "float", 10.0, doc="Amplitude of the wave in the y direction."),
+        ArgSpec("fill_value", "float", 0.0,
+                doc="Color of the areas outside the source image (converted like ``cast``)."),
+        ArgSpec("freq_x", "float", 2 * math.pi / 128,
+                doc="Frequency of the wave in the x direction (default 2 pi / 128)."),
+        ArgSpec("freq_y", "float", 2 * math.pi / 128,
+                doc="Frequency of the wave in the y direction (default 2 pi / 128)."),
+        ArgSpec("interp_type", "interp", "nn", doc="Interpolation: nn or linear."),
+        ArgSpec("mask", "int", 1, tensor=True,
+                doc="1: apply the augmentation; 0: leave the sample unchanged."),
+        ArgSpec("phase_x", "float", 0.0, doc="Phase of the wave in the x direction."),
+        ArgSpec("phase_y", "float", 0.0, doc="Phase of the wave in the y direction."),
+    ), _water_infer, public_name="water",
+    doc="Performs a water augmentation (a wave-shaped remap) of HWC images: output pixel "
+        "``(x, y)`` reads the input at ``(x + ampl_x sin(freq_x y + phase_x), y + ampl_y "
+        "cos(freq_y x + phase_y))``. Source: DALI ``water``."))

@@ -209,3 +209,59 @@ def test_grid_mask_errors_in_both(dyn, kw):
     for mod in (ndd, dyn):
         with pytest.raises((ValueError, RuntimeError)):
             np.asarray(mod.grid_mask(mod.as_tensor(x, layout="HWC"), **kw).cpu())
+
+
+def _water_cases():
+    rng = np.random.default_rng(13)
+    cases = [dict(), dict(ampl_x=0.0, ampl_y=0.0), dict(fill_value=9.0, ampl_x=-12.0)]
+    for _ in range(10):
+        cases.append(dict(ampl_x=float(rng.uniform(-9, 9)), ampl_y=float(rng.uniform(-9, 9)),
+                          freq_x=float(rng.uniform(0, 0.6)), freq_y=float(rng.uniform(0, 0.6)),
+                          phase_x=float(rng.uniform(-3, 3)), phase_y=float(rng.uniform(-3, 3)),
+                          fill_value=float(rng.integers(0, 256))))
+    return cases
+
+
+@pytest.mark.parametrize("interp", ["nn", "linear"])
+@pytest.mark.parametrize("kw", _water_cases())
+def test_water_matches_dali(dyn, kw, interp):
+    dtypes = pytest.importorskip("nvidia.dali.types")
+    x = _img(shape=(41, 53, 3))
+    ours = ndd.water(ndd.as_tensor(x, layout="HWC"), interp_type=getattr(
+        ndd.types, f"INTERP_{interp.upper()}"), **kw)
+    ref = dyn.water(dyn.as_tensor(x, layout="HWC"), interp_type=getattr(
+        dtypes, f"INTERP_{interp.upper()}"), **kw)
+    _same(ours, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float32])
+def test_water_dtypes_match_dali(dyn, dtype):
+    x = _img(dtype, (20, 31, 3))
+    kw = dict(ampl_x=4.5, ampl_y=-3.0, freq_x=0.3, freq_y=0.2, phase_x=1.0)
+    _same(ndd.water(ndd.as_tensor(x, layout="HWC"), **kw),
+          dyn.water(dyn.as_tensor(x, layout="HWC"), **kw))
+
+
+def test_water_per_sample_mask_matches_dali(dyn):
+    imgs = [_img(), _img(shape=(26, 15, 3))]
+    masks = [np.int32(0), np.int32(1)]
+
+    def call(mod):
+        return mod.water(mod.as_batch(imgs, layout="HWC"), mask=mod.as_batch(masks), ampl_x=3.0)
+    _same(call(ndd), call(dyn))
+
+
+@pytest.mark.parametrize("op", ["water", "grid_mask"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float16, np.float64])
+def test_water_grid_mask_unsupported_types_in_both(dyn, op, dtype):
+    x = _img(dtype, (8, 9, 3))
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(getattr(mod, op)(mod.as_tensor(x, layout="HWC")).cpu())
+
+
+def test_water_int16_fails_in_both(dyn):
+    x = _img(np.int16, (8, 9, 3))
+    for mod in (ndd, dyn):
+        with pytest.raises((ValueError, RuntimeError)):
+            np.asarray(mod.water(mod.as_tensor(x, layout="HWC")).cpu())

@@ -1,4 +1,4 @@
-"""Masking ops on the CPU: ``erase``, ``paste``, ``grid_mask``, ``jitter``.
+"""Masking ops on the CPU: ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``.
 
 ``erase`` follows DALI 2.4 (measured on its CPU operator): the coordinates of ``anchor`` and
 ``shape`` are grouped per region in the order of ``axis_names`` (default ``HW``) or ``axes``;
@@ -24,7 +24,11 @@ output pixel ``(x, y)`` copies input pixel ``(x + dx, y + dy)``, ``dx`` and ``dy
 offsets drawn uniformly from ``[-(n // 2), n - 1 - n // 2]`` (``n = nDegree``) by the sample's
 numpy generator (:func:`runtime.kernels.params.seeds.sample_rng`), or ``fill_value`` where that
 lies outside the image.
-Registers ``erase``, ``paste``, ``grid_mask`` and ``jitter``.
+
+``water`` (DALI 2.4, measured bit-exactly): output pixel ``(x, y)`` samples the input at
+``(x + ampl_x sinf(freq_x y + phase_x), y + ampl_y cosf(freq_y x + phase_y))`` (float32) with
+:func:`runtime.kernels.cpu.warp.sample_points` (nn: the pixel ``floor`` of the point).
+Registers ``erase``, ``paste``, ``grid_mask``, ``jitter`` and ``water``.
 """
 from __future__ import annotations
 
@@ -33,10 +37,12 @@ import numpy as np
 from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register
 
-from .warp import fill_in_type
+from . import libm
+from .warp import fill_in_type, sample_points
 
 __all__ = ["erase", "erase_regions", "paste", "paste_geometry", "grid_mask",
-           "grid_mask_mask", "jitter"]
+           "grid_mask_mask", "jitter", "water",
+           "water_points"]
 
 
 def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
@@ -267,8 +273,8 @@ def grid_mask_mask(h, w, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y
     tile = int(np.ravel(tile)[0]) if np.ndim(tile) else int(tile)
     if tile <= 0:
         raise ValueError(f"Tile argument must be positive (got {tile})")
-    a = _F(angle)
-    c, s = np.cos(a), np.sin(a)
+    a = np.array([angle], _F)
+    c, s = libm.unary("cos", a, _F)[0], libm.unary("sin", a, _F)[0]   # C's cosf / sinf
     t, r = _F(tile), _F(ratio)
     xs = np.arange(w, dtype=_F)
     ys = np.arange(h, dtype=_F)[:, None]
@@ -359,3 +365,51 @@ def jitter_kernel(ctx, ins, a, i):
     """``jitter`` of sample ``i``."""
     return jitter(ins[0], sample_rng(a["_seeds"], i), n_degree=a.get("nDegree", 2),
                   fill_value=a.get("fill_value", 0.0), mask=a.get("mask", 1))
+
+
+_FREQ = 2 * np.pi / 128     # DALI's default frequency
+
+
+def water_points(h, w, *, ampl_x=10.0, ampl_y=10.0, freq_x=_FREQ, freq_y=_FREQ, phase_x=0.0,
+                 phase_y=0.0):
+    """float32 source coordinates ``(sx, sy)`` (each ``(h, w)``, pixel-index space) of
+    ``water``: ``sx = x + ampl_x sin(freq_x y + phase_x)``, ``sy = y + ampl_y cos(freq_y x +
+    phase_y)`` with C's ``sinf`` / ``cosf``."""
+    xs = np.arange(w, dtype=_F)
+    ys = np.arange(h, dtype=_F)
+    wx = _F(ampl_x) * libm.unary("sin", _F(freq_x) * ys + _F(phase_x), _F)
+    wy = _F(ampl_y) * libm.unary("cos", _F(freq_y) * xs + _F(phase_y), _F)
+    return xs[None, :] + wx[:, None], ys[:, None] + wy[None, :]
+
+
+def water(img, *, interp="nn", fill_value=0.0, mask=1, **wave):
+    """``water`` of one ``(H, W, C)`` image (``wave``: :func:`water_points`' arguments).
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape and dtype as ``img``.
+
+    Raises
+    ------
+    ValueError
+        An interpolation other than ``nn`` / ``linear``.
+    """
+    img = np.asarray(img)
+    if not int(np.ravel(mask)[0] if np.ndim(mask) else mask):
+        return img.copy()
+    sx, sy = water_points(img.shape[0], img.shape[1], **wave)
+    # the points go to sample_points unchanged for both interpolations (measured on DALI:
+    # nn takes floor(s), linear blends around s - 0.5)
+    fill = fill_in_type(0.0 if fill_value is None else fill_value, img.dtype)
+    return sample_points(img, sx, sy, interp=interp, fill_value=float(fill), op="water")
+
+
+@register("water", "cpu")
+@per_sample
+def water_kernel(ctx, ins, a, i):
+    """``water`` of every sample."""
+    wave = {k: a[k] for k in ("ampl_x", "ampl_y", "freq_x", "freq_y", "phase_x", "phase_y")
+            if a.get(k) is not None}
+    return water(ins[0], interp=a.get("interp_type", "nn"), fill_value=a.get("fill_value"),
+                 mask=a.get("mask", 1), **wave)

@@ -323,3 +323,65 @@ def test_jitter_reproducible_eager_equals_deferred():
     b = _arrays(ndd.jitter(ndd.as_batch(imgs, layout="HWC"), nDegree=3))
     for p, q in zip(a, b):
         np.testing.assert_array_equal(p, q)
+
+
+# ---- water ----------------------------------------------------------------------------------
+
+def _ref_water_nn(img, ax, ay, fx, fy, px, py, fill):
+    """Per-pixel float64 loop (nn: the pixel containing the source point); returns the image
+    and the pixels whose point is within 1e-4 of a pixel edge (float32 may round across)."""
+    h, w = img.shape[:2]
+    out = np.empty_like(img)
+    edge = np.zeros((h, w), bool)
+    for y in range(h):
+        for x in range(w):
+            wx, wy = ax * math.sin(fx * y + px), ay * math.cos(fy * x + py)
+            sx, sy = x + wx, y + wy
+            # near a whole number, float32 may round across (e.g. 10 sin(pi) ~ -9e-7)
+            edge[y, x] = min(abs(wx - round(wx)), abs(wy - round(wy))) < 1e-4
+            i, j = math.floor(sy), math.floor(sx)
+            out[y, x] = img[i, j] if 0 <= i < h and 0 <= j < w else fill
+    return out, edge
+
+
+@pytest.mark.parametrize("kw", [dict(ax=10.0, ay=10.0, fx=2 * math.pi / 128,
+                                     fy=2 * math.pi / 128, px=0.0, py=0.0),
+                                dict(ax=3.3, ay=-2.2, fx=0.3, fy=0.21, px=0.4, py=1.1),
+                                dict(ax=-6.0, ay=4.0, fx=0.05, fy=0.5, px=-2.0, py=0.3)])
+def test_water_reference(img, kw):
+    big = np.resize(img, (33, 40, 3))
+    got = np.asarray(ndd.water(ndd.as_tensor(big, layout="HWC"), ampl_x=kw["ax"],
+                               ampl_y=kw["ay"], freq_x=kw["fx"], freq_y=kw["fy"],
+                               phase_x=kw["px"], phase_y=kw["py"], fill_value=3))
+    ref, edge = _ref_water_nn(big, **kw, fill=3)
+    assert edge.mean() < 0.15
+    np.testing.assert_array_equal(got[~edge], ref[~edge])
+
+
+def test_water_linear_blends_neighbours():
+    # a horizontal ramp moved by a constant sub-pixel shift: linear gives the ramp at the
+    # shifted position (sample_points' convention: value at s is the blend around s - 0.5)
+    ramp = np.tile(np.arange(40, dtype=np.float32) * 2, (10, 1))[..., None]
+    out = np.asarray(ndd.water(ndd.as_tensor(ramp, layout="HWC"), ampl_x=0.75, ampl_y=0.0,
+                               freq_x=0.0, phase_x=math.pi / 2,
+                               interp_type=ndd.types.INTERP_LINEAR))
+    xs = np.arange(40) + 0.75 - 0.5
+    # (rows 0 and 9 blend with the fill outside, like the columns at the right edge)
+    np.testing.assert_allclose(out[1:-1, 1:-2, 0], np.tile(xs[1:-2] * 2, (8, 1)), atol=1e-5)
+
+
+def test_water_mask_eager_equals_deferred(img):
+    imgs = [img, np.resize(img, (20, 30, 3))]
+    masks = [np.int32(0), np.int32(1)]
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+        with mode:
+            out = ndd.water(ndd.as_batch(imgs, layout="HWC"), mask=ndd.as_batch(masks),
+                            ampl_x=2.5, freq_y=0.3)
+            res.append(_arrays(out))
+    for e, d in zip(*res):
+        np.testing.assert_array_equal(e, d)
+    np.testing.assert_array_equal(res[0][0], imgs[0])
+    assert not np.array_equal(res[0][1], imgs[1])
+    with pytest.raises(ValueError, match="HWC"):
+        ndd.water(ndd.as_tensor(img[..., 0], layout="HW")).evaluate()
