@@ -37,10 +37,6 @@ register(OpSchema(
                     "``axis_names`` and region (``(y0, x0, y1, x1, ...)`` for the default "
                     "``HW``); absolute pixels unless normalized, or the regions' centers with "
                     "``centered_anchor``. Not set: nothing is erased."),
-        ArgSpec("shape", "float[]", None, tensor=True,
-                doc="Extent of the erased regions, laid out like ``anchor``. A region covers "
-                    "``[floor(anchor), floor(anchor + shape))`` per axis, clipped to the "
-                    "sample; a non-positive extent erases nothing."),
         ArgSpec("axes", "int[]", None,
                 doc="Indices of the axes the coordinates refer to (used when ``axis_names`` "
                     "is not given)."),
@@ -58,6 +54,10 @@ register(OpSchema(
                 doc="``anchor`` is a fraction of the sample's extents."),
         ArgSpec("normalized_shape", "bool", False,
                 doc="``shape`` is a fraction of the sample's extents."),
+        ArgSpec("shape", "float[]", None, tensor=True,
+                doc="Extent of the erased regions, laid out like ``anchor``. A region covers "
+                    "``[floor(anchor), floor(anchor + shape))`` per axis, clipped to the "
+                    "sample; a non-positive extent erases nothing."),
     ), _erase_infer, public_name="erase",
     doc="Erases (fills) rectangular regions of the samples, e.g. random erasing / cutout. Each "
         "sample may have any number of regions (per-sample ``anchor`` / ``shape``). Source: "

@@ -1,5 +1,7 @@
 """ndd vs NVIDIA DALI 2.4 dynamic mode for the masking ops (``erase``, ...): values, dtype,
 shape and layout must match exactly; error cases must fail in both."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -265,3 +267,11 @@ def test_water_int16_fails_in_both(dyn):
     for mod in (ndd, dyn):
         with pytest.raises((ValueError, RuntimeError)):
             np.asarray(mod.water(mod.as_tensor(x, layout="HWC")).cpu())
+
+
+@pytest.mark.parametrize("op", ["erase", "paste", "grid_mask", "jitter", "water"])
+def test_signatures_match_dali(dyn, op):
+    ours = inspect.signature(getattr(ndd, op)).parameters
+    ref = inspect.signature(getattr(dyn, op)).parameters
+    assert list(ours) == list(ref)
+    assert [p.kind for p in ours.values()] == [p.kind for p in ref.values()]
