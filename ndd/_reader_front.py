@@ -7,6 +7,8 @@ class sets up its core with :meth:`ReaderFront._setup` and says how one loaded i
 Tensors/Batches (:meth:`ReaderFront.convert_batch`, :meth:`ReaderFront.convert_sample`).
 """
 
+import inspect
+
 from ndd._epoch_rules import start_epoch as _start_epoch
 from ndd._eval_mode import EvalContext as _EvalContext
 from ndd.compile import compiled_epoch as _compiled_epoch
@@ -16,7 +18,14 @@ from ndd._state_strings import (decode_reader_state as _decode_reader_state,
                                 state_text as _state_text)
 from runtime.readers.file_reader import ShardCountError as _ShardCountError
 
-__all__ = ["ReaderFront", "EpochItems", "check_max_batch_size"]
+__all__ = ["ReaderFront", "EpochItems", "check_max_batch_size", "core_arguments"]
+
+#: DALI reader arguments that tune its own memory and caching; accepted and ignored
+IGNORED_KNOBS = ("skip_cached_images", "tensor_init_bytes", "bytes_per_sample_hint", "preserve",
+                 "read_ahead")
+#: FileReaderCore parameters that a format reader (not readers.File) does not take
+_FILE_ONLY = {"self", "defer_shard_check", "kwargs", "file_root", "file_list", "files", "labels",
+              "file_filters", "case_sensitive_filter", "dir_filters", "read_ahead"}
 
 
 def check_max_batch_size(max_batch_size, who: str):
@@ -27,6 +36,35 @@ def check_max_batch_size(max_batch_size, who: str):
         raise ValueError(f"{who}: max_batch_size must be a positive integer, got "
                          f"{max_batch_size!r}")
     return max_batch_size
+
+
+def core_arguments(kind: str, core_cls, kwargs: dict, *, max_batch_size, name, device) -> dict:
+    """The keyword arguments of a format reader's constructor, checked and ready for its core
+    (``core_cls``, a FileReaderCore subclass): ``device`` must be the CPU, ``max_batch_size``
+    None or positive, DALI's memory knobs dropped, ``name`` passed on.
+
+    Raises
+    ------
+    ValueError
+        Another device, or a bad ``max_batch_size``.
+    TypeError
+        An argument neither the core nor its base accepts (the valid ones are listed).
+    """
+    if device not in ("cpu", None):
+        raise ValueError(f"{kind}: device={device!r}; the reader runs on the CPU; "
+                         f"expected 'cpu'")
+    check_max_batch_size(max_batch_size, kind)
+    kwargs = {k: v for k, v in kwargs.items() if k not in IGNORED_KNOBS}
+    if name is not None:
+        kwargs["name"] = name
+    valid = set(inspect.signature(core_cls.__init__).parameters) | set(
+        inspect.signature(core_cls.__mro__[1].__init__).parameters)
+    valid -= _FILE_ONLY
+    unknown = sorted(set(kwargs) - valid)
+    if unknown:
+        raise TypeError(f"{kind} got unexpected argument(s) {', '.join(unknown)}; valid: "
+                        f"enable_checkpointing, {', '.join(sorted(valid))}")
+    return kwargs
 
 
 class ReaderFront:

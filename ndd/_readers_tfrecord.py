@@ -6,18 +6,13 @@ CRCs, index files, protobuf); iteration, direct calls and state are every reader
 (``ndd._reader_front.ReaderFront``). Feature descriptions: ``ndd.tfrecord``.
 """
 
-import inspect as _inspect
-
 from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
-from ndd._reader_front import ReaderFront as _ReaderFront, \
-    check_max_batch_size as _check_max_batch_size
+from ndd._reader_front import ReaderFront as _ReaderFront, core_arguments as _core_arguments
 from ndd._tensor import Tensor as _Tensor
 from runtime.readers.tfrecord_reader import TFRecordReaderCore as _Core
 from runtime.storage import SampleList as _SampleList
 
-_IGNORED = ("skip_cached_images", "tensor_init_bytes", "bytes_per_sample_hint", "preserve",
-            "read_ahead")
 
 
 class TFRecord(_ReaderFront):
@@ -59,24 +54,8 @@ class TFRecord(_ReaderFront):
 
     def __init__(self, max_batch_size=None, name=None, *, enable_checkpointing: bool = False,
                  device="cpu", **kwargs):
-        if device not in ("cpu", None):
-            raise ValueError(f"readers.TFRecord: device={device!r}; the reader runs on the "
-                             f"CPU; expected 'cpu'")
-        _check_max_batch_size(max_batch_size, "readers.TFRecord")
-        if name is not None:
-            kwargs["name"] = name
-        for knob in _IGNORED:
-            kwargs.pop(knob, None)
-        valid = set(_inspect.signature(_Core.__init__).parameters) | set(
-            _inspect.signature(_Core.__mro__[1].__init__).parameters)
-        valid -= {"self", "defer_shard_check", "kwargs", "file_root", "file_list", "files",
-                  "labels", "file_filters", "case_sensitive_filter", "dir_filters",
-                  "read_ahead"}
-        unknown = sorted(set(kwargs) - valid)
-        if unknown:
-            raise TypeError(f"readers.TFRecord got unexpected argument(s) "
-                            f"{', '.join(unknown)}; valid: enable_checkpointing, "
-                            f"{', '.join(sorted(valid))}")
+        kwargs = _core_arguments("readers.TFRecord", _Core, kwargs, max_batch_size=max_batch_size,
+                                 name=name, device=device)
         self._setup(_Core(defer_shard_check=True, **kwargs), max_batch_size,
                     enable_checkpointing, kwargs.get("name"))
 

@@ -5,19 +5,14 @@ Reading is ``runtime/readers/webdataset.py``; iteration, direct calls and state 
 reader's (``ndd._reader_front.ReaderFront``).
 """
 
-import inspect as _inspect
-
 from compiler.ir import Value as _Value, ValueMeta as _ValueMeta
 from ndd._batch import Batch as _Batch
 from ndd._dtypes import dtype as _dtype
-from ndd._reader_front import ReaderFront as _ReaderFront, \
-    check_max_batch_size as _check_max_batch_size
+from ndd._reader_front import ReaderFront as _ReaderFront, core_arguments as _core_arguments
 from ndd._tensor import Tensor as _Tensor
 from runtime.readers.webdataset import WebdatasetReaderCore as _Core
 from runtime.storage import SampleList as _SampleList
 
-_IGNORED = ("skip_cached_images", "tensor_init_bytes", "bytes_per_sample_hint", "preserve",
-            "read_ahead")
 
 
 class Webdataset(_ReaderFront):
@@ -64,24 +59,8 @@ class Webdataset(_ReaderFront):
 
     def __init__(self, max_batch_size=None, name=None, *, enable_checkpointing: bool = False,
                  device="cpu", **kwargs):
-        if device not in ("cpu", None):
-            raise ValueError(f"readers.Webdataset: device={device!r}; the reader runs on the "
-                             f"CPU; expected 'cpu'")
-        _check_max_batch_size(max_batch_size, "readers.Webdataset")
-        if name is not None:
-            kwargs["name"] = name
-        for knob in _IGNORED:
-            kwargs.pop(knob, None)
-        valid = set(_inspect.signature(_Core.__init__).parameters) | set(
-            _inspect.signature(_Core.__mro__[1].__init__).parameters)
-        valid -= {"self", "defer_shard_check", "kwargs", "file_root", "file_list", "files",
-                  "labels", "file_filters", "case_sensitive_filter", "dir_filters",
-                  "read_ahead"}
-        unknown = sorted(set(kwargs) - valid)
-        if unknown:
-            raise TypeError(f"readers.Webdataset got unexpected argument(s) "
-                            f"{', '.join(unknown)}; valid: enable_checkpointing, "
-                            f"{', '.join(sorted(valid))}")
+        kwargs = _core_arguments("readers.Webdataset", _Core, kwargs, max_batch_size=max_batch_size,
+                                 name=name, device=device)
         dts = kwargs.get("dtypes")
         if dts is not None:
             dts = list(dts) if isinstance(dts, (list, tuple)) else [dts]
