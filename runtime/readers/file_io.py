@@ -5,7 +5,20 @@ import os
 
 import numpy as np
 
-__all__ = ["read_file", "read_all", "make_loader"]
+__all__ = ["read_file", "read_all", "make_loader", "path_list"]
+
+
+def path_list(value, name: str, who: str) -> list:
+    """``value`` (one path or a sequence of paths) as a non-empty list of str; ``who`` names
+    the reader in the ValueError for a missing or empty argument ``name``."""
+    if isinstance(value, (str, os.PathLike)):
+        return [os.fspath(value)]
+    if value is None:
+        raise ValueError(f"{who}: `{name}` is required")
+    out = [os.fspath(v) for v in value]
+    if not out:
+        raise ValueError(f"{who}: `{name}` is empty")
+    return out
 
 
 def read_file(path):

@@ -32,6 +32,7 @@ import struct
 import numpy as np
 
 from runtime.readers.file_index import FileIndex
+from runtime.readers.file_io import path_list
 from runtime.readers.file_reader import FileReaderCore
 
 __all__ = ["MAGIC", "frame_record", "pack_image", "unpack_image", "join_record",
@@ -212,16 +213,6 @@ def write_recordio(path, samples, index_path=None) -> int:
     return len(lines)
 
 
-def _str_list(value, name):
-    if isinstance(value, (str, os.PathLike)):
-        return [os.fspath(value)]
-    if value is None:
-        raise ValueError(f"readers.MXNet: `{name}` is required")
-    out = [os.fspath(v) for v in value]
-    if not out:
-        raise ValueError(f"readers.MXNet: `{name}` is empty")
-    return out
-
 
 class MXNetReaderCore(FileReaderCore):
     """Reads ``(image, label)`` of every record of RecordIO files.
@@ -243,8 +234,8 @@ class MXNetReaderCore(FileReaderCore):
 
     def __init__(self, *, path=None, index_path=None, dont_use_mmap=False, use_o_direct=False,
                  lazy_init=False, defer_shard_check=False, **kwargs):
-        self.paths = _str_list(path, "path")
-        self.index_paths = _str_list(index_path, "index_path")
+        self.paths = path_list(path, "path", "readers.MXNet")
+        self.index_paths = path_list(index_path, "index_path", "readers.MXNet")
         if len(self.index_paths) not in (1, len(self.paths)):
             raise ValueError(f"readers.MXNet: {len(self.paths)} RecordIO file(s) but "
                              f"{len(self.index_paths)} index file(s); expected one index "

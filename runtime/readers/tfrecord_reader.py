@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.readers.file_index import FileIndex
+from runtime.readers.file_io import path_list
 from runtime.readers.file_reader import FileReaderCore
 from runtime.readers.tfrecord import BYTES, FLOAT, INT64, parse_example, read_index, \
     read_record
@@ -144,16 +145,6 @@ def _is_dali_feature(f) -> bool:
     return t.__name__ == "Feature" and t.__module__.startswith("nvidia.dali")
 
 
-def _str_list(value, name):
-    if isinstance(value, (str, os.PathLike)):
-        return [os.fspath(value)]
-    if value is None:
-        raise ValueError(f"readers.TFRecord: `{name}` is required")
-    out = [os.fspath(v) for v in value]
-    if not out:
-        raise ValueError(f"readers.TFRecord: `{name}` is empty")
-    return out
-
 
 class TFRecordReaderCore(FileReaderCore):
     """Reads the described features of every record of TFRecord files.
@@ -176,8 +167,8 @@ class TFRecordReaderCore(FileReaderCore):
 
     def __init__(self, *, path=None, index_path=None, features=None, dont_use_mmap=False,
                  use_o_direct=False, lazy_init=False, defer_shard_check=False, **kwargs):
-        self.paths = _str_list(path, "path")
-        self.index_paths = _str_list(index_path, "index_path")
+        self.paths = path_list(path, "path", "readers.TFRecord")
+        self.index_paths = path_list(index_path, "index_path", "readers.TFRecord")
         if len(self.paths) != len(self.index_paths):
             raise ValueError(f"readers.TFRecord: {len(self.paths)} TFRecord file(s) but "
                              f"{len(self.index_paths)} index file(s); expected one index per "
