@@ -39,12 +39,33 @@ from tqdm import tqdm
 
 from ndd.datasets import edge_cases
 
-__all__ = ["build_sample_dataset", "build_edge_cases", "default_root", "SOURCES"]
+__all__ = ["build_sample_dataset", "build_edge_cases", "default_root", "SOURCES", "MIXES"]
 
 #: Bump whenever the output bytes for a given seed / package versions change.
 BUILDER_VERSION = 1
 
 MANIFEST_NAME = "MANIFEST.json"
+
+#: Encoding and size mixes (probabilities of each draw). ``"mixed"`` (the default of
+#: :func:`build_sample_dataset`, also called "progressive-heavy") stresses the decoder: a quarter
+#: progressive, much 4:2:2 / 4:4:4. ``"imagenet"`` resembles ImageNet's training photos (what
+#: ``ndd bench`` uses by default): mostly baseline 4:2:0 camera JPEGs, a few progressive, ~1%
+#: gray, a handful of CMYK, rare restart markers and orientation tags, ~400 x 350 on average.
+#: Every mix consumes the same random numbers per image; only the thresholds differ.
+MIXES = {
+    "mixed": {
+        "gray": 0.04, "cmyk": 0.025, "gray_source_gray": 0.25, "progressive": 0.25,
+        "optimize": 0.3, "subsampling": (0.6, 0.2, 0.2), "restart": 0.10, "orientation": 0.15,
+        "small": 0.05, "large": 0.05, "height": (290, 491), "quality": (60, 96),
+    },
+    "imagenet": {
+        "gray": 0.01, "cmyk": 0.005, "gray_source_gray": 0.05, "progressive": 0.03,
+        "optimize": 0.2, "subsampling": (0.88, 0.04, 0.08), "restart": 0.02, "orientation": 0.02,
+        "small": 0.05, "large": 0.03, "height": (250, 451), "quality": (70, 96),
+    },
+}
+#: The other name of the default mix, as the benchmarks call it.
+MIX_ALIASES = {"progressive-heavy": "mixed"}
 
 #: (class name, package, path of the photo inside the installed package).
 SOURCES = (
@@ -147,14 +168,14 @@ def _load_sources() -> tuple[list[str], dict[str, list[Image.Image]]]:
     return classes, by_class
 
 
-def _draw_size(rng: np.random.Generator) -> tuple[int, int]:
-    """Displayed (width, height): 90% in 300..500 x 290..490, 5% smaller, 5% larger."""
+def _draw_size(rng: np.random.Generator, mix: dict) -> tuple[int, int]:
+    """Displayed (width, height); ``"mixed"``: 90% in 300..500 x 290..490, 5% smaller, 5% larger."""
     kind = rng.random()
-    if kind < 0.05:
+    if kind < mix["small"]:
         return int(rng.integers(120, 300)), int(rng.integers(120, 300))
-    if kind < 0.10:
+    if kind < mix["small"] + mix["large"]:
         return int(rng.integers(500, 1001)), int(rng.integers(500, 901))
-    return int(rng.integers(300, 501)), int(rng.integers(290, 491))
+    return int(rng.integers(300, 501)), int(rng.integers(*mix["height"]))
 
 
 def _augment(src: Image.Image, size: tuple[int, int], rng: np.random.Generator) -> Image.Image:
@@ -179,35 +200,36 @@ def _augment(src: Image.Image, size: tuple[int, int], rng: np.random.Generator) 
     return out
 
 
-def _draw_encoding(rng: np.random.Generator, gray_source: bool) -> dict:
+def _draw_encoding(rng: np.random.Generator, gray_source: bool, mix: dict) -> dict:
     """Draw the JPEG encoding of one image; always consumes the same random numbers."""
     u_mode, u_prog, u_opt, u_rst, u_orient = rng.random(5)
-    quality = int(rng.integers(60, 96))
-    subsampling = int(rng.choice([2, 1, 0], p=[0.6, 0.2, 0.2]))
+    quality = int(rng.integers(*mix["quality"]))
+    subsampling = int(rng.choice([2, 1, 0], p=list(mix["subsampling"])))
     restart_rows, restart_blocks = int(rng.integers(1, 4)), int(rng.integers(4, 65))
     orientation = int(rng.integers(2, 9))
     tint = rng.uniform(-0.12, 0.12, size=3)
     if gray_source:
-        mode = "L" if u_mode < 0.25 else "RGB"
+        mode = "L" if u_mode < mix["gray_source_gray"] else "RGB"
     else:
-        mode = "L" if u_mode < 0.04 else ("CMYK" if u_mode < 0.065 else "RGB")
+        gray, cmyk = mix["gray"], mix["cmyk"]
+        mode = "L" if u_mode < gray else ("CMYK" if u_mode < gray + cmyk else "RGB")
     enc = {
         "mode": mode,
         "quality": quality,
-        "progressive": bool(u_prog < 0.25),
-        "optimize": bool(u_opt < 0.3),
+        "progressive": bool(u_prog < mix["progressive"]),
+        "optimize": bool(u_opt < mix["optimize"]),
         # CMYK JPEGs (as written by Photoshop) are 4:4:4; L has no chroma.
         "subsampling": {"L": None, "CMYK": "4:4:4"}.get(mode, _SUBSAMPLING_NAMES[subsampling]),
         "restart": None,
         "orientation": None,
     }
-    if u_rst < 0.05:
+    if u_rst < mix["restart"] / 2:
         enc["restart"] = {"rows": restart_rows}
-    elif u_rst < 0.10:
+    elif u_rst < mix["restart"]:
         enc["restart"] = {"blocks": restart_blocks}
-    if u_orient < 0.10:
+    if u_orient < mix["orientation"] * 2 / 3:
         enc["orientation"] = orientation
-    elif u_orient < 0.15:
+    elif u_orient < mix["orientation"]:
         enc["orientation"] = 1
     enc["_subsampling_code"] = 0 if mode == "CMYK" else subsampling
     enc["_tint"] = tint
@@ -247,16 +269,16 @@ def encode_jpeg(upright: Image.Image, enc: dict) -> tuple[bytes, tuple[int, int]
     return buf.getvalue(), img.size
 
 
-def _make_image(index, seed, split, classes, sources):
+def _make_image(index, seed, split, classes, sources, mix="mixed"):
     """Build image number ``index``: returns (relative path, bytes, manifest entry)."""
     rng = np.random.default_rng([seed, _SPLIT_KEYS[split], index, BUILDER_VERSION])
     cls = classes[index % len(classes)]
     options = sources[cls]
     src_idx = int(rng.integers(0, len(options)))
     src = options[src_idx]
-    size = _draw_size(rng)
+    size = _draw_size(rng, MIXES[mix])
     upright = _augment(src, size, rng)
-    enc = _draw_encoding(rng, gray_source=src.mode == "L")
+    enc = _draw_encoding(rng, gray_source=src.mode == "L", mix=MIXES[mix])
     data, stored = encode_jpeg(upright, enc)
     rel = f"{cls}/{cls}_{index:05d}.jpg"
     entry = {k: v for k, v in enc.items() if not k.startswith("_")}
@@ -275,8 +297,8 @@ def _make_image(index, seed, split, classes, sources):
     return rel, data, entry
 
 
-def _manifest_header(num_images: int, seed: int, split: str) -> dict:
-    return {
+def _manifest_header(num_images: int, seed: int, split: str, mix: str) -> dict:
+    header = {
         "builder": "ndd.datasets.sample",
         "builder_version": BUILDER_VERSION,
         "split": split,
@@ -284,6 +306,9 @@ def _manifest_header(num_images: int, seed: int, split: str) -> dict:
         "num_images": num_images,
         "packages": _package_versions(),
     }
+    if mix != "mixed":      # the default mix's manifests (and caches) stay as they were
+        header["mix"] = mix
+    return header
 
 
 def _read_manifest(root: pathlib.Path) -> dict | None:
@@ -326,7 +351,7 @@ def _check_replaceable(root: pathlib.Path) -> None:
         )
 
 
-def _validate(num_images, seed, split):
+def _validate(num_images, seed, split, mix):
     if isinstance(num_images, bool) or not isinstance(num_images, (int, np.integer)):
         raise TypeError(f"num_images must be an int, got {type(num_images).__name__}")
     if num_images < 1:
@@ -335,10 +360,12 @@ def _validate(num_images, seed, split):
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     if split not in _SPLIT_KEYS:
         raise ValueError(f"split must be one of {sorted(_SPLIT_KEYS)}, got {split!r}")
+    if MIX_ALIASES.get(mix, mix) not in MIXES:
+        raise ValueError(f"mix must be one of {sorted(MIXES) + sorted(MIX_ALIASES)}, got {mix!r}")
 
 
 def build_sample_dataset(
-    root=None, num_images=600, seed=0, force=False, progress=True, split="train"
+    root=None, num_images=600, seed=0, force=False, progress=True, split="train", mix="mixed"
 ) -> pathlib.Path:
     """Build (or reuse) the sample photo dataset as an image folder of JPEG files.
 
@@ -357,6 +384,10 @@ def build_sample_dataset(
         Show a tqdm progress bar.
     split : {"train", "val"}, default "train"
         Which random stream to use: the two splits draw different crops of the same photos.
+    mix : {"mixed", "progressive-heavy", "imagenet"}, default "mixed"
+        The encoding and size mix (:data:`MIXES`): ``"mixed"`` (alias ``"progressive-heavy"``)
+        has 25% progressive files and much 4:2:2 / 4:4:4; ``"imagenet"`` resembles ImageNet's
+        photos (mostly baseline 4:2:0, 3% progressive, ~1% gray, a few CMYK, ~400 x 350).
 
     Returns
     -------
@@ -368,7 +399,7 @@ def build_sample_dataset(
     Raises
     ------
     ValueError
-        Bad ``num_images`` / ``seed`` / ``split``, or ``root`` is a non-empty folder that is not
+        Bad ``num_images`` / ``seed`` / ``split`` / ``mix``, or ``root`` is a non-empty folder that is not
         an ndd sample-data build (it is never deleted).
     TypeError
         ``num_images`` is not an int.
@@ -381,10 +412,12 @@ def build_sample_dataset(
     libjpeg) and the packages that ship the photos.  A matching manifest is reused; otherwise
     the build is written to a temporary sibling folder and renamed into place atomically.
     """
-    _validate(num_images, seed, split)
-    num_images, seed = int(num_images), int(seed)
-    root = default_root() / split if root is None else pathlib.Path(root).expanduser()
-    header = _manifest_header(num_images, seed, split)
+    _validate(num_images, seed, split, mix)
+    num_images, seed, mix = int(num_images), int(seed), MIX_ALIASES.get(mix, mix)
+    if root is None:
+        root = default_root() / (split if mix == "mixed" else f"{split}-{mix}")
+    root = pathlib.Path(root).expanduser()
+    header = _manifest_header(num_images, seed, split, mix)
     if not force and _is_current(root, header):
         return root
     _check_replaceable(root)
@@ -397,7 +430,7 @@ def build_sample_dataset(
             (tmp / cls).mkdir()
         bar = tqdm(range(num_images), desc=f"sample photos ({split})", disable=not progress)
         for index in bar:
-            rel, data, entry = _make_image(index, seed, split, classes, sources)
+            rel, data, entry = _make_image(index, seed, split, classes, sources, mix)
             (tmp / rel).write_bytes(data)
             files[rel] = entry
         manifest = dict(header, classes=classes, files=files)
@@ -444,12 +477,14 @@ def main(argv=None) -> int:
     parser.add_argument("--num-images", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--split", choices=sorted(_SPLIT_KEYS), default="train")
+    parser.add_argument("--mix", choices=sorted(MIXES) + sorted(MIX_ALIASES), default="mixed",
+                        help="encoding/size mix (imagenet: mostly baseline 4:2:0)")
     parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--edge-cases", metavar="DIR", help="also write the edge-case files")
     args = parser.parse_args(argv)
     root = build_sample_dataset(
-        args.root, args.num_images, args.seed, args.force, not args.quiet, args.split
+        args.root, args.num_images, args.seed, args.force, not args.quiet, args.split, args.mix
     )
     print(root)
     if args.edge_cases:

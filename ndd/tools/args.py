@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="file defining pipeline(api, jpegs) -> Batch (replaces --pipeline)")
     b.add_argument("--data", default=None,
                    help="image folder with class sub-folders (default: the sample dataset)")
+    b.add_argument("--photos", default="imagenet", choices=["imagenet", "progressive-heavy"],
+                   help="which sample photos to build when --data is not given: 'imagenet' "
+                        "(mostly baseline 4:2:0 JPEGs, as ImageNet) or 'progressive-heavy' "
+                        "(25%% progressive, much 4:4:4; decode-bound) (default: imagenet)")
     b.add_argument("--num-images", type=int, default=256,
                    help="images of the built sample dataset (default: %(default)s)")
     b.add_argument("--mode", default="eager,deferred,compile",

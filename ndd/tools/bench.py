@@ -148,8 +148,10 @@ def _data_folder(ns) -> str:
         except (ValueError, OSError) as exc:
             raise UsageError(f"--data: {exc}") from None
         return ns.data
-    root = default_root() / f"bench-{ns.num_images}"
-    return str(build_sample_dataset(root=root, num_images=ns.num_images, progress=True))
+    suffix = "" if ns.photos == "progressive-heavy" else f"-{ns.photos}"
+    root = default_root() / f"bench-{ns.num_images}{suffix}"
+    return str(build_sample_dataset(root=root, num_images=ns.num_images, progress=True,
+                                    mix=ns.photos))
 
 
 def _pipeline(ns):

@@ -249,3 +249,36 @@ def test_dali_reads_and_decodes_like_pillow(built):
             ref = np.asarray(ImageOps.exif_transpose(im).convert("RGB"), dtype=np.int32)
         assert got.shape == ref.shape, rel
         assert np.abs(got - ref).mean() < 1.0, rel
+
+
+def test_imagenet_mix(tmp_path, built):
+    """mix="imagenet": what Pillow reads back from the files has ImageNet's proportions (mostly
+    baseline 4:2:0, a few progressive, ~1% gray, ~400 x 350); the default mix is untouched."""
+    n = 400
+    root = sample.build_sample_dataset(tmp_path / "inet", num_images=n, progress=False,
+                                       mix="imagenet")
+    modes, prog, sampling, sizes = collections.Counter(), 0, collections.Counter(), []
+    for path in sorted(root.rglob("*.jpg")):
+        with Image.open(path) as im:
+            modes[im.mode] += 1
+            prog += bool(im.info.get("progressive", 0))
+            if im.mode == "RGB":
+                sampling[JpegImagePlugin.get_sampling(im)] += 1
+            sizes.append(ImageOps.exif_transpose(im).size)
+    assert sum(modes.values()) == n
+    assert modes["RGB"] >= 0.93 * n and 1 <= modes["L"] <= 0.08 * n
+    assert 1 <= prog <= 0.08 * n                      # a few progressive files, not a quarter
+    assert sampling[2] >= 0.8 * sum(sampling.values())  # 4:2:0 dominates
+    w, h = np.array(sizes).T
+    assert 370 <= w.mean() <= 430 and 320 <= h.mean() <= 380
+    manifest = json.loads((root / sample.MANIFEST_NAME).read_text())
+    assert manifest["mix"] == "imagenet"
+    # The default mix keeps its bytes and its manifest header (existing caches stay valid); its
+    # other name gives the same files.
+    assert "mix" not in json.loads((built / sample.MANIFEST_NAME).read_text())
+    alias = sample.build_sample_dataset(tmp_path / "ph", num_images=5, progress=False,
+                                        mix="progressive-heavy")
+    for path in sorted(alias.rglob("*.jpg")):
+        assert path.read_bytes() == (built / path.relative_to(alias)).read_bytes()
+    with pytest.raises(ValueError, match="mix must be one of"):
+        sample.build_sample_dataset(tmp_path / "bad", num_images=2, mix="webp")
