@@ -39,6 +39,7 @@ One module per op or small family registers ``(op, "cpu")`` with
                            ``crop`` / ``combine``, ``coord_transform``
 ``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
 ``masking``                ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``
+``aliases``                every alias of :mod:`compiler.ops.aliases` (``experimental.*``)
 =========================  ==================================================================
 
 The executor imports this module before it runs its first op (lazily: the kernels import
@@ -54,6 +55,7 @@ from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
+from . import aliases  # last: registers the kernels of the aliases' originals
 
 __all__ = ["MODULES", "warm_up"]
 
@@ -61,7 +63,7 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions, normalize, transforms, reorder, masking)
+           reductions, normalize, transforms, reorder, masking, aliases)
 
 
 def warm_up() -> None:
