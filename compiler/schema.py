@@ -64,7 +64,8 @@ class OpSchema:
     layout) without data. ``traits`` may contain (each read by the compiler): ``random``,
     ``stateful``, ``source``, ``has_side_effects`` (never merged by CSE; ``has_side_effects``
     nodes are never removed by DCE), ``elementwise`` (per-element ops the elementwise fusion
-    rule chains), ``fused`` (created by the fuse pass).
+    rule chains), ``fused`` (created by the fuse pass), ``batch_only`` (no Tensor call: the
+    front end requires a ``batch_size`` or a Batch input).
 
     ``public_name`` is where users find the op: ``"resize"`` is ``ndd.resize``,
     ``"decoders.image"`` is ``ndd.decoders.image``. None marks an internal op (fused ops,
@@ -201,6 +202,8 @@ def convert_arg(op: str, spec: ArgSpec, value: Any) -> Any:
         base = t[:-2]
         if hasattr(value, "tolist"):
             value = value.tolist()
+        if isinstance(value, (list, tuple)) and len(value) >= _LONG_LIST:
+            return _long_list(op, spec, value)
         if isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, bool):
             items = (value,)
         elif isinstance(value, (list, tuple)):
@@ -250,6 +253,36 @@ def convert_arg(op: str, spec: ArgSpec, value: Any) -> Any:
         raise ArgError(f"{op}: argument '{name}' must be one of {', '.join(INTERP_TYPES)} "
                        f"(or ndd.types.INTERP_*), got {value!r}")
     raise AssertionError(f"unknown arg type {t}")
+
+
+_LONG_LIST = 64         # lists at least this long are converted once per content
+_LONG_CACHE_SIZE = 16
+_long_cache: dict = {}
+
+
+def _long_list(op: str, spec: ArgSpec, value) -> tuple:
+    """``convert_arg`` of a long number list (SSD's 8732 anchors are 34928 floats, ~10 ms to
+    convert element by element), cached by its content: a repeated list costs a hash and a
+    comparison, and converts to the same tuple object each time (so kernels can keep what
+    they derive from it by identity). Equal contents always convert to equal tuples (1, 1.0
+    and True are the same number for ``int[]`` and ``float[]``), so the cache is exact."""
+    items = tuple(value)
+    key = (spec.type, spec.length, items)
+    try:
+        return _long_cache[key]
+    except (KeyError, TypeError):   # TypeError: an unhashable element, reported below
+        pass
+    out = tuple(_num(v, spec.type[:-2], op, spec.name) for v in items)
+    if spec.length is not None and len(out) not in (1, spec.length):
+        raise ArgError(f"{op}: argument '{spec.name}' must have {spec.length} elements, "
+                       f"got {len(out)}: {value!r}")
+    if len(_long_cache) >= _LONG_CACHE_SIZE:
+        try:        # the oldest entry (another thread may be evicting too)
+            del _long_cache[next(iter(_long_cache))]
+        except (StopIteration, KeyError, RuntimeError):
+            pass
+    _long_cache[key] = out
+    return out
 
 
 def _hashable(v):

@@ -121,6 +121,9 @@ def unwrap_invariant(value):
     return _target(value) if isinstance(value, Invariant) else value
 
 
+_PLAIN = {int, float, bool, str}     # element types no proxy can hide in
+
+
 def unwrap_invariants(value):
     """:func:`unwrap_invariant`, also inside plain lists, tuples and dicts (recursively; other
     containers, including subclasses, are left alone and never iterated).  A container with
@@ -134,6 +137,8 @@ def unwrap_invariants(value):
         same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items()))
         return value if same else dict(pairs)
     if kind is list or kind is tuple:
+        if set(map(type, value)) <= _PLAIN:     # numbers only (anchors...): nothing inside
+            return value
         items = [unwrap_invariants(x) for x in value]
         return value if all(a is b for a, b in zip(items, value)) else kind(items)
     return value

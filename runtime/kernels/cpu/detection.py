@@ -27,7 +27,8 @@ from runtime.kernels.registry import per_sample, register
 
 from .jit import compiled
 
-__all__ = ["coord_flip", "bbox_paste", "box_encoder", "iou_matrix", "Anchors", "warm_up"]
+__all__ = ["coord_flip", "bbox_paste", "box_encoder", "iou_matrix", "Anchors", "prepared_anchors",
+           "warm_up"]
 
 _F32 = np.float32
 
@@ -293,10 +294,32 @@ def bbox_paste_kernel(ctx, ins, a, i):
                       paste_y=a.get("paste_y", 0.5), ltrb=a.get("ltrb", False))
 
 
+_prepared: dict[int, tuple] = {}    # id(anchors tuple) -> (the tuple, its Anchors)
+_PREPARED_SIZE = 8
+
+
+def prepared_anchors(values) -> Anchors:
+    """:class:`Anchors` of an ``anchors`` argument (a tuple of floats), kept by the tuple's
+    identity: the front end converts an equal list to the same tuple object, so SSD's 8732
+    anchors are prepared once, not per batch. The tuple is held with them, so its id is not
+    reused while the entry lives."""
+    hit = _prepared.get(id(values))
+    if hit is not None and hit[0] is values:
+        return hit[1]
+    anchors = Anchors(np.asarray(values, np.float32))
+    if len(_prepared) >= _PREPARED_SIZE:
+        try:
+            del _prepared[next(iter(_prepared))]
+        except (StopIteration, KeyError, RuntimeError):
+            pass
+    _prepared[id(values)] = (values, anchors)
+    return anchors
+
+
 @register("box_encoder", "cpu")
 def box_encoder_kernel(ctx, inputs, args):
     """``box_encoder`` of a batch: the anchors prepared once, the samples on the pool."""
-    anchors = Anchors(np.asarray(args["anchors"], np.float32))
+    anchors = prepared_anchors(args["anchors"])
     kw = dict(criteria=args.get("criteria", 0.5), offset=args.get("offset", False),
               scale=args.get("scale", 1.0), means=args.get("means") or (0.0, 0.0, 0.0, 0.0),
               stds=args.get("stds") or (1.0, 1.0, 1.0, 1.0))

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import ndd
-from runtime.kernels.cpu.detection import bbox_paste, box_encoder, coord_flip, iou_matrix
+from runtime.kernels.cpu.detection import (bbox_paste, box_encoder, coord_flip, iou_matrix,
+                                          prepared_anchors)
 
 F = np.float32
 
@@ -164,6 +165,31 @@ def test_ndd_functions_run_per_sample():
                         anchors=[0, 0, 1, 1])
     with pytest.raises(ValueError, match="float32 input"):
         ndd.coord_flip(ndd.tensor(np.zeros((2, 2), np.float64)))
+
+
+def test_long_anchor_lists_are_prepared_once():
+    """8732 SSD-sized anchors: the front end converts an equal list to the same tuple, whose
+    prepared anchors the kernel keeps; results equal a fresh preparation."""
+    rng = np.random.default_rng(3)
+    lt = rng.uniform(0, 0.7, (8732, 2))
+    anchors = np.concatenate([lt, lt + rng.uniform(0.05, 0.3, (8732, 2))], 1).astype(np.float32)
+    flat = anchors.reshape(-1).tolist()
+    boxes = ndd.Batch([np.array([[0.1, 0.2, 0.5, 0.6]], np.float32)] * 2)
+    labels = ndd.Batch([np.array([4], np.int32)] * 2)
+    first = ndd.box_encoder(boxes, labels, anchors=flat)
+    again = ndd.box_encoder(boxes, labels, anchors=list(flat))   # equal content, new list
+    a1 = first[0]._value.producer.args["anchors"]
+    a2 = again[0]._value.producer.args["anchors"]
+    assert a1 is a2
+    assert prepared_anchors(a1) is prepared_anchors(a2)
+    want_b, want_l = box_encoder(np.array([[0.1, 0.2, 0.5, 0.6]], np.float32),
+                                 np.array([4], np.int32), anchors)
+    for out in (first, again):
+        for t in out[0].tensors:
+            np.testing.assert_array_equal(np.asarray(t), want_b)
+        for t in out[1].tensors:
+            np.testing.assert_array_equal(np.asarray(t), want_l)
+    assert (want_l == 4).sum() >= 1
 
 
 # ----------------------------------------------------------------------------- DALI oracle
