@@ -21,9 +21,10 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-from .cast import cast
+from .cast import cast, to_numpy_dtype
+from .filters_conv import conv_axis
 
-__all__ = ["gaussian_weights", "gaussian_blur", "blur_params"]
+__all__ = ["gaussian_weights", "gaussian_blur", "blur_params", "to_output"]
 
 _F = np.float32
 
@@ -55,27 +56,6 @@ def gaussian_weights(sigma: float, window: int = 0) -> np.ndarray:
         side = side + v
     inv = _F(1) / (vals[r] + _F(2) * side)
     return np.array([v * inv for v in vals], dtype=_F)
-
-
-def _reflect101(n: int, lo: int, hi: int) -> np.ndarray:
-    i = np.arange(lo, hi)
-    if n == 1:
-        return np.zeros_like(i)
-    p = 2 * n - 2
-    i = np.mod(i, p)
-    return np.where(i < n, i, p - i)
-
-
-def _convolve_axis(a: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
-    n = a.shape[axis]
-    r = len(w) // 2
-    if n == 0 or len(w) == 1 and w[0] == 1:
-        return a.astype(_F)
-    taps = np.stack([_reflect101(n, i - r, i + r + 1) for i in range(n)])    # (n, K)
-    acc = np.zeros(a.shape, dtype=_F)
-    for k in range(len(w)):
-        acc = acc + w[k] * np.take(a, taps[:, k], axis=axis).astype(_F, copy=False)
-    return acc
 
 
 def _per_axis(values, n: int, name: str):
@@ -128,21 +108,37 @@ def gaussian_blur(x, layout="", *, sigma=None, window_size=None, dtype=None):
     layout = layout or ""
     data_axes = [i for i in range(x.ndim) if not layout or layout[i] not in "CF"]
     frames_axis = layout.index("F") if "F" in layout else None
+    channels_last = bool(layout) and layout[-1] == "C"
+    if x.dtype == np.float16:                      # exact in float32; the loops take float32
+        x = x.astype(_F)
     params = blur_params(sigma, window_size, len(data_axes),
                          None if frames_axis is None else x.shape[frames_axis])
     if isinstance(params, list):                   # per-frame arguments
         frames = [_blur(np.take(x, k, axis=frames_axis), [a - (a > frames_axis)
-                                                          for a in data_axes], *params[k])
+                                                          for a in data_axes], *params[k],
+                        channels_last)
                   for k in range(x.shape[frames_axis])]
-        return cast(np.stack(frames, axis=frames_axis), out_dt)
-    return cast(_blur(x, data_axes, *params), out_dt)
+        return to_output(np.stack(frames, axis=frames_axis), out_dt)
+    return to_output(_blur(x, data_axes, *params, channels_last), out_dt)
 
 
-def _blur(x, data_axes, sigmas, windows):
+def _blur(x, data_axes, sigmas, windows, channels_last=False):
     out = x
     for ax, s, w in reversed(list(zip(data_axes, sigmas, windows))):   # innermost first
-        out = _convolve_axis(out, gaussian_weights(float(s), int(w)), ax)
+        wts = gaussian_weights(float(s), int(w))
+        if len(wts) == 1 and wts[0] == 1:      # a 1-tap window: the identity
+            out = out.astype(_F, copy=False)
+            continue
+        out = conv_axis(out, wts, ax, channels_last)
     return out.astype(_F, copy=False)
+
+
+def to_output(acc, dtype):
+    """The float32 sums ``acc`` as ``dtype`` (DALI's ``ConvertSat``: round half away from
+    zero, saturate); ``acc`` itself when ``dtype`` is float32."""
+    if np.dtype(to_numpy_dtype(dtype)) == _F:
+        return acc
+    return cast(acc, dtype)
 
 
 @register("gaussian_blur", "cpu")
