@@ -177,6 +177,9 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
                 f"compiled (capture-mode) loop: the call cannot change batch size ({desc})")
         raise ValueError(f"{op}: inputs and arguments have different batch sizes ({desc})")
     tensor_mode = not sizes
+    if tensor_mode and "batch_only" in schema.traits:     # e.g. batch_permutation (DALI's words)
+        raise ValueError(f"`batch_size` must be specified for dynamic `{op}` because it has no "
+                         f"data inputs to infer the batch size from.")
     n = next(iter(sizes.values())) if sizes else 1
     if tensor_mode:
         in_values = [v if v.meta.batch_size == 1 else None for v in in_values]

@@ -1,10 +1,12 @@
-"""Reordering and table ops: ``sequence_rearrange``, ``permute_batch`` and ``lookup_table``.
+"""Reordering and table ops: ``sequence_rearrange``, ``permute_batch``, ``lookup_table`` and
+``batch_permutation``.
 
 Source: DALI 2.4 ``sequence_rearrange`` / ``permute_batch`` / ``lookup_table`` (argument names,
 defaults, types and error rules observed by running DALI's CPU operators).
 """
 from __future__ import annotations
 
+from compiler.ir import ValueMeta
 from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 LUT_INPUTS = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64")
@@ -73,3 +75,17 @@ register(OpSchema(
     ), _lookup_table_infer, public_name="lookup_table", deprecated={"output_dtype": "dtype"},
     doc="Maps integer inputs through a table of ``keys`` -> ``values`` (``default_value`` "
         "elsewhere). Source: DALI ``lookup_table``."))
+
+
+register(OpSchema(
+    "batch_permutation", (), (
+        ArgSpec("allow_repetitions", "bool", False,
+                doc="Draw every index independently (repetitions and omissions possible)."),
+        ArgSpec("no_fixed_points", "bool", False,
+                doc="No ``out[i] == i`` (ignored for a batch of 1)."),
+        ArgSpec("_seeds", "any", None),
+    ), lambda metas, args: [ValueMeta(dtype="int32", ndim=0, layout="")],
+    traits=frozenset({"random", "batch_only"}), public_name="batch_permutation",
+    doc="A batch of ``batch_size`` random int32 scalars indexing the batch's samples (a "
+        "permutation unless ``allow_repetitions``), e.g. for ``permute_batch``. Source: DALI "
+        "``batch_permutation``."))

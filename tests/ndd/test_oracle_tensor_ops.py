@@ -81,3 +81,57 @@ def test_experimental_aliases_match_dali(dyn, photo_jpegs):
     for a, b in zip(o, t):
         assert a.shape == b.shape
         assert np.abs(a.astype(int) - b.astype(int)).max() <= 1
+
+
+# ------------------------------------------------------------------ batch_permutation
+def _ints(b):
+    return [int(np.asarray(t)) for t in b.tensors]
+
+
+def test_batch_permutation_api():
+    out = ndd.batch_permutation(batch_size=6, rng=ndd.random.RNG(seed=3))
+    assert isinstance(out, ndd.Batch) and out.dtype == ndd.int32
+    assert sorted(_ints(out)) == list(range(6))
+    again = ndd.batch_permutation(batch_size=6, rng=ndd.random.RNG(seed=3))
+    assert _ints(out) == _ints(again)           # reproducible with rng=
+    with ndd.EvalMode.deferred:
+        deferred = ndd.batch_permutation(batch_size=6, rng=ndd.random.RNG(seed=3))
+    assert _ints(deferred) == _ints(out)
+    ndd.random.set_seed(11)
+    a = _ints(ndd.batch_permutation(batch_size=9, no_fixed_points=True))
+    ndd.random.set_seed(11)
+    b = _ints(ndd.batch_permutation(batch_size=9, no_fixed_points=True))
+    assert a == b and all(v != i for i, v in enumerate(a))
+    data = ndd.batch([np.full((2,), i, np.uint8) for i in range(6)])
+    moved = ndd.permute_batch(data, indices=out)
+    assert [int(np.asarray(t)[0]) for t in moved.tensors] == _ints(out)
+
+
+def test_batch_permutation_errors():
+    with pytest.raises(ValueError, match="`batch_size` must be specified"):
+        ndd.batch_permutation()
+    with pytest.raises(TypeError, match="seed"):
+        ndd.batch_permutation(batch_size=3, seed=1)
+
+
+@pytest.mark.oracle
+def test_batch_permutation_like_dali(dyn):
+    for kw in ({}, {"no_fixed_points": True}, {"allow_repetitions": True},
+               {"allow_repetitions": True, "no_fixed_points": True}):
+        o = ndd.batch_permutation(batch_size=7, **kw)
+        t = dyn.batch_permutation(batch_size=7, **kw)
+        ov, tv = _np(o), _np(t)
+        assert [a.dtype for a in ov] == [b.dtype for b in tv]
+        assert [a.shape for a in ov] == [b.shape for b in tv]
+        for vals in (ov, tv):
+            ints = [int(v) for v in vals]
+            assert all(0 <= v < 7 for v in ints)
+            if not kw.get("allow_repetitions"):
+                assert sorted(ints) == list(range(7))
+            if kw.get("no_fixed_points"):
+                assert all(v != i for i, v in enumerate(ints))
+    assert [int(v) for v in _np(ndd.batch_permutation(batch_size=1, no_fixed_points=True))] \
+        == [int(v) for v in _np(dyn.batch_permutation(batch_size=1, no_fixed_points=True))]
+    for mod in (ndd, dyn):
+        with pytest.raises(ValueError, match="`batch_size` must be specified"):
+            mod.batch_permutation()

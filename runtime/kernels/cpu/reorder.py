@@ -4,17 +4,19 @@ Semantics follow DALI 2.4 (observed): frames and samples are copied by index (ch
 against the sequence length / batch size); ``lookup_table`` builds the table up to the largest
 key (the last occurrence of a key wins), maps inputs in ``[0, len(table))`` through it and
 everything else to ``default_value``; the float32 values convert to ``dtype`` as ``cast`` does
-(round half away from zero, saturate). Registers ``sequence_rearrange``, ``permute_batch`` and
-``lookup_table``.
+(round half away from zero, saturate). ``batch_permutation`` draws the whole batch's indices
+from the generator of its first seed. Registers ``sequence_rearrange``, ``permute_batch``,
+``lookup_table`` and ``batch_permutation``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from runtime.kernels.cpu.cast import cast
+from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register, sample_args
 
-__all__ = ["rearrange", "lookup"]
+__all__ = ["rearrange", "lookup", "batch_permutation"]
 
 
 def rearrange(x, new_order, i=0):
@@ -85,3 +87,47 @@ def lookup_table_kernel(ctx, ins, a, i):
     """``lookup_table`` of sample ``i``."""
     return lookup(ins[0], a.get("keys") or (), a.get("values") or (),
                   a.get("default_value") or 0.0, ctx.out_metas[0].dtype or "float32")
+
+
+def batch_permutation(n: int, rng: np.random.Generator, allow_repetitions=False,
+                      no_fixed_points=False) -> np.ndarray:
+    """Random int32 indices ``0 <= out[i] < n`` (DALI ``batch_permutation``).
+
+    Parameters
+    ----------
+    n : int
+        Batch size.
+    rng : numpy.random.Generator
+    allow_repetitions : bool
+        Every index drawn independently and uniformly; else a uniform random permutation.
+    no_fixed_points : bool
+        ``out[i] != i`` for every ``i`` (ignored when ``n == 1``): independent draws among the
+        other ``n - 1`` indices, or a uniform random derangement (rejection sampling, about
+        e = 2.72 permutations drawn on average).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` int32.
+    """
+    fixed_ok = not no_fixed_points or n == 1
+    if allow_repetitions:
+        if fixed_ok:
+            return rng.integers(0, n, size=n).astype(np.int32)
+        out = rng.integers(0, n - 1, size=n)
+        out += out >= np.arange(n)          # skip i itself: uniform over the others
+        return out.astype(np.int32)
+    ar = np.arange(n)
+    while True:
+        out = rng.permutation(n)
+        if fixed_ok or not (out == ar).any():
+            return out.astype(np.int32)
+
+
+@register("batch_permutation", "cpu")
+def batch_permutation_kernel(ctx, inputs, args):
+    """``batch_permutation``: one permutation of the batch (int32 scalars)."""
+    idx = batch_permutation(ctx.batch_size, sample_rng(args["_seeds"], 0),
+                            bool(args.get("allow_repetitions")),
+                            bool(args.get("no_fixed_points")))
+    return [[idx[k, ...] for k in range(len(idx))]]     # 0-d views of one array

@@ -5,7 +5,7 @@ import pytest
 
 from compiler.ir import ValueMeta
 from compiler.ops.reorder import _lookup_table_infer, _sequence_rearrange_infer
-from runtime.kernels.cpu.reorder import lookup, rearrange
+from runtime.kernels.cpu.reorder import batch_permutation, lookup, rearrange
 
 
 def test_rearrange_frames():
@@ -44,3 +44,45 @@ def test_schema_checks():
         _sequence_rearrange_infer([ValueMeta("int32", 2, "HW")], {"new_order": [0]})
     with pytest.raises(ValueError, match="at least 1 dim"):
         _sequence_rearrange_infer([m], {"new_order": [0]})
+
+
+# ------------------------------------------------------------------ batch_permutation
+def _perm(n, seed, **kw):
+    return batch_permutation(n, np.random.default_rng(seed), **kw)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 16])
+def test_batch_permutation_is_a_permutation(n):
+    for seed in range(20):
+        out = _perm(n, seed)
+        assert out.dtype == np.int32 and out.shape == (n,)
+        assert sorted(out.tolist()) == list(range(n))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 9])
+def test_batch_permutation_without_fixed_points(n):
+    for seed in range(30):
+        out = _perm(n, seed, no_fixed_points=True)
+        assert sorted(out.tolist()) == list(range(n))
+        assert all(out[i] != i for i in range(n)), out
+        rep = _perm(n, seed, no_fixed_points=True, allow_repetitions=True)
+        assert all(rep[i] != i for i in range(n)) and ((0 <= rep) & (rep < n)).all()
+    assert _perm(1, 0, no_fixed_points=True).tolist() == [0]      # ignored for one sample
+
+
+def test_batch_permutation_derangements_are_uniform():
+    """All 2 derangements of 3 elements appear about equally often (not only one cycle)."""
+    seen = {}
+    for seed in range(400):
+        key = tuple(_perm(3, seed, no_fixed_points=True).tolist())
+        seen[key] = seen.get(key, 0) + 1
+    assert set(seen) == {(1, 2, 0), (2, 0, 1)}
+    assert min(seen.values()) > 150
+
+
+def test_batch_permutation_repetitions_are_independent_draws():
+    draws = np.concatenate([_perm(8, s, allow_repetitions=True) for s in range(500)])
+    counts = np.bincount(draws, minlength=8)
+    assert counts.min() > 400 and counts.max() < 600      # 4000 draws, 500 expected each
+    # some batches repeat an index (a permutation never would)
+    assert any(len(set(_perm(8, s, allow_repetitions=True).tolist())) < 8 for s in range(10))
