@@ -22,7 +22,7 @@ import numpy as np
 from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
-from .filters_conv import conv_axis
+from .filters_conv import conv_axis, to_integer
 
 __all__ = ["gaussian_weights", "gaussian_blur", "blur_params", "to_output"]
 
@@ -136,9 +136,12 @@ def _blur(x, data_axes, sigmas, windows, channels_last=False):
 def to_output(acc, dtype):
     """The float32 sums ``acc`` as ``dtype`` (DALI's ``ConvertSat``: round half away from
     zero, saturate); ``acc`` itself when ``dtype`` is float32."""
-    if np.dtype(to_numpy_dtype(dtype)) == _F:
+    dt = np.dtype(to_numpy_dtype(dtype))
+    if dt == _F:
         return acc
-    return cast(acc, dtype)
+    if dt.kind in "iu" and dt.itemsize <= 4:
+        return to_integer(acc, dt)
+    return cast(acc, dt)
 
 
 @register("gaussian_blur", "cpu")

@@ -26,7 +26,7 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["border_index", "conv_axis", "correlate2d", "warm_up"]
+__all__ = ["border_index", "conv_axis", "correlate2d", "to_integer", "warm_up"]
 
 _F = np.float32
 
@@ -79,19 +79,19 @@ def _build_axis(njit):
         acc = np.empty(n_i, np.float32)
         for o in range(n_o):
             for y in range(n):
-                for j in range(n_i):
-                    acc[j] = np.float32(0)
+                acc[:] = np.float32(0)
                 for k in range(k_n):
-                    row = idx[y + k]
+                    seg = src[o, idx[y + k]]
                     wk = w[k]
                     for j in range(n_i):
-                        acc[j] += np.float32(src[o, row, j]) * wk
+                        acc[j] += np.float32(seg[j]) * wk
+                orow = out[o, y]
                 if accumulate:
                     for j in range(n_i):
-                        out[o, y, j] = out[o, y, j] + acc[j] * scale
+                        orow[j] = orow[j] + acc[j] * scale
                 else:
                     for j in range(n_i):
-                        out[o, y, j] = acc[j] * scale
+                        orow[j] = acc[j] * scale
     return outer_axis
 
 
@@ -105,23 +105,24 @@ def _build_inner(njit):
         line = np.empty(n_pad * chans, np.float32)
         acc = np.empty(flat, np.float32)
         for o in range(n_o):
+            srow = src[o]
             for p in range(n_pad):
                 q = idx[p] * chans
                 for c in range(chans):
-                    line[p * chans + c] = np.float32(src[o, q + c])
-            for f in range(flat):
-                acc[f] = np.float32(0)
+                    line[p * chans + c] = np.float32(srow[q + c])
+            acc[:] = np.float32(0)
             for k in range(k_n):
                 wk = w[k]
-                off = k * chans
+                seg = line[k * chans:k * chans + flat]
                 for f in range(flat):
-                    acc[f] += line[off + f] * wk
+                    acc[f] += seg[f] * wk
+            orow = out[o]
             if accumulate:
                 for f in range(flat):
-                    out[o, f] = out[o, f] + acc[f] * scale
+                    orow[f] = orow[f] + acc[f] * scale
             else:
                 for f in range(flat):
-                    out[o, f] = acc[f] * scale
+                    orow[f] = acc[f] * scale
     return inner_axis
 
 
@@ -133,21 +134,41 @@ def _build_corr(njit):
         kh, kw = w.shape
         acc = np.empty(flat, np.float32)
         for y in range(n_y):
-            for f in range(flat):
-                acc[f] = np.float32(0)
+            acc[:] = np.float32(0)
             for i in range(kh):
+                prow = pad[y + i]
                 for j in range(kw):
                     wk = w[i, j]
                     if wk == 0:
                         continue
-                    off = j * chans
+                    seg = prow[j * chans:j * chans + flat]
                     for f in range(flat):
-                        acc[f] += wk * pad[y + i, off + f]
-            for f in range(flat):
-                out[y, f] = acc[f]
+                        acc[f] += wk * seg[f]
+            out[y, :] = acc
     return corr2d
 
 
+def _build_round(njit):
+    @njit
+    def round_sat(acc, out, lo, hi, half_even):
+        # acc float32 (flat), out integer (flat); lo/hi the output range as float64
+        for f in range(acc.shape[0]):
+            v = acc[f]
+            if v != v:
+                out[f] = 0
+                continue
+            d = min(max(np.float64(v), lo), hi)
+            if half_even:
+                r = np.rint(d)
+            elif d >= 0:
+                r = np.floor(d + 0.5)
+            else:
+                r = -np.floor(0.5 - d)
+            out[f] = r
+    return round_sat
+
+
+_round = compiled(_build_round)
 _outer = compiled(_build_axis)
 _inner = compiled(_build_inner)
 _corr = compiled(_build_corr)
@@ -214,6 +235,19 @@ def correlate2d(pad: np.ndarray, w: np.ndarray, out_hw: tuple, chans: int) -> np
     return out.reshape((h, wd, chans) if pad.ndim == 3 else (h, wd))
 
 
+def to_integer(acc: np.ndarray, dtype, half_even: bool = False) -> np.ndarray:
+    """float32 ``acc`` as the integer ``dtype`` (up to 32 bits), saturated, NaN -> 0, rounded
+    half away from zero (DALI's ``ConvertSat``) or, with ``half_even``, to even (OpenCV's
+    ``saturate_cast``, behind DALI's CPU ``filter``)."""
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    out = np.empty(acc.shape, dt)
+    if acc.size:
+        _round()(np.ascontiguousarray(acc, dtype=_F).reshape(-1), out.reshape(-1),
+                 float(info.min), float(info.max), half_even)
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load) the loops for the common uint8 / float32 inputs."""
     w = np.ones(3, _F)
@@ -221,3 +255,5 @@ def warm_up() -> None:
         conv_axis(np.zeros((4, 5, 3), dt), w, 0, True)
         conv_axis(np.zeros((4, 5, 3), dt), w, 1, True)
     correlate2d(np.zeros((6, 7), _F), np.ones((3, 3), _F), (4, 5), 1)
+    for dt in (np.uint8, np.int16):
+        to_integer(np.zeros(4, _F), dt)
