@@ -86,6 +86,7 @@ HAND_BOXES = (
     (15, "speck", [300, 200, 0.08, 0.5]),
 )
 
+_COPY_ID_STEP = 10000    # image and annotation ids of copy c are shifted by c times this
 _LARGE_COIN_AREA = 2000     # pixels: the bigger coins of the photo are above it
 _MIN_REGION_AREA = 50       # segmentation specks below this are not objects
 
@@ -169,13 +170,18 @@ def _interleave(anns: list[dict]) -> list[dict]:
     return out
 
 
-def build_coco_dataset(root=None) -> dict[str, pathlib.Path]:
+def build_coco_dataset(root=None, copies: int = 1) -> dict[str, pathlib.Path]:
     """Write the dataset (idempotent: the same bytes for the same package versions).
 
     Parameters
     ----------
     root : str or path-like, optional
-        Output folder; default ``<ndd.datasets.sample.default_root()>/coco``.
+        Output folder; default ``<ndd.datasets.sample.default_root()>/coco`` (``coco-xN``
+        with ``copies=N``).
+    copies : int, default 1
+        How many times every image is listed (a larger set for loaders and benchmarks):
+        copy ``c >= 1`` of an image is ``<stem>_<c>.jpg`` (the same JPEG bytes) with image id
+        ``id + 10000 * c`` and the same annotations (their ids shifted likewise).
 
     Returns
     -------
@@ -187,7 +193,12 @@ def build_coco_dataset(root=None) -> dict[str, pathlib.Path]:
     RuntimeError
         scikit-image (which ships the photos) is not installed.
     """
-    root = pathlib.Path(root) if root is not None else default_root() / "coco"
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+        raise ValueError(f"build_coco_dataset: copies must be a positive integer, got "
+                         f"{copies!r}")
+    if root is None:
+        root = default_root() / ("coco" if copies == 1 else f"coco-x{copies}")
+    root = pathlib.Path(root)
     images_dir, ann_dir = root / "images", root / "annotations"
     images_dir.mkdir(parents=True, exist_ok=True)
     ann_dir.mkdir(parents=True, exist_ok=True)
@@ -197,16 +208,21 @@ def build_coco_dataset(root=None) -> dict[str, pathlib.Path]:
         im = im.convert("L" if im.mode in ("L", "I;16") else "RGB")
         buf = io.BytesIO()
         im.save(buf, format="JPEG", quality=90, subsampling="4:2:0")
-        _write_if_changed(images_dir / f"{stem}.jpg", buf.getvalue())
-        images.append({"id": image_id, "file_name": f"{stem}.jpg", "width": im.size[0],
-                       "height": im.size[1]})
+        for c in range(copies):
+            name = f"{stem}.jpg" if c == 0 else f"{stem}_{c}.jpg"
+            _write_if_changed(images_dir / name, buf.getvalue())
+            images.append({"id": image_id + _COPY_ID_STEP * c, "file_name": name,
+                           "width": im.size[0], "height": im.size[1]})
+    anns = _interleave(_annotations())
+    anns += [{**a, "id": a["id"] + _COPY_ID_STEP * c, "image_id": a["image_id"] +
+              _COPY_ID_STEP * c} for c in range(1, copies) for a in anns]
     doc = {"info": {"description": "ndd COCO sample: scikit-image photos, real objects",
                     "version": BUILDER_VERSION},
            "licenses": [],
            "images": images,
            "categories": [{"id": cid, "name": name, "supercategory": "thing"}
                           for cid, name in CATEGORIES],
-           "annotations": _interleave(_annotations())}
+           "annotations": anns}
     ann_file = ann_dir / "instances.json"
     _write_if_changed(ann_file, json.dumps(doc, indent=1).encode())
     return {"root": root, "file_root": images_dir, "annotations_file": ann_file}
@@ -223,8 +239,11 @@ def _write_if_changed(path: pathlib.Path, data: bytes) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=None, help="output folder")
-    out = build_coco_dataset(parser.parse_args(argv).root)
-    print(f"wrote {out['annotations_file']} and {len(IMAGES)} images in {out['file_root']}")
+    parser.add_argument("--copies", type=int, default=1, help="list every image N times")
+    args = parser.parse_args(argv)
+    out = build_coco_dataset(args.root, args.copies)
+    print(f"wrote {out['annotations_file']} and {len(IMAGES) * args.copies} images in "
+          f"{out['file_root']}")
     return 0
 
 
