@@ -1,5 +1,5 @@
 """Readers (``ndd.readers.File``, ``Numpy``, ``TFRecord``,
-``Webdataset``, ``MXNet``): stateful objects producing
+``Webdataset``, ``MXNet``, ``Caffe``, ``Caffe2``): stateful objects producing
 batches of samples read from files.
 
 Create once, reuse across epochs; ``batch_size`` goes to ``next_epoch``. Source: DALI
@@ -14,6 +14,7 @@ from ndd._batch import Batch as _Batch
 from ndd._construct import ENCODED as _ENC, encoded_batch as _encoded_batch
 from ndd._reader_front import ReaderFront as _ReaderFront, \
     check_max_batch_size as _check_max_batch_size
+from ndd._readers_caffe import Caffe, Caffe2
 from ndd._readers_coco import COCO
 from ndd._readers_mxnet import MXNet
 from ndd._readers_numpy import Numpy
@@ -105,4 +106,4 @@ class File(_ReaderFront):
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
 
 
-__all__ = ["File", "Numpy", "COCO", "TFRecord", "Webdataset", "MXNet"]
+__all__ = ["File", "Numpy", "COCO", "TFRecord", "Webdataset", "MXNet", "Caffe", "Caffe2"]

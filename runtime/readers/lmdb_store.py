@@ -1,0 +1,132 @@
+"""Read-only access to the records of LMDB databases (the ``lmdb`` binding), for
+``readers.Caffe`` and ``readers.Caffe2``.
+
+Samples are the records of every database of ``paths``, one database after another, each in
+its key order (LMDB keeps keys sorted bytewise; a cursor walks them in that order), as DALI's
+LMDB loader reads them. A sample's name is ``"<path> at key <key>"`` (DALI's source info).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+
+import lmdb
+
+__all__ = ["LMDBStore", "key_text"]
+
+# The ``lmdb`` binding opens an environment once per process: readers over the same database
+# share it (counted; closed when the last of them goes).
+_SHARED = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _acquire(path, who):
+    real = os.path.realpath(path)
+    with _SHARED_LOCK:
+        entry = _SHARED.get(real)
+        if entry is None:
+            if not os.path.exists(path):
+                raise ValueError(f"{who}: LMDB database {path!r} does not exist")
+            try:
+                env = lmdb.open(path, readonly=True, lock=False, readahead=False,
+                                subdir=os.path.isdir(path), max_readers=512)
+            except lmdb.Error as e:
+                raise ValueError(f"{who}: {path!r} cannot be opened as an LMDB database: "
+                                 f"{e}") from None
+            entry = _SHARED[real] = [env, 0]
+        entry[1] += 1
+        return real, entry[0]
+
+
+def _release(reals):
+    with _SHARED_LOCK:
+        for real in reals:
+            entry = _SHARED.get(real)
+            if entry is None:
+                continue
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del _SHARED[real]
+                entry[0].close()
+
+
+def key_text(key: bytes) -> str:
+    """A record key as text for names and messages (UTF-8, undecodable bytes escaped)."""
+    return bytes(key).decode("utf-8", "backslashreplace")
+
+
+class LMDBStore:
+    """The records of LMDB databases, listed once and read by position.
+
+    Parameters
+    ----------
+    paths : list of str
+        LMDB environments: folders holding ``data.mdb`` (DALI's form), or ``.mdb`` files
+        themselves (opened with ``subdir=False``; an ndd extension).
+    who : str
+        The reader's name in messages (``"readers.Caffe"``).
+
+    Raises
+    ------
+    ValueError
+        A path that does not exist or is not an LMDB database, or databases holding no
+        record at all (naming the paths).
+    """
+
+    def __init__(self, paths, who: str):
+        self.paths = list(paths)
+        self.who = who
+        self._envs, reals = [], []
+        self._release = weakref.finalize(self, _release, reals)
+        self.keys = []          # per database: list of bytes keys, sorted
+        for p in self.paths:
+            real, env = _acquire(p, who)
+            reals.append(real)
+            self._envs.append(env)
+            with env.begin(buffers=False) as txn:
+                self.keys.append(list(txn.cursor().iternext(keys=True, values=False)))
+        if not any(self.keys):
+            self.close()
+            raise ValueError(f"{who}: the LMDB database(s) {self.paths} hold no records")
+
+    def records(self):
+        """``[(database index, key)]`` of every record, in reading order."""
+        return [(i, k) for i, keys in enumerate(self.keys) for k in keys]
+
+    def name(self, db: int, key: bytes) -> str:
+        """DALI's source info of a record: ``"<path> at key <key>"``."""
+        return f"{self.paths[db]} at key {key_text(key)}"
+
+    def read(self, wanted):
+        """The values (bytes) of records ``[(database index, key)]``, in that order.
+
+        Raises
+        ------
+        RuntimeError
+            A key that is no longer in its database (the database changed since it was
+            listed), or an LMDB error, naming the database and the key.
+        """
+        out = [None] * len(wanted)
+        by_db = {}
+        for j, (db, key) in enumerate(wanted):
+            by_db.setdefault(db, []).append((j, key))
+        for db, items in by_db.items():
+            try:
+                with self._envs[db].begin(buffers=False) as txn:
+                    for j, key in items:
+                        value = txn.get(key)
+                        if value is None:
+                            raise RuntimeError(
+                                f"{self.who}: record {self.name(db, key)} is missing: the "
+                                f"database changed after the reader listed it")
+                        out[j] = value
+            except lmdb.Error as e:
+                raise RuntimeError(f"{self.who}: reading LMDB database {self.paths[db]!r} "
+                                   f"failed: {e}") from None
+        return out
+
+    def close(self):
+        """Let go of the environments (closed once no other reader uses them); no read
+        afterwards."""
+        self._release()
