@@ -18,8 +18,12 @@ Design:
   ``None`` from :func:`get_workers` and use the thread pool, so nobody waits for the start.
   Before a worker reports ready it runs the setup work registered with :func:`prepare_with`
   (e.g. importing and compiling the kernels).
-* One request at a time per worker; idle workers sit in a queue, so concurrent callers (two
-  compiled batches in flight) each get their own.
+* A single :meth:`WorkerPool.call` waits for an idle worker.  :meth:`WorkerPool.broadcast`
+  (one batch's claim loop on every worker) may queue its request behind the call a worker is
+  running (at most :data:`QUEUE_DEPTH` requests per worker): the worker reads batch ``k + 1``'s
+  request the moment it sent batch ``k``'s reply, instead of idling until the parent thread
+  that read the reply got the GIL and the next batch's thread sent the next request (1-3 ms a
+  batch, issue 20).  Replies come back in request order; each caller reads its own in turn.
 * A worker inherits nothing and runs single-threaded (torch intra-op threads = 1).  It ignores
   SIGINT (the parent handles Ctrl-C) and exits when the parent closes its connection or dies.
 * The caller's process-wide settings (the image size limit,
@@ -33,7 +37,6 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
-import queue
 import socket
 import subprocess
 import sys
@@ -43,14 +46,15 @@ import warnings
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from runtime.buffers import drop_cursor, dropped_since, input_pool, shared_pool
+from runtime.buffers import input_pool, shared_pool
 from runtime.codecs.limits import process_settings
 
+from .lane import QUEUE_DEPTH, WorkerLane
 from .errors import RemoteError, WorkerCrashed, WorkerDied, crash_signal, rebuild_error
 
 __all__ = ["WorkerPool", "get_workers", "wait_ready", "set_enabled", "enabled", "shutdown",
-           "prepare_with", "state", "PoolState", "MAX_DEATHS", "RemoteError", "WorkerDied",
-           "WorkerCrashed"]
+           "prepare_with", "state", "PoolState", "MAX_DEATHS", "QUEUE_DEPTH", "RemoteError",
+           "WorkerDied", "WorkerCrashed"]
 
 
 def _env_enabled() -> bool:
@@ -129,14 +133,6 @@ def prepare_with(target: str) -> None:
             state.setup.append(target)
 
 
-class _Worker:
-    def __init__(self, index, proc, conn):
-        self.index = index
-        self.proc = proc
-        self.conn = conn
-        self.drop_cursor = drop_cursor()     # shared segments it was told to unmap
-
-
 class WorkerPool:
     """``n`` worker processes; :meth:`call` runs ``fn(*args)`` (a module-level function named
     ``"module:qualname"``) on an idle one and returns its result.
@@ -153,8 +149,8 @@ class WorkerPool:
     def __init__(self, n: int, setup=None):
         self.n = int(n)
         self.setup = list(state.setup if setup is None else setup)
-        self._idle: queue.Queue = queue.Queue()
-        self._workers: list[_Worker] = []      # connected and ready
+        self._free = threading.Condition()     # a worker's ``inflight`` went down / closed
+        self._workers: list[WorkerLane] = []      # connected and ready
         self._spawned: list = []                # every worker process started (Popen)
         self._lock = threading.Lock()           # _closed vs the starter adding workers
         self._closed = False
@@ -223,9 +219,10 @@ class WorkerPool:
                     if self._closed:
                         conn.close()
                         return
-                    w = _Worker(len(self._workers), proc, conn)
+                    w = WorkerLane(len(self._workers), proc, conn)
+                with self._free:
                     self._workers.append(w)
-                self._idle.put(w)
+                    self._free.notify_all()
             self.ready.set()
         except BaseException as exc:  # noqa: BLE001 - callers fall back to threads
             if self._closed:            # closed while starting (e.g. at exit): no failure
@@ -251,35 +248,28 @@ class WorkerPool:
     def broadcast(self, target: str, *args, shared=None, helper=None) -> list:
         """Run the same call ``target(*args)`` on every worker; returns their results.
 
-        The arguments are pickled once.  The workers idle now get the call at once from this
-        thread (no hand-off to other threads: both start within microseconds); a worker busy
-        with another caller's work gets it when it frees up, through ``helper(fn)`` (runs
-        ``fn`` on another thread, returns an object with ``result()``), when given.  Every
+        The arguments are pickled once and sent from this thread.  The workers idle now start
+        at once.  With ``helper`` given (a batch whose late runs just take what is left), a
+        worker busy with another caller's work gets the request queued behind that work
+        (:data:`QUEUE_DEPTH`), so it runs it the moment it is free; ``helper`` itself is not
+        called (it was the hand-off thread of older versions).  Without ``helper`` only the
+        workers idle now run it (at least one: this waits for one when all are busy).  Every
         worker's reply is read before anything is raised (the worker stays usable); the first
         error is raised then, with the same types as :meth:`call`.
         """
         payload = _pickled(args)
-        taken = [self._take(block=True)]
-        while len(taken) < self.n:
-            w = self._take(block=False)
-            if w is None:
-                break
-            taken.append(w)
-        late = []
-        if helper is not None:
-            late = [helper(lambda: self._call_pickled(target, payload, shared))
-                    for _ in range(self.n - len(taken))]
+        depth = QUEUE_DEPTH if helper is not None else 1
+        taken = self._take_all(depth)
         results, errors, sent = [], [], []
         try:
             for w in taken:
                 try:
-                    self._send(w, target, payload)
-                    sent.append(w)
+                    sent.append((w, self._send(w, target, payload)))
                 except BaseException as exc:  # noqa: BLE001 - raised after the replies
                     errors.append(exc)
-            for w in sent:
+            for w, ticket in sent:
                 try:
-                    ok, res = self._receive(w, target, shared)
+                    ok, res = self._receive(w, target, shared, ticket)
                     if ok:
                         results.append(res)
                     else:
@@ -288,58 +278,59 @@ class WorkerPool:
                     errors.append(exc)
         finally:
             for w in taken:
-                self._idle.put(w)
-        for f in late:
-            try:
-                results.append(f.result())
-            except BaseException as exc:  # noqa: BLE001
-                errors.append(exc)
+                self._give_back(w)
         if errors:
             raise errors[0]
         return results
 
     def _call_pickled(self, target, payload: bytes, shared):
         """:meth:`call` with the arguments already pickled."""
-        w = self._take(block=True)
+        w = self._take_all(1, one=True)[0]
         try:
-            self._send(w, target, payload)
-            ok, res = self._receive(w, target, shared)
+            ticket = self._send(w, target, payload)
+            ok, res = self._receive(w, target, shared, ticket)
         finally:
-            self._idle.put(w)
+            self._give_back(w)
         if ok:
             return res
         raise rebuild_error(*res)
 
-    def _take(self, block: bool):
-        """An idle worker (``block=False``: or None when none is idle right now)."""
-        if self._closed:
-            raise WorkerDied("the worker processes were shut down (e.g. a new thread count)")
-        try:
-            w = self._idle.get(block=block)
-        except queue.Empty:
-            return None
-        if w is None or self._closed:       # close() woke us: no worker for this call
-            self._idle.put(w)
-            if not block:
-                return None
-            raise WorkerDied("the worker processes were shut down (e.g. a new thread count)")
-        self.calls += 1
-        return w
+    def _take_all(self, depth: int, one: bool = False) -> list:
+        """Take the workers holding fewer than ``depth`` requests (``one``: the first idle
+        one), waiting until there is at least one; each taken worker's ``inflight`` goes up."""
+        with self._free:
+            while True:
+                if self._closed:
+                    raise WorkerDied("the worker processes were shut down (e.g. a new thread "
+                                     "count)")
+                taken = [w for w in self._workers if w.inflight < depth]
+                if taken:
+                    taken = taken[:1] if one else taken
+                    for w in taken:
+                        w.inflight += 1
+                    self.calls += len(taken)
+                    return taken
+                self._free.wait()
 
-    def _send(self, w, target, payload):
+    def _give_back(self, w) -> None:
+        with self._free:
+            w.inflight -= 1
+            self._free.notify_all()
+
+    def _send(self, w, target, payload) -> int:
+        """Send the request; returns its ticket (the reply to read is the ticket-th)."""
         try:
-            sync, cursor = dropped_since(w.drop_cursor)
             # the caller's process-wide settings (the image size limit) travel with every
             # call, so a worker decodes under the limit in force when the batch was sent
-            w.conn.send((target, payload, sync, process_settings()))
-            w.drop_cursor = cursor
+            return w.send(target, payload, process_settings())
         except (EOFError, OSError) as exc:
             raise self._died(target, exc, w) from exc
 
-    def _receive(self, w, target, shared):
-        """``(ok, result or error fields)`` of the call sent to ``w``."""
+    def _receive(self, w, target, shared, ticket: int):
+        """``(ok, result or error fields)`` of request ``ticket`` sent to ``w`` (replies come
+        in request order: wait for the earlier ones to be read by their callers)."""
         try:
-            ok, payload = w.conn.recv()
+            ok, payload = w.receive(ticket)
         except (EOFError, OSError) as exc:
             raise self._died(target, exc, w) from exc
         if shared is not None:
@@ -367,15 +358,14 @@ class WorkerPool:
         Workers still starting are killed."""
         with self._lock:
             self._closed = True
-        held, deadline = 0, time.monotonic() + wait_s
-        while held < len(self._workers):
-            try:
-                w = self._idle.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                break
-            held += w is not None
-        for _ in range(len(self._workers) + 8):
-            self._idle.put(None)        # wakes callers blocked in _idle.get()
+        deadline = time.monotonic() + wait_s
+        with self._free:
+            self._free.notify_all()     # callers waiting for a worker: WorkerDied
+            while any(w.inflight for w in self._workers):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._free.wait(left)
         for w in self._workers:
             try:
                 w.conn.send(None)

@@ -86,6 +86,49 @@ def test_broadcast_runs_the_call_on_every_lane(workers):
     pool.shutdown()
 
 
+def test_broadcasts_queue_behind_a_running_call_and_replies_stay_in_order(workers):
+    """With a helper, a broadcast queues its request on a busy worker (QUEUE_DEPTH) instead of
+    waiting: the worker starts it as soon as the running call returns, i.e. before the caller
+    of that call could send anything new.  Many callers at once each get their own replies."""
+    import threading
+
+    from runtime.threadpool import ThreadPool
+    assert worker_pool.QUEUE_DEPTH == 2
+    pool = ThreadPool(2)
+    stamps = []
+    busy = threading.Thread(target=lambda: stamps.append(workers.call("time:sleep", 0.4)))
+    busy.start()
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    got = workers.broadcast("time:monotonic", helper=pool.submit)
+    busy.join()
+    assert len(got) == 2 and stamps == [None]
+    # one run started at once on the idle worker, the other right after the busy call
+    # (CLOCK_MONOTONIC is shared by the processes): not after a hand-off round trip
+    early, late = sorted(got)
+    assert early - t0 < 0.2 and late - t0 >= 0.25
+
+    errors = []
+
+    def caller(k):
+        try:
+            for j in range(15):
+                x = float(k * 100 + j)
+                if j % 3:
+                    assert workers.broadcast("math:sqrt", x * x, helper=pool.submit) == [x, x]
+                else:
+                    assert workers.call("math:sqrt", x * x) == x
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    pool.shutdown()
+    assert not errors, errors
+
+
 @pytest.mark.parametrize("body", [_train, _val, _ragged], ids=["train", "val", "ragged"])
 @pytest.mark.parametrize("mode", ["deferred", "compile"])
 def test_lanes_equal_threads_and_eager(sample_dataset, workers, body, mode):
