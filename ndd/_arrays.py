@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.ir import Value, ValueMeta
-from compiler.types import CPU, ENUM_DTYPES, parse_device
+from compiler.types import CPU, ENUM_DTYPES, Device, parse_device
 from ndd._dtypes import from_dali, from_numpy, to_numpy
 from ndd.types import DALIDataType, DALIImageType, DALIInterpType
-from runtime.device import require_gpu
+from runtime.device import require_device, require_gpu
 from runtime.kernels.cpu.cast import cast
+from runtime.storage import DeviceSamples
 
 
 def check_layout(layout, ndim: int, what: str) -> str:
@@ -49,16 +50,18 @@ def to_array(data, copy: bool, what: str) -> np.ndarray:
     ValueError
         For ragged nested lists.
     RuntimeError
-        For a GPU torch tensor without a CUDA device (with one: NotImplementedError, ndd has
-        no GPU storage yet).
+        For a GPU torch tensor without a CUDA device.
+    TypeError
+        For GPU data with one (the constructors take GPU data before calling this: here it
+        would be a GPU sample mixed with host samples).
     """
     if isinstance(data, np.ndarray):
         arr = data
     elif type(data).__module__.startswith("torch"):
         if data.device.type != "cpu":
             require_gpu(f"{what} of a {data.device.type} torch tensor")
-            raise NotImplementedError(f"{what}: GPU storage is not implemented yet in ndd; "
-                                      f"move the torch tensor with .cpu() first")
+            raise TypeError(f"{what}: a {data.device.type} torch tensor among host data; give "
+                            f"samples of one device")
         if str(data.dtype) == "torch.bfloat16":
             raise TypeError(f"{what}: bfloat16 torch tensors are not supported on the CPU yet")
         arr = data.detach().numpy()
@@ -149,7 +152,7 @@ def target_device(device, what: str):
         return CPU
     dev = parse_device(device)
     if dev.kind == "gpu":
-        require_gpu(what)
+        require_device(what, dev.index)
     return dev
 
 
@@ -161,6 +164,18 @@ def leaf_value(samples: list, layout: str, ndim: int | None = None, dtype_name=N
         ndim = samples[0].ndim
     meta = ValueMeta(dtype=dtype_name, ndim=ndim, layout=layout, device=CPU,
                      batch_size=len(samples))
+    return Value(meta, data=samples)
+
+
+def device_value(samples: DeviceSamples, layout: str, ndim: int | None = None,
+                 dtype_name=None) -> Value:
+    """A computed Value holding GPU ``samples`` (device arrays of one dtype and ndim)."""
+    if dtype_name is None:
+        dtype_name = from_numpy(np.dtype(samples[0].dtype))
+    if ndim is None:
+        ndim = samples[0].ndim
+    meta = ValueMeta(dtype=dtype_name, ndim=ndim, layout=layout,
+                     device=Device("gpu", samples.device), batch_size=len(samples))
     return Value(meta, data=samples)
 
 

@@ -8,10 +8,14 @@ import numpy as np
 from compiler.ir import Value, ValueMeta
 from ndd._arrays import check_layout, common_base, convert, enum_sample, leaf_value, \
     stack_samples, target_device, to_array
+from ndd._device_move import device_samples, export, gpu_value, tensor_samples, to_gpu_value
 from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
 from ndd._handle import Handle
 from ndd._tensor import Tensor
+from runtime.gpu import moves
+from runtime.gpu.interop import is_device_array
+from runtime.storage import DeviceSamples, is_device_storage
 
 
 class Batch(Handle):
@@ -69,6 +73,9 @@ class Batch(Handle):
     def _bind(self, value: Value) -> None:
         self._value = value
         value.set_holder(self)
+
+    def _with_value(self, value: Value) -> "Batch":
+        return Batch(value)
 
     @staticmethod
     def broadcast(sample, batch_size: int, device=None, dtype=None) -> "Batch":
@@ -188,6 +195,8 @@ class Batch(Handle):
         """
         import torch
         samples = self._samples()
+        if is_device_storage(samples):
+            return _gpu_torch(samples, copy, pad)
         if copy is False and not pad:
             whole = samples[0][np.newaxis] if len(samples) == 1 else common_base(samples)
             if whole is None:
@@ -214,6 +223,19 @@ class Batch(Handle):
 def leaf_batch(samples: list, meta: ValueMeta) -> Batch:
     """A computed Batch of ``samples`` with ``meta`` (its batch size set to theirs)."""
     return Batch(Value(meta.with_(batch_size=len(samples)), data=samples))
+
+
+def _gpu_torch(samples: DeviceSamples, copy, pad: bool):
+    """``Batch.torch()`` of a GPU batch: a CUDA tensor ordered after the producing stream (a
+    view when the samples lie back to back in one block)."""
+    import torch
+    arr, stream, ready = moves.stack(samples, pad=pad)
+    if copy is False and not pad and arr is not None and len(samples) > 1 and \
+            moves.copied(samples, arr):
+        raise ValueError("Batch.torch(copy=False): This batch cannot be converted to a tensor "
+                         "without a copy (its samples are separate arrays)")
+    t = torch.from_dlpack(export(DeviceSamples([arr], samples.device, stream, ready), arr))
+    return t.clone() if copy else t
 
 
 class TensorsView:
@@ -246,7 +268,10 @@ class TensorsView:
             raise TypeError(f"batch.tensors[...] takes an int, a slice or a list of ints, "
                             f"got {type(index).__name__}")
         samples = b._samples()
-        return leaf_batch([samples[i] for i in idx], b._value.meta)
+        picked = [samples[i] for i in idx]
+        if is_device_storage(samples):
+            picked = DeviceSamples(picked, samples.device, samples.stream, samples.ready)
+        return leaf_batch(picked, b._value.meta)
 
     def select(self, selection):
         """The same as ``batch.tensors[selection]``."""
@@ -283,20 +308,37 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
     A Batch given without any conversion is shared (its Value, still lazy); anything else is
     converted to a list of numpy arrays (Tensors and Batches are computed first).
     """
-    dev = target_device(device, what)
+    dev = None if device is None else target_device(device, what)
     want = None if dtype is None else to_dtype(dtype)
     hint = None
     enum_types = None                      # per sample: the enum DType its data came as
     if isinstance(data, TensorsView):       # ``Batch(b.tensors)``: the batch itself
         data = data._batch
     if isinstance(data, Batch):
-        same = ((want is None or want == data.dtype) and dev == data.device
+        same = ((want is None or want == data.dtype) and (dev is None or dev == data.device)
                 and (layout is None or (layout or None) == data.layout))
         if same and not copy:
             return data._value
+        if data.device.kind == "gpu":
+            return gpu_value(data._samples(), want, dev, layout, copy, data.layout, what)
         samples = [np.array(s, copy=True) if copy else s for s in data._samples()]
         hint = data.layout
         enum_types = [data.dtype if data.dtype.is_enum else None] * len(samples)
+    elif isinstance(data, Tensor) and data.device.kind == "gpu" or is_device_array(data):
+        one = tensor_samples(data) if isinstance(data, Tensor) else device_samples([data], what)
+        whole = one[0]
+        if whole.ndim == 0:
+            raise ValueError(f"{what}: Cannot create a batch from a scalar (a 0-d array has no "
+                             f"sample dimension); pass a list")
+        parts = DeviceSamples([whole[i] for i in range(whole.shape[0])], one.device, one.stream,
+                              one.ready)
+        hint = data.layout[1:] if isinstance(data, Tensor) and data.layout else None
+        return gpu_value(parts, want, dev, layout, copy, hint, what)
+    elif isinstance(data, (list, tuple)) and data and any(
+            isinstance(d, Tensor) and d.device.kind == "gpu" or is_device_array(d) for d in data):
+        return gpu_value(_gpu_items(data, what), want, dev, layout, copy,
+                         next((d.layout for d in data if isinstance(d, Tensor) and d.layout),
+                              None), what)
     elif isinstance(data, Tensor) or not isinstance(data, (list, tuple)) and (
             hasattr(data, "__array__") or hasattr(data, "__array_interface__")
             or hasattr(data, "__dlpack__")):
@@ -351,6 +393,32 @@ def batch_value(data, dtype, device, layout, copy: bool, what: str) -> Value:
 
 
 def _on_device(value: Value, dev) -> Value:
-    if dev.kind == "gpu":
-        return to_gpu(Batch(value), dev.index)._value
+    if dev is not None and dev.kind == "gpu":
+        if not value.data:
+            return Value(value.meta.with_(device=dev), data=DeviceSamples([], dev.index))
+        return to_gpu_value(value, dev.index)
     return value
+
+
+def _gpu_items(items, what: str) -> DeviceSamples:
+    """GPU samples given as a list (GPU Tensors, cupy arrays, torch CUDA tensors), one batch.
+
+    Raises
+    ------
+    TypeError
+        A host sample among them (samples of one device only).
+    """
+    parts, devs = [], set()
+    for i, d in enumerate(items):
+        if isinstance(d, Tensor) and d.device.kind == "gpu":
+            src = tensor_samples(d)
+        elif is_device_array(d):
+            src = device_samples([d], f"{what} (sample {i})")
+        else:
+            raise TypeError(f"{what}: sample {i} is host data among GPU samples; give samples of "
+                            f"one device")
+        parts.append((src[0], src))
+        devs.add(src.device)
+    if len(devs) > 1:
+        raise ValueError(f"{what}: the samples are on different GPUs {sorted(devs)}")
+    return moves.joined(parts, devs.pop())

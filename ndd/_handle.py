@@ -22,6 +22,9 @@ class Handle:
     def dtype(self):
         """Element type (``ndd.DType``)."""
         name = self._value.meta.dtype
+        if name is None:    # known only from the data (e.g. decoders.numpy): evaluates
+            data = self._samples() if hasattr(self, "_samples") else [self._array()]
+            name = data[0].dtype.name if len(data) else "uint8"
         return DTYPES[name] if name in DTYPES else ENUM_DTYPES[name]
 
     @property
@@ -63,6 +66,10 @@ class Handle:
         if dev.kind == "gpu":
             return to_gpu(self, dev.index)
         return to_cpu(self)
+
+    def _with_value(self, value):
+        """A handle of this kind over ``value`` (a computed Value, e.g. after a device move)."""
+        raise NotImplementedError
 
     # ``==`` records an element-wise comparison, yet handles stay usable as dict keys and in
     # sets: they hash by identity

@@ -13,36 +13,21 @@ from __future__ import annotations
 
 import threading
 
+from runtime import device as devices
+
 _CREATE_NEW = object()
 _lock = threading.Lock()
 _default_streams: dict[int, "Stream | None"] = {}
 _local = threading.local()
 
 
-def _cupy():
-    """cupy, imported on first use (never at import: no GPU is touched until asked); or None."""
-    try:
-        import cupy
-    except Exception:       # no cupy installed: no GPU half
-        return None
-    return cupy
-
-
 def cuda_device_count() -> int:
-    """Number of usable CUDA devices (0 without a driver or GPU); asked of cupy at run time."""
-    cupy = _cupy()
-    if cupy is None:
-        return 0
-    try:
-        return int(cupy.cuda.runtime.getDeviceCount()) if cupy.cuda.is_available() else 0
-    except Exception:       # driver missing or broken
-        return 0
+    """Number of usable CUDA devices (0 without a driver or GPU; ``runtime.device``)."""
+    return devices.device_count()
 
 
 def _require_gpu(what: str) -> None:
-    if cuda_device_count() == 0:
-        raise RuntimeError(f"{what} needs a CUDA device, and none is available "
-                           f"(no GPU or no CUDA driver on this machine)")
+    devices.require_gpu(what)
 
 
 def _raw_handle(obj) -> int:
@@ -109,11 +94,10 @@ class Stream:
                              "omit the stream parameter.")
         if stream is _CREATE_NEW:
             _require_gpu("Creating a CUDA stream")
-            cupy = _cupy()
+            api = devices.gpu_api()
             self._device_id = 0 if device_id is None else int(device_id)
-            with cupy.cuda.Device(self._device_id):
-                self._obj = cupy.cuda.Stream(non_blocking=True)
-            self._handle = int(self._obj.ptr)
+            self._obj = api.new_stream(self._device_id)
+            self._handle = api.stream_handle(self._obj)
             return
         if isinstance(stream, Stream):
             self._handle, self._obj, dev = stream._handle, stream._obj, stream._device_id
@@ -166,7 +150,8 @@ class Stream:
     def synchronize(self) -> None:
         """Wait until the work queued on this stream has finished (needs a CUDA device)."""
         _require_gpu("Stream.synchronize")
-        _cupy().cuda.ExternalStream(self._handle, self._device_id).synchronize()
+        api = devices.gpu_api()
+        api.sync_stream(api.external_stream(self._handle, self._device_id))
 
 
 def stream(*, stream=_CREATE_NEW, device_id: int | None = None) -> Stream | None:

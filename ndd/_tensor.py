@@ -9,9 +9,13 @@ import numpy as np
 from compiler.ir import Value
 from ndd._arrays import check_layout, convert, enum_sample, leaf_value, stack_samples, \
     target_device, to_array
+from ndd._device_move import device_samples, export, gpu_value, tensor_samples, to_gpu_value
 from ndd._dtypes import dtype as to_dtype
 from ndd._evaluate import materialize
 from ndd._handle import Handle
+from runtime.gpu import moves
+from runtime.gpu.interop import is_device_array
+from runtime.storage import DeviceSamples
 
 
 class Tensor(Handle):
@@ -90,6 +94,9 @@ class Tensor(Handle):
         if index == 0 and value.meta.batch_size == 1 and not value.is_live:
             value.set_holder(self)
 
+    def _with_value(self, value: Value) -> "Tensor":
+        return Tensor(value, 0)
+
     # ------------------------------------------------------------------ metadata
     @property
     def ndim(self) -> int:
@@ -129,6 +136,12 @@ class Tensor(Handle):
         # ``__array__`` protocol and the callers want an ndarray
         return np.asarray(x) if isinstance(x, np.generic) else x
 
+    def _host_array(self) -> np.ndarray:
+        """The sample as a numpy array (a GPU sample copied to the host, in stream order)."""
+        if self.device.kind == "cpu":
+            return self._array()
+        return np.asarray(moves.to_host(tensor_samples(self))[0])
+
     def evaluate(self) -> "Tensor":
         """Compute the tensor now (errors of its ops surface here); returns self."""
         self._array()
@@ -163,7 +176,9 @@ class Tensor(Handle):
         import torch
         arr = self._array()
         if self.device.kind != "cpu":
-            t = torch.from_dlpack(arr)
+            # ordered after the producing stream: torch passes its current stream to
+            # ``__dlpack__``, which waits on the sample's ready event
+            t = torch.from_dlpack(export(tensor_samples(self), arr))
         else:
             if not arr.flags.writeable:
                 arr = arr.copy() if not copy else arr
@@ -178,13 +193,17 @@ class Tensor(Handle):
         if self.device.kind == "cpu":
             raise AttributeError("This is not a GPU tensor. Use `.gpu()` to get the CUDA array "
                                  "interface.")
-        return self._array().__cuda_array_interface__
+        samples = tensor_samples(self)
+        cai = dict(samples[0].__cuda_array_interface__)
+        if samples.stream is not None:      # CAI v3: consumers synchronise with this stream
+            cai["stream"] = moves.stream_handle(samples.stream) or None
+        return cai
 
     def __dlpack__(self, stream=None, **kwargs):
-        arr = self._array()
         if self.device.kind == "cpu":
             return self.torch().__dlpack__(**({} if not kwargs else kwargs))
-        return arr.__dlpack__(stream=stream)
+        samples = tensor_samples(self)
+        return export(samples, samples[0]).__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
         if self.device.kind == "cpu":
@@ -199,7 +218,7 @@ class Tensor(Handle):
         ValueError
             When the tensor does not have exactly one element (DALI's words).
         """
-        arr = self._array()
+        arr = self._host_array()
         if arr.size != 1:
             raise ValueError(f"Tensor has {arr.size} elements, expected 1")
         return arr.item()
@@ -216,7 +235,7 @@ class Tensor(Handle):
         return int(self.item())
 
     def __bool__(self):
-        arr = self._array()
+        arr = self._host_array()
         if arr.size != 1:
             raise ValueError("the truth value of an ndd.Tensor with more than one element is "
                              "ambiguous")
@@ -229,7 +248,7 @@ class Tensor(Handle):
 
     def __repr__(self) -> str:
         try:
-            body = np.array2string(np.asarray(self._array()), threshold=20, edgeitems=2,
+            body = np.array2string(self._host_array(), threshold=20, edgeitems=2,
                                    prefix="    ")
         except Exception as exc:  # noqa: BLE001 - repr must not raise
             body = f"<error: {exc}>"
@@ -243,23 +262,33 @@ def tensor_value(data, dtype, device, layout, copy: bool, what: str) -> tuple[Va
     A Tensor given without any conversion is shared (its Value, still lazy); anything else is
     converted to one numpy array (a Tensor or Batch is computed first).
     """
-    dev = target_device(device, what)
+    dev = None if device is None else target_device(device, what)
     want = None if dtype is None else to_dtype(dtype)
     enum_type = None
     if isinstance(data, Handle):
         if isinstance(data, Tensor):
-            same = ((want is None or want == data.dtype) and dev == data.device
+            same = ((want is None or want == data.dtype) and (dev is None or dev == data.device)
                     and (layout is None or (layout or None) == data.layout))
             if same and not copy:
                 return data._value, data._index
+            if data.device.kind == "gpu":
+                return gpu_value(tensor_samples(data), want, dev, layout, copy, data.layout,
+                                 what), 0
             arr = to_array(np.asarray(data), copy, what)
             hint = data.layout
+        elif data.device.kind == "gpu":     # a GPU Batch: its samples stacked on the GPU
+            arr, stream, ready = moves.stack(materialize(data._value), what=f"{what}(batch)")
+            one = DeviceSamples([arr], data.device.index, stream, ready)
+            hint = ("N" + data.layout) if data.layout else None
+            return gpu_value(one, want, dev, layout, copy, hint, what), 0
         else:                             # a Batch: its samples stacked
             arr = stack_samples(materialize(data._value), pad=False, what=f"{what}(batch)")
             if copy:
                 arr = np.array(arr, copy=True)
             hint = ("N" + data.layout) if data.layout else None
         enum_type = data.dtype if data.dtype.is_enum else None
+    elif is_device_array(data):           # cupy, torch CUDA, __cuda_array_interface__: a view
+        return gpu_value(device_samples([data], what), want, dev, layout, copy, None, what), 0
     else:
         enum = enum_sample(data)
         arr, enum_type = enum if enum is not None else (to_array(data, copy, what), None)
@@ -267,6 +296,6 @@ def tensor_value(data, dtype, device, layout, copy: bool, what: str) -> tuple[Va
     arr, name = convert(arr, want, enum_type, what)
     lay = check_layout(layout if layout is not None else hint, arr.ndim, what)
     value = leaf_value([arr], lay, dtype_name=name)
-    if dev.kind == "gpu":
-        return to_gpu(Tensor(value, 0), dev.index)._value, 0
+    if dev is not None and dev.kind == "gpu":
+        return to_gpu_value(value, dev.index), 0
     return value, 0

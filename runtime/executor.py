@@ -10,6 +10,8 @@ import time
 
 from compiler.ir import Node
 from runtime import trace
+from runtime.gpu import capture as gpu_capture
+from runtime.gpu.runner import is_gpu_node, plan_uses_gpu, run_gpu_node, run_gpu_plan
 from runtime.kernels.registry import KernelContext, lookup
 from runtime.threadpool import get_pool
 
@@ -83,7 +85,11 @@ def kernel_for(node: Node):
 
 
 def run_node(node: Node) -> None:
-    """Execute one node whose inputs are all materialized; sets ``data`` on its outputs."""
+    """Execute one node whose inputs are all materialized; sets ``data`` on its outputs (a GPU
+    node: enqueued on its lane's stream by ``runtime/gpu/runner.py``)."""
+    if node.device.kind != "cpu" or node.op == "transfer" and is_gpu_node(node):
+        run_gpu_node(node, wrap_error)
+        return
     kernel = kernel_for(node)
     inputs = []
     for v in node.inputs:
@@ -164,7 +170,11 @@ class LaneRunner:
 
 
 def execute(plan) -> None:
-    """Run a compiled plan (``compiler.plan.Plan``)."""
+    """Run a compiled plan (``compiler.plan.Plan``): on the CPU lanes' threads, or, when a step
+    runs on a GPU, with the lanes as CUDA streams (decided once per plan)."""
+    if plan_uses_gpu(plan):
+        run_gpu_plan(plan, run_node, wrap_error, graphs=gpu_capture.cache())
+        return
     LaneRunner.run(plan)
 
 
