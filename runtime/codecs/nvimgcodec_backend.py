@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from runtime.profile import measured
+
 __all__ = ["available", "parse", "usable", "decode_stream"]
 
 _local = threading.local()
@@ -123,6 +125,7 @@ def _decode_params(mode, native_depth, adjust_orientation):
     return params
 
 
+@measured("decode")
 def decode_stream(stream, mode, roi=None, native_depth=False, adjust_orientation=True):
     """Decode a parsed stream to an interleaved (HWC) numpy array.
 

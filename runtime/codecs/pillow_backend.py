@@ -10,6 +10,8 @@ import re
 
 import numpy as np
 
+from runtime.profile import measured
+
 __all__ = ["open_header", "decode_pillow", "file_channels", "pillow_reason"]
 
 
@@ -82,6 +84,7 @@ def pillow_reason(exc):
     return msg
 
 
+@measured("decode")
 def decode_pillow(buf, mode, adjust_orientation=True, check=None):
     """Decode a whole stream with Pillow.
 

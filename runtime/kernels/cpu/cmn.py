@@ -36,6 +36,7 @@ from runtime.kernels.params.normalize import (mirror_flag, next_pow2, normalize_
                                               resolve_output_layout)
 from runtime.kernels.params.windows import CROP_ARGS, clip_window, crop_args, crop_window
 from runtime.kernels.registry import given, register, sample_arg, sample_args
+from runtime.profile import measured
 
 from .cast import to_numpy_dtype
 from .cmn_batch import cmn_batch, cmn_batch_fits
@@ -122,6 +123,7 @@ def _broadcast_fill(view, fill, c_axis):
         view[...] = fill.reshape(shape)
 
 
+@measured("normalize")
 def crop_mirror_normalize(image, *, layout="HWC", crop=None, crop_h=None, crop_w=None,
                           crop_pos_x=0.5, crop_pos_y=0.5, mirror=0, mean=0.0, std=1.0,
                           scale=1.0, shift=0.0, output_layout="CHW", dtype="float32",

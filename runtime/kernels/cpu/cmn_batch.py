@@ -27,6 +27,7 @@ from runtime.kernels.caching import call_cached
 from runtime.kernels.params.layouts import layout_axes
 from runtime.kernels.params.normalize import (mirror_flag, normalization_key,
                                               normalize_params, resolve_output_layout)
+from runtime.profile import measured
 
 from .cast import to_numpy_dtype
 from .cmn_pixels import TORCH_OK, lut_apply, lut_table, normalize_into
@@ -145,6 +146,7 @@ def _table(plan_key, dtype):
     return lut_table(base, inv, post, dtype)
 
 
+@measured("normalize")
 def cmn_plan_into(plan: CmnPlan, image, window, mirror, target) -> None:
     """Write ``crop_mirror_normalize`` of one sample into ``target``.
 
@@ -249,6 +251,7 @@ def cmn_batch_fits(images: Sequence[np.ndarray], windows, layout) -> bool:
     return True
 
 
+@measured("normalize")
 def cmn_batch(images: Sequence[np.ndarray], windows, mirrors, *, layout="HWC", mean=0.0,
               std=1.0, scale=1.0, shift=0.0, output_layout="CHW", dtype="float32", out=None,
               map_fn: Callable | None = None, parts: int = 1) -> np.ndarray:

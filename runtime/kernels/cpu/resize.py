@@ -49,6 +49,7 @@ from runtime.kernels.params.resize_geometry import (ResizeParams, resize_output_
                                                     resize_size_args)
 from runtime.kernels.params.windows import random_window
 from runtime.kernels.registry import per_sample, register
+from runtime.profile import measured
 
 from .resize_frac import frac_uint8
 from .resize_taps import axis_matrix, axis_taps
@@ -152,6 +153,7 @@ def separable(hwc: np.ndarray, oh: int, ow: int, params: ResizeParams, kind_y: s
 # Public API
 # --------------------------------------------------------------------------------------------
 
+@measured("resample")
 def resample(image, params: ResizeParams, interp_type="linear", antialias=True, dtype=None,
              min_filter=None, mag_filter=None, layout="HWC", out_window=None) -> np.ndarray:
     """Resample one image onto the output grid described by ``params`` (DALI ``resize``).
@@ -260,6 +262,7 @@ def resample(image, params: ResizeParams, interp_type="linear", antialias=True, 
     return _from_hwc(_window_of(res, out_window), layout)
 
 
+@measured("resample")
 def resample_part(part: np.ndarray, origin, full_hw, params: ResizeParams,
                   interp_type="linear", antialias=True, dtype=None, min_filter=None,
                   mag_filter=None):
