@@ -23,9 +23,11 @@ import numpy as np
 from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
+from .color_pixels import (apply_mat3, apply_scale, gray_into, luma_from_ycbcr_into,
+                           mat3_into, reorder_into, scale_into, ycbcr_to_rgb_into)
 
 __all__ = ["brightness_contrast", "default_center", "output_range", "hsv", "hsv_matrix",
-           "color_twist", "color_space_conversion", "CHANNELS"]
+           "color_twist", "color_twist_params", "brightness_contrast_params", "color_space_conversion", "CHANNELS"]
 
 _F = np.float32
 
@@ -55,11 +57,9 @@ def brightness_contrast(x, *, brightness=1.0, brightness_shift=0.0, contrast=1.0
     """
     x = np.asarray(x)
     out_dt = x.dtype if dtype is None else to_numpy_dtype(dtype)
-    center = default_center(x.dtype) if contrast_center is None else contrast_center
-    b, c, cc = _F(brightness), _F(contrast), _F(center)
-    mul = b * c
-    add = _F(brightness_shift) * _F(output_range(out_dt)) + b * (cc - c * cc)
-    return cast(x.astype(_F) * mul + add, out_dt)
+    mul, add = brightness_contrast_params(x.dtype, out_dt, brightness, brightness_shift,
+                                          contrast, contrast_center)
+    return apply_scale(x, mul, add, out_dt)
 
 
 @register("brightness_contrast", "cpu")
@@ -126,11 +126,8 @@ def hsv(x, *, hue=0.0, saturation=1.0, value=1.0, dtype=None):
     x = np.asarray(x)
     if x.shape[-1] != 3:
         raise ValueError(f"hsv expects RGB images (3 channels), got {x.shape[-1]} channels")
-    m = hsv_matrix(hue, saturation, value)
-    px = x.astype(_F)
-    r, g, b = px[..., 0], px[..., 1], px[..., 2]
-    out = np.stack([m[i, 0] * r + m[i, 1] * g + m[i, 2] * b for i in range(3)], axis=-1)
-    return cast(out, x.dtype if dtype is None else dtype)
+    return apply_mat3(x, hsv_matrix(hue, saturation, value), None,
+                      x.dtype if dtype is None else to_numpy_dtype(dtype))
 
 
 @register("hsv", "cpu")
@@ -195,14 +192,26 @@ def color_twist(x, *, hue=0.0, saturation=1.0, brightness=1.0, contrast=1.0, dty
     if x.shape[-1] != 3:
         raise ValueError(f"color_twist expects RGB images (3 channels), got {x.shape[-1]} "
                          f"channels")
+    m, off = color_twist_params(x.dtype, hue, saturation, brightness, contrast)
+    return apply_mat3(x, m, np.full(3, off, _F), x.dtype if dtype is None
+                      else to_numpy_dtype(dtype))
+
+
+def color_twist_params(in_dtype, hue=0.0, saturation=1.0, brightness=1.0, contrast=1.0):
+    """``(M, off)`` of :func:`color_twist`: the float32 3 x 3 matrix and the float32 offset
+    added to every channel."""
     b, c = float(brightness), float(contrast)
     m = (hsv_matrix(hue, saturation, 1.0).astype(np.float64) * (b * c)).astype(_F)
-    cc = _F(0.5 if x.dtype.kind == "f" else 128.0)
-    off = _F(b) * (cc - _F(c) * cc)
-    px = x.astype(_F)
-    r, g, bl = px[..., 0], px[..., 1], px[..., 2]
-    out = np.stack([m[i, 0] * r + m[i, 1] * g + m[i, 2] * bl + off for i in range(3)], axis=-1)
-    return cast(out, x.dtype if dtype is None else dtype)
+    cc = _F(0.5 if np.dtype(in_dtype).kind == "f" else 128.0)
+    return m, _F(b) * (cc - _F(c) * cc)
+
+
+def brightness_contrast_params(in_dtype, out_dtype, brightness=1.0, brightness_shift=0.0,
+                               contrast=1.0, contrast_center=None):
+    """``(mul, add)`` float32 of :func:`brightness_contrast`: ``out = cast(x * mul + add)``."""
+    center = default_center(in_dtype) if contrast_center is None else contrast_center
+    b, c, cc = _F(brightness), _F(contrast), _F(center)
+    return b * c, _F(brightness_shift) * _F(output_range(out_dtype)) + b * (cc - c * cc)
 
 
 @register("color_twist", "cpu")
@@ -226,39 +235,20 @@ _CR = (0.5, -0.41868759, -0.08131241)
 _Y_SCALE, _C_SCALE = 219 / 255, 224 / 255
 
 
-def _rgb_to_gray(rgb):
-    """Luma of uint8 RGB in 15-bit fixed point (weights 0.299 / 0.587 / 0.114 times 2^15,
-    rounded), rounded to nearest: what DALI 2.4's CPU operator computes (measured)."""
-    q = rgb.astype(np.int32)
-    return ((q[..., 0] * 9798 + q[..., 1] * 19235 + q[..., 2] * 3735 + (1 << 14)) >> 15
-            ).astype(np.uint8)
+def _ycbcr_weights():
+    """float32 ``(3, 3)`` weights (each ``scale * c`` computed in double and rounded once: DALI's
+    weights; rounding ``scale`` first differs from it at a few ties per million pixels) and
+    offsets of RGB -> YCbCr, summed ``((w0 r + w1 g) + w2 b) + off``."""
+    w = np.array([[_Y_SCALE * c for c in _LUMA], [_C_SCALE * c for c in _CB],
+                  [_C_SCALE * c for c in _CR]]).astype(_F)
+    return w, np.array([16, 128, 128], _F)
 
 
-def _weighted(coeffs, scale, p):
-    """``c0 * r + c1 * g + c2 * b`` in float32, left to right, each weight ``scale * c`` computed
-    in double and rounded once to float32 (DALI's weights: rounding ``scale`` first differs from
-    it at a few ties per million pixels)."""
-    w = [_F(scale * c) for c in coeffs]
-    return w[0] * p[..., 0] + w[1] * p[..., 1] + w[2] * p[..., 2]
-
-
-def _rgb_to_ycbcr(rgb):
-    p = rgb.astype(_F)
-    y = _weighted(_LUMA, _Y_SCALE, p) + _F(16)
-    cb = _weighted(_CB, _C_SCALE, p) + _F(128)
-    cr = _weighted(_CR, _C_SCALE, p) + _F(128)
-    return cast(np.stack([y, cb, cr], axis=-1), np.uint8)
-
-
-def _ycbcr_to_rgb(ycc):
-    p = ycc.astype(_F)
-    inv_y, inv_c = _F(255 / 219), _F(255 / 224)
-    y = inv_y * (p[..., 0] - _F(16))
-    cb, cr = p[..., 1] - _F(128), p[..., 2] - _F(128)
-    r = y + inv_c * _F(1.402) * cr
-    g = y - inv_c * _F(0.34413629) * cb - inv_c * _F(0.71413629) * cr
-    b = y + inv_c * _F(1.772) * cb
-    return cast(np.stack([r, g, b], axis=-1), np.uint8)
+_YCC_W, _YCC_OFF = _ycbcr_weights()
+_INV_Y, _INV_C = _F(255 / 219), _F(255 / 224)
+#: y scale, then the float32 products inv_c * k of the chroma terms of YCbCr -> RGB
+_YCC_TO_RGB = (_INV_Y, _INV_C * _F(1.402), _INV_C * _F(0.34413629), _INV_C * _F(0.71413629),
+               _INV_C * _F(1.772))
 
 
 def color_space_conversion(x, image_type: str, output_type: str) -> np.ndarray:
@@ -296,22 +286,25 @@ def color_space_conversion(x, image_type: str, output_type: str) -> np.ndarray:
     if x.shape[-1] != want:
         raise ValueError(f"color_space_conversion: image_type {image_type} has {want} channels: "
                          f"Expected {want}. Got {x.shape[-1]}")
+    out = np.empty(x.shape[:-1] + (CHANNELS[output_type],), np.uint8)
     if image_type == "YCbCr":
         if output_type == "GRAY":
-            return cast(_F(255 / 219) * (x[..., :1].astype(_F) - _F(16)), np.uint8)
-        rgb = _ycbcr_to_rgb(x)
-        return rgb[..., ::-1].copy() if output_type == "BGR" else rgb
-    if image_type == "GRAY":
+            luma_from_ycbcr_into(x, _INV_Y, out)
+        else:
+            ycbcr_to_rgb_into(x, _YCC_TO_RGB, out, bgr=output_type == "BGR")
+    elif image_type == "GRAY":
         if output_type == "YCbCr":
-            y = cast(_F(_Y_SCALE) * x.astype(_F) + _F(16), np.uint8)
-            return np.concatenate([y, np.full_like(y, 128), np.full_like(y, 128)], axis=-1)
-        return np.repeat(x, 3, axis=-1)
-    rgb = x[..., ::-1] if image_type == "BGR" else x
-    if output_type == "GRAY":
-        return _rgb_to_gray(rgb)[..., None]
-    if output_type == "YCbCr":
-        return _rgb_to_ycbcr(rgb)
-    return np.ascontiguousarray(x[..., ::-1])
+            out[..., :1] = apply_scale(x, _F(_Y_SCALE), _F(16), np.uint8)
+            out[..., 1:] = 128
+        else:
+            reorder_into(x, (0, 0, 0), out)
+    elif output_type == "GRAY":
+        gray_into(x, out, bgr=image_type == "BGR")
+    elif output_type == "YCbCr":
+        mat3_into(x, _YCC_W, _YCC_OFF, out, bgr=image_type == "BGR")
+    else:
+        reorder_into(x, (2, 1, 0), out)
+    return out
 
 
 @register("color_space_conversion", "cpu")

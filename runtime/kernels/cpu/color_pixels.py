@@ -1,0 +1,305 @@
+"""The per-pixel loops of the colour ops, compiled with numba (:mod:`.jit`): one pass over the
+image, GIL released, float32 arithmetic in a fixed order, DALI's rounding.
+
+Two shapes of colour arithmetic cover ``brightness_contrast`` / ``brightness`` / ``contrast``
+(:func:`scale_into`: ``v = float32(x) * mul + add``, the same for every element) and ``hsv`` /
+``hue`` / ``saturation`` / ``color_twist`` / the float32 ``color_space_conversion`` s
+(:func:`mat3_into`: ``v_i = ((m_i0 r + m_i1 g) + m_i2 b) [+ off_i]`` per pixel, summed in that
+order). A uint8 input of :func:`scale_into` goes through a 256-entry table computed with the
+same float32 operations (:func:`scale_table`), so the gather gives the same bits.
+
+Conversion to the output type is that of ``cast`` (:mod:`.cast`): to an integer type round half
+away from zero, saturate, NaN -> 0; to float32 / float64 the IEEE conversion. Output types the
+loops do not write themselves (float16, bool, 64-bit integers) get the float32 values and then
+``cast``.  Every function here writes one sample; the op kernels (:mod:`.color`) map them over
+the batch on the pool threads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .cast import cast
+from .jit import compiled
+
+__all__ = ["scale_into", "scale_table", "mat3_into", "quantizer", "gray_into",
+           "ycbcr_to_rgb_into", "luma_from_ycbcr_into", "reorder_into", "warm_up", "apply_scale",
+           "apply_mat3"]
+
+_F = np.float32
+
+#: output types the compiled loops convert to themselves (kind, and saturation bounds)
+_DIRECT = {np.dtype(t) for t in ("uint8", "int8", "uint16", "int16", "uint32", "int32",
+                                 "float32", "float64")}
+#: input types the loops read directly (others are converted to float32 by numpy first)
+_READ = {np.dtype(t) for t in ("uint8", "int8", "uint16", "int16", "uint32", "int32",
+                               "float32", "float64")}
+
+
+def quantizer(dtype):
+    """``(mode, lo, hi)`` of an output type the loops write: mode 0 float (``lo``, ``hi``
+    unused), 1 an integer type of up to 16 bits (bounds as float32: exact), 2 a 32-bit integer
+    type (bounds as float64)."""
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if dt.itemsize <= 2:
+            return 1, _F(info.min), _F(info.max)
+        return 2, float(info.min), float(info.max)
+    return 0, _F(0), _F(0)
+
+
+@compiled
+def _kernels(njit):
+    """The compiled loops (one build)."""
+    half, zero = _F(0.5), _F(0.0)
+
+    @njit
+    def q16(v, lo, hi):
+        # float32 v -> cast()'s integer for a type of <= 16 bits, all in float32 / int32 (the
+        # compiler vectorises it): NaN -> 0, saturate, then round half away from zero from the
+        # exact fraction v - trunc(v)
+        v = v if v == v else zero
+        v = v if v > lo else lo
+        v = v if v < hi else hi
+        t = np.int32(v)
+        f = v - np.float32(t)
+        return t + np.int32(f >= half) - np.int32(f <= -half)
+
+    @njit
+    def q32(v, lo, hi):
+        # the same for 32-bit types in float64 (bounds beyond float32's exact integers): the
+        # result's truncation (the store's conversion) is the integer; a float32 plus 0.5 is
+        # exact in float64
+        d = np.float64(v)
+        d = d if d == d else 0.0
+        d = d if d > lo else lo
+        d = d if d < hi else hi
+        return d + (0.5 if d >= 0.0 else -0.5)
+
+    @njit
+    def scale(src, mul, add, mode, lo, hi, out):
+        n = src.size
+        if mode == 1:
+            lo16, hi16 = np.float32(lo), np.float32(hi)
+            for k in range(n):
+                out[k] = q16(np.float32(src[k]) * mul + add, lo16, hi16)
+        elif mode == 2:
+            for k in range(n):
+                out[k] = q32(np.float32(src[k]) * mul + add, lo, hi)
+        else:
+            for k in range(n):
+                out[k] = np.float32(src[k]) * mul + add
+
+    @njit
+    def gather(src, table, out):
+        for k in range(src.size):
+            out[k] = table[src[k]]
+
+    @njit
+    def mat3(src, m, off, bgr, mode, lo, hi, out):
+        # out_i = ((m_i0 r + m_i1 g) + m_i2 b) + off_i in float32; an offset of -0.0 adds
+        # nothing (x + -0.0 == x for every x, -0.0 included); the channel order as constants
+        # in each loop (vectorisable loads)
+        m00, m01, m02 = m[0, 0], m[0, 1], m[0, 2]
+        m10, m11, m12 = m[1, 0], m[1, 1], m[1, 2]
+        m20, m21, m22 = m[2, 0], m[2, 1], m[2, 2]
+        o0, o1, o2 = off[0], off[1], off[2]
+        i0, i2 = (2, 0) if bgr else (0, 2)
+        lo16, hi16 = np.float32(lo), np.float32(hi)
+        n = src.shape[0]
+        if mode == 1:
+            for k in range(n):
+                r = np.float32(src[k, i0])
+                g = np.float32(src[k, 1])
+                b = np.float32(src[k, i2])
+                out[k, 0] = q16(m00 * r + m01 * g + m02 * b + o0, lo16, hi16)
+                out[k, 1] = q16(m10 * r + m11 * g + m12 * b + o1, lo16, hi16)
+                out[k, 2] = q16(m20 * r + m21 * g + m22 * b + o2, lo16, hi16)
+        elif mode == 2:
+            for k in range(n):
+                r = np.float32(src[k, i0])
+                g = np.float32(src[k, 1])
+                b = np.float32(src[k, i2])
+                out[k, 0] = q32(m00 * r + m01 * g + m02 * b + o0, lo, hi)
+                out[k, 1] = q32(m10 * r + m11 * g + m12 * b + o1, lo, hi)
+                out[k, 2] = q32(m20 * r + m21 * g + m22 * b + o2, lo, hi)
+        else:
+            for k in range(n):
+                r = np.float32(src[k, i0])
+                g = np.float32(src[k, 1])
+                b = np.float32(src[k, i2])
+                out[k, 0] = m00 * r + m01 * g + m02 * b + o0
+                out[k, 1] = m10 * r + m11 * g + m12 * b + o1
+                out[k, 2] = m20 * r + m21 * g + m22 * b + o2
+
+    @njit
+    def gray(src, bgr, out):
+        i0, i2 = (2, 0) if bgr else (0, 2)
+        for k in range(src.shape[0]):
+            acc = (np.int32(src[k, i0]) * 9798 + np.int32(src[k, 1]) * 19235
+                   + np.int32(src[k, i2]) * 3735 + 16384)
+            out[k] = acc >> 15
+
+    @njit
+    def ycbcr_rgb(src, inv_y, kr, kgb, kgr, kb, order, out):
+        c16, c128 = np.float32(16.0), np.float32(128.0)
+        lo, hi = np.float32(0.0), np.float32(255.0)
+        j0, j1, j2 = order[0], order[1], order[2]
+        for k in range(src.shape[0]):
+            y = inv_y * (np.float32(src[k, 0]) - c16)
+            cb = np.float32(src[k, 1]) - c128
+            cr = np.float32(src[k, 2]) - c128
+            out[k, j0] = q16(y + kr * cr, lo, hi)
+            out[k, j1] = q16(y - kgb * cb - kgr * cr, lo, hi)
+            out[k, j2] = q16(y + kb * cb, lo, hi)
+
+    @njit
+    def luma(src, inv_y, out):
+        c16 = np.float32(16.0)
+        lo, hi = np.float32(0.0), np.float32(255.0)
+        for k in range(src.shape[0]):
+            out[k, 0] = q16(inv_y * (np.float32(src[k, 0]) - c16), lo, hi)
+
+    @njit
+    def reorder(src, order, out):
+        c = out.shape[1]
+        for k in range(src.shape[0]):
+            for j in range(c):
+                out[k, j] = src[k, order[j]]
+
+    @njit
+    def swap3(src, out):
+        for k in range(src.shape[0]):
+            a, b, c = src[k, 0], src[k, 1], src[k, 2]
+            out[k, 0] = c
+            out[k, 1] = b
+            out[k, 2] = a
+
+    @njit
+    def grey3(src, out):
+        for k in range(src.shape[0]):
+            v = src[k, 0]
+            out[k, 0] = v
+            out[k, 1] = v
+            out[k, 2] = v
+
+    return {"scale": scale, "gather": gather, "mat3": mat3, "gray": gray,
+            "ycbcr_rgb": ycbcr_rgb, "luma": luma, "reorder": reorder, "swap3": swap3,
+            "grey3": grey3}
+
+
+def _flat_input(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x)
+    return x if x.dtype in _READ else x.astype(_F)
+
+
+def scale_table(mul, add, dtype) -> np.ndarray:
+    """``cast(float32(v) * mul + add, dtype)`` for ``v = 0..255`` (numpy, the loop's own
+    arithmetic)."""
+    return cast(np.arange(256, dtype=_F) * _F(mul) + _F(add), dtype)
+
+
+def scale_into(x: np.ndarray, mul, add, out: np.ndarray) -> None:
+    """``out = cast(float32(x) * mul + add)`` (``mul``, ``add`` float32), any shape, ``out``
+    C-contiguous with ``x``'s shape."""
+    k = _kernels()
+    mul, add = _F(mul), _F(add)
+    if x.dtype == np.uint8 and x.size > 4096:
+        table = scale_table(mul, add, out.dtype)
+        src = np.ascontiguousarray(x).reshape(-1)
+        if out.dtype == np.float16:         # no float16 in numba
+            out.reshape(-1)[...] = np.take(table, src)
+        else:
+            k["gather"](src, table, out.reshape(-1))
+        return
+    src = _flat_input(x).reshape(-1)
+    if out.dtype in _DIRECT:
+        mode, lo, hi = quantizer(out.dtype)
+        k["scale"](src, mul, add, mode, float(lo), float(hi), out.reshape(-1))
+    else:
+        tmp = np.empty(src.shape, _F)
+        k["scale"](src, mul, add, 0, 0.0, 0.0, tmp)
+        out.reshape(-1)[...] = cast(tmp, out.dtype)
+
+
+def apply_scale(x, mul, add, dtype) -> np.ndarray:
+    """:func:`scale_into` into a new array of ``dtype``."""
+    x = np.asarray(x)
+    out = np.empty(x.shape, np.dtype(dtype))
+    scale_into(x, mul, add, out)
+    return out
+
+
+_RGB = np.array([0, 1, 2], np.int64)
+_BGR = np.array([2, 1, 0], np.int64)
+#: "no offset": x + -0.0 is x for every float32 x (-0.0 included), unlike x + 0.0
+_NO_OFF = np.full(3, -0.0, _F)
+
+
+def mat3_into(x: np.ndarray, m, off, out: np.ndarray, *, bgr: bool = False) -> None:
+    """``out_i = cast(((m_i0 r + m_i1 g) + m_i2 b) + off_i)`` per pixel (float32; ``off`` None
+    adds nothing), ``x`` and ``out`` with 3 channels last, ``out`` C-contiguous.
+    ``bgr``: the input's channels are B, G, R."""
+    k = _kernels()
+    src = _flat_input(x).reshape(-1, 3)
+    m = np.ascontiguousarray(m, dtype=_F)
+    o = _NO_OFF if off is None else np.ascontiguousarray(off, dtype=_F).reshape(3)
+    if out.dtype in _DIRECT:
+        mode, lo, hi = quantizer(out.dtype)
+        k["mat3"](src, m, o, bgr, mode, float(lo), float(hi), out.reshape(-1, 3))
+    else:
+        tmp = np.empty(src.shape, _F)
+        k["mat3"](src, m, o, bgr, 0, 0.0, 0.0, tmp)
+        out.reshape(-1, 3)[...] = cast(tmp, out.dtype)
+
+
+def apply_mat3(x, m, off, dtype, *, bgr=False) -> np.ndarray:
+    """:func:`mat3_into` into a new array of ``dtype``."""
+    x = np.asarray(x)
+    out = np.empty(x.shape, np.dtype(dtype))
+    mat3_into(x, m, off, out, bgr=bgr)
+    return out
+
+
+def gray_into(x: np.ndarray, out: np.ndarray, *, bgr: bool = False) -> None:
+    """uint8 luma ``(9798 r + 19235 g + 3735 b + 2^14) >> 15`` of uint8 ``(..., 3)`` ``x``
+    into uint8 ``(..., 1)`` ``out``."""
+    _kernels()["gray"](np.ascontiguousarray(x).reshape(-1, 3), bgr, out.reshape(-1))
+
+
+def ycbcr_to_rgb_into(x: np.ndarray, consts, out: np.ndarray, *, bgr: bool = False) -> None:
+    """uint8 YCbCr -> RGB (or BGR): ``y = inv_y (Y - 16)``, ``r = y + kr cr``,
+    ``g = y - kgb cb - kgr cr``, ``b = y + kb cb`` in float32, ``consts = (inv_y, kr, kgb, kgr,
+    kb)`` float32."""
+    inv_y, kr, kgb, kgr, kb = (_F(c) for c in consts)
+    _kernels()["ycbcr_rgb"](np.ascontiguousarray(x).reshape(-1, 3), inv_y, kr, kgb, kgr, kb,
+                            _BGR if bgr else _RGB, out.reshape(-1, 3))
+
+
+def luma_from_ycbcr_into(x: np.ndarray, inv_y, out: np.ndarray) -> None:
+    """uint8 ``cast(inv_y * (Y - 16))`` of uint8 YCbCr ``(..., 3)`` into ``(..., 1)``."""
+    _kernels()["luma"](np.ascontiguousarray(x).reshape(-1, 3), _F(inv_y), out.reshape(-1, 1))
+
+
+def reorder_into(x: np.ndarray, order, out: np.ndarray) -> None:
+    """``out[..., j] = x[..., order[j]]`` (channel reversal, grey to three channels)."""
+    x = np.ascontiguousarray(x)
+    src, dst = x.reshape(-1, x.shape[-1]), out.reshape(-1, out.shape[-1])
+    k = _kernels()
+    if tuple(order) == (2, 1, 0) and src.shape[1] == 3:
+        k["swap3"](src, dst)
+    elif tuple(order) == (0, 0, 0) and src.shape[1] == 1:
+        k["grey3"](src, dst)
+    else:
+        k["reorder"](src, np.asarray(order, np.int64), dst)
+
+
+def warm_up() -> None:
+    """Compile (or load) the loops now, for the common types (uint8 and float32 in, uint8 and
+    float32 out)."""
+    for dt in (np.uint8, np.float32):
+        x = np.zeros((2, 2, 3), dt)
+        for odt in (np.uint8, np.float32):
+            apply_scale(x, 1.0, 0.0, odt)
+            apply_mat3(x, np.eye(3), None, odt)
+            apply_mat3(x, np.eye(3), np.zeros(3), odt)
