@@ -29,6 +29,8 @@ One module per op or small family registers ``(op, "cpu")`` with
                            ``color_space_conversion``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
+``filters``                ``laplacian``, ``filter`` (``filters_conv``: the compiled loops)
+``filters_morph``          ``experimental.median_blur`` / ``dilate`` / ``erode``
 ``detection``              ``coord_flip``, ``bbox_paste``, ``box_encoder``
 ``shaping``                ``squeeze``, ``cat``, ``pad``, ``one_hot``, ``reinterpret``,
                            ``element_extract``, ``get_property``
@@ -55,6 +57,7 @@ from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
+from . import filters, filters_conv, filters_morph
 from . import aliases  # last: registers the kernels of the aliases' originals
 
 __all__ = ["MODULES", "warm_up"]
@@ -63,7 +66,7 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions, normalize, transforms, reorder, masking, aliases)
+           reductions, normalize, transforms, reorder, masking, filters, filters_morph, aliases)
 
 
 def warm_up() -> None:
@@ -72,6 +75,8 @@ def warm_up() -> None:
     resize_edges.warm_up()
     cmn_batch.warm_up()
     detection.warm_up()
+    filters_conv.warm_up()
+    filters_morph.warm_up()
 
 
 prepare_with("runtime.kernels.cpu.catalog:warm_up")
