@@ -1,0 +1,31 @@
+"""Every GPU kernel module, imported so that each registers its ``(op, "gpu")`` kernels.
+
+The GPU runner imports this module lazily, at its first GPU node; importing it imports numpy
+and the CPU modules whose argument logic the GPU kernels share, never cupy (kernels are compiled
+at their first launch, :mod:`runtime.kernels.gpu.launch`).
+
+=================  =========================================================  ==================
+module             ops                                                        CUDA source
+=================  =========================================================  ==================
+``copies``         ``crop``, ``flip``, ``transpose``, ``cast``, ``cast_like``  ``copy.cu``,
+                                                                              ``cast.cu``
+``cmn``            ``crop_mirror_normalize``                                  ``cmn.cu``
+=================  =========================================================  ==================
+
+A schema claims ``"gpu"`` in its ``devices`` only when the GPU runtime can run it; this
+catalogue does not change any schema.
+"""
+from __future__ import annotations
+
+from . import cmn, copies
+
+__all__ = ["MODULES", "GPU_OPS"]
+
+#: the kernel modules, in the order above
+MODULES = (copies, cmn)
+
+#: op -> the kernel module that registers its GPU kernel
+GPU_OPS = {
+    "crop": copies, "flip": copies, "transpose": copies, "cast": copies, "cast_like": copies,
+    "crop_mirror_normalize": cmn,
+}

@@ -1,0 +1,167 @@
+"""The CUDA sources of ndd's GPU kernels and how they are compiled (NVRTC), at run time and offline.
+
+Every kernel family is one ``.cu`` file in this folder (``copy.cu``, ``cmn.cu``, ``resize.cu``)
+including ``ndd_common.cuh``, or a generated source (``elementwise.py``). At run time cupy's
+``RawModule`` compiles a source with :data:`OPTIONS` (NVRTC, for the device's architecture). The
+offline tier compiles the same sources with the same options for :data:`ARCHS` through
+:func:`nvrtc_compile`, which calls NVRTC's C API through ctypes: NVRTC needs no driver and no GPU.
+
+:data:`OPTIONS` are chosen for exactness with the CPU kernels: ``--fmad=false`` (``a * b + c`` is
+two rounded operations, as numpy/torch compute it), ``--ftz=false`` (subnormals kept),
+``--prec-div=true`` / ``--prec-sqrt=true`` (correctly rounded ``/`` and ``sqrt``). Nothing here
+imports cupy; :func:`raw_module` does so at its first call.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import hashlib
+import os
+import pathlib
+import sys
+import threading
+
+__all__ = ["SOURCE_DIR", "OPTIONS", "ARCHS", "FAMILIES", "source_of", "include_options",
+           "find_nvrtc", "nvrtc_compile", "NvrtcError", "raw_module", "source_hash"]
+
+#: the folder of the ``.cu`` sources and ``ndd_common.cuh``
+SOURCE_DIR = pathlib.Path(__file__).resolve().parent
+
+#: NVRTC options of every ndd kernel (besides the architecture and the include path)
+OPTIONS = ("--std=c++17", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true")
+
+#: the architectures the offline tier compiles for (A100, H100/H200)
+ARCHS = ("sm_80", "sm_90")
+
+#: the hand-written kernel families: name -> source file
+FAMILIES = {"copy": "copy.cu", "cast": "cast.cu", "cmn": "cmn.cu", "resize": "resize.cu"}
+
+_lock = threading.Lock()
+_modules: dict = {}
+
+
+class NvrtcError(RuntimeError):
+    """NVRTC rejected a source (the message holds its log)."""
+
+
+def source_of(family: str) -> str:
+    """The text of kernel family ``family`` (a key of :data:`FAMILIES`)."""
+    return (SOURCE_DIR / FAMILIES[family]).read_text()
+
+
+def source_hash(text: str, *extra: str) -> str:
+    """A short hash of a source with ``ndd_common.cuh`` (and ``extra`` strings): cache keys."""
+    h = hashlib.sha256(text.encode())
+    h.update((SOURCE_DIR / "ndd_common.cuh").read_bytes())
+    for e in extra:
+        h.update(e.encode())
+    return h.hexdigest()[:20]
+
+
+def include_options() -> tuple[str, ...]:
+    """The ``-I`` option that lets a source include ``ndd_common.cuh``."""
+    return (f"-I{SOURCE_DIR}",)
+
+
+@functools.lru_cache(maxsize=1)
+def find_nvrtc() -> str | None:
+    """The path of an NVRTC shared library, or None.
+
+    Looked for in the ``nvidia-cuda-nvrtc`` wheel (``nvidia/cu13/lib``, ``nvidia/cuda_nvrtc/lib``)
+    of this interpreter's site-packages, then under ``$CUDA_HOME`` / ``/usr/local/cuda*``.
+    """
+    roots = [pathlib.Path(p) for p in sys.path if p.endswith("site-packages")]
+    patterns = []
+    for root in roots:
+        patterns += [str(root / "nvidia" / "cu13" / "lib" / "libnvrtc.so*"),
+                     str(root / "nvidia" / "cuda_nvrtc" / "lib" / "libnvrtc.so*")]
+    for home in filter(None, [os.environ.get("CUDA_HOME"), "/usr/local/cuda"]):
+        patterns.append(str(pathlib.Path(home) / "lib64" / "libnvrtc.so*"))
+    patterns.append("/usr/local/cuda-*/lib64/libnvrtc.so*")
+    for pat in patterns:
+        for path in sorted(glob.glob(pat)):
+            if "builtins" not in path and "alt" not in os.path.basename(path):
+                return path
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _nvrtc():
+    path = find_nvrtc()
+    if path is None:
+        raise NvrtcError("no NVRTC library found (install the nvidia-cuda-nvrtc wheel or set "
+                         "CUDA_HOME)")
+    lib = ctypes.CDLL(path)
+    lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+    return lib
+
+
+def _check(lib, code, what):
+    if code != 0:
+        raise NvrtcError(f"{what}: {lib.nvrtcGetErrorString(code).decode()}")
+
+
+def nvrtc_compile(source: str, arch: str, options=OPTIONS, name: str = "kernel.cu") -> dict:
+    """Compile ``source`` with NVRTC for ``arch`` (``"sm_80"``: a cubin; ``"compute_80"``: PTX).
+
+    Parameters
+    ----------
+    source : str
+        CUDA C++; may include ``ndd_common.cuh`` (the include path is added).
+    arch : str
+        ``sm_XX`` or ``compute_XX``.
+    options : sequence of str
+        NVRTC options besides ``--gpu-architecture`` and ``-I`` (default :data:`OPTIONS`).
+
+    Returns
+    -------
+    dict
+        ``{"ptx": bytes, "cubin": bytes or None, "log": str}``.
+
+    Raises
+    ------
+    NvrtcError
+        No NVRTC, or the source does not compile (the log in the message).
+    """
+    lib = _nvrtc()
+    prog = ctypes.c_void_p()
+    _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0,
+                                       None, None), "nvrtcCreateProgram")
+    try:
+        opts = [f"--gpu-architecture={arch}", *include_options(), *options]
+        arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+        res = lib.nvrtcCompileProgram(prog, len(opts), arr)
+        size = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetProgramLog(prog, buf)
+        log = buf.value.decode(errors="replace")
+        if res != 0:
+            raise NvrtcError(f"{name} ({arch}) does not compile:\n{log}")
+        lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        ptx = ctypes.create_string_buffer(size.value)
+        _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+        cubin = None
+        if arch.startswith("sm_"):
+            lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+            cub = ctypes.create_string_buffer(size.value)
+            _check(lib, lib.nvrtcGetCUBIN(prog, cub), "nvrtcGetCUBIN")
+            cubin = cub.raw
+        return {"ptx": ptx.raw.rstrip(b"\0"), "cubin": cubin, "log": log}
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def raw_module(key: str, source: str):
+    """cupy's ``RawModule`` of ``source`` compiled with :data:`OPTIONS`, once per ``key``.
+
+    Imports cupy (at the first call only: nothing in ndd imports it at import time).
+    """
+    with _lock:
+        mod = _modules.get(key)
+        if mod is None:
+            import cupy  # lazy: the GPU runtime is optional
+            mod = cupy.RawModule(code=source, options=OPTIONS + include_options())
+            _modules[key] = mod
+        return mod
