@@ -3,12 +3,16 @@
 A node's device is the ``device=`` argument or the one inferred from its inputs (set by the
 front end). Where an input lives on another device, the pass inserts an explicit ``transfer``
 node (a host <-> device copy) before the reader, shared by all readers on that device, so the
-scheduler can put copies on lanes of their own. On a CPU-only graph the pass changes nothing.
+scheduler can put copies on lanes of their own. Per-sample tensor arguments are read by the
+kernels' host side (they become per-sample descriptors, as DALI's argument inputs, which live on
+the CPU): a GPU tensor argument gets a transfer to the CPU, a CPU one stays. On a CPU-only graph
+the pass changes nothing.
 """
 from __future__ import annotations
 
 from compiler.ir import Graph, Node, Value
 from compiler.passes.result import PassResult
+from compiler.types import CPU
 
 
 def place(graph: Graph) -> PassResult:
@@ -16,24 +20,26 @@ def place(graph: Graph) -> PassResult:
     nodes: list[Node] = []
     notes = []
 
-    def moved(v: Value, node: Node) -> Value:
-        if v.meta.device == node.device:
+    def moved(v: Value, node: Node, target) -> Value:
+        if v.meta.device == target:
             return v
-        key = (v.id, str(node.device))
+        key = (v.id, str(target))
         out = copies.get(key)
         if out is None:
-            t = Node("transfer", [v], {"device": str(node.device)}, None,
-                     [v.meta.with_(device=node.device)], device=node.device,
-                     callsite=node.callsite)
+            t = Node("transfer", [v], {"device": str(target)}, None,
+                     [v.meta.with_(device=target)], device=target, callsite=node.callsite)
             nodes.append(t)
             out = copies[key] = t.outputs[0]
             notes.append(("place", f"copy %{v.id} {v.meta.device} -> "
-                                   f"{node.device} for {node.op} ({node.callsite})"))
+                                   f"{target} for {node.op} ({node.callsite})"))
         return out
 
     for node in graph.nodes:
-        ins = tuple(moved(v, node) for v in node.inputs)
-        targs = {k: moved(v, node) for k, v in node.tensor_args.items()}
+        if node.op == "transfer":       # a copy already: its input may live anywhere
+            nodes.append(node)
+            continue
+        ins = tuple(moved(v, node, node.device) for v in node.inputs)
+        targs = {k: moved(v, node, CPU) for k, v in node.tensor_args.items()}
         if any(a is not b for a, b in zip(ins, node.inputs)):
             node.inputs = ins
         if any(targs[k] is not v for k, v in node.tensor_args.items()):

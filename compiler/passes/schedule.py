@@ -1,9 +1,11 @@
 """Lane assignment: independent branches of the DAG go to different lanes.
 
 On the CPU a lane is a worker thread; on a GPU a CUDA stream. A node continues the lane of its
-first input's producer when it is that producer's first consumer; otherwise it opens a new lane
-(up to ``max_lanes``, then lanes are reused round-robin). Edges between lanes become waits.
-The lane is recorded in ``node.meta["lane"]``.
+first input's producer when it is that producer's first consumer. A node without inputs opens a
+new lane (up to ``max_lanes``, then lanes are reused round-robin). A further consumer of a
+producer stays on the producer's lane on the CPU (a thread per fan-out would cost more than it
+gives), and opens a new lane on a GPU (a stream is cheap and lets independent kernels overlap).
+Edges between lanes become waits. The lane is recorded in ``node.meta["lane"]``.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ def schedule(graph: Graph, max_lanes: int = 2) -> Plan:
                 continued.add(p.id)
                 break
         if lane is None:
-            if preds:
+            if preds and node.device.kind == "cpu":
                 lane = lane_of[preds[0].id]
             else:
                 lane = next_lane % max(1, max_lanes)

@@ -105,7 +105,7 @@ class CupyApi(GpuApi):
         return cp.from_dlpack(obj)
 
     def copy_h2d(self, dst, src, stream) -> None:
-        src = np.ascontiguousarray(src).reshape(dst.shape)
+        src = np.require(src, requirements="C").reshape(dst.shape)
         dst.set(src, stream=stream)
 
     def copy_d2h(self, dst, src, stream) -> None:

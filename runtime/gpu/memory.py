@@ -244,7 +244,7 @@ class PinnedStaging:
     def upload(self, host: np.ndarray, dst, stream) -> None:
         """Copy host array ``host`` into device array ``dst`` on ``stream`` through a pinned
         buffer (the host call returns at once)."""
-        host = np.ascontiguousarray(host)
+        host = np.require(host, requirements="C")
         buf, slot = self.take(host.nbytes)
         buf[...] = host.reshape(-1).view(np.uint8)
         self.api.copy_h2d(dst, buf.view(host.dtype).reshape(host.shape), stream)

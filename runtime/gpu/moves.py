@@ -35,7 +35,7 @@ def to_device(samples, device: int = 0, stream=None) -> DeviceSamples:
     st = gpu_state.current()
     api = st.api
     stream = stream if stream is not None else st.lane_stream(device, 0)
-    samples = [np.ascontiguousarray(s) for s in samples]
+    samples = [np.require(s, requirements="C") for s in samples]
     info = getattr(samples, "source_info", None)
     if not samples:
         return DeviceSamples([], device, None, None, info)
@@ -134,7 +134,7 @@ def transfer(ctx, inputs, args):
         if data.device == index:
             return [data]
         data = to_host(data)
-    samples = [np.ascontiguousarray(s) for s in data]
+    samples = [np.require(s, requirements="C") for s in data]
     if not samples:
         return [DeviceSamples([], index, source_info=getattr(data, "source_info", None))]
     offsets, total = _layout(samples)

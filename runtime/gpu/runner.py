@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from compiler.ir import Node
-from runtime.gpu import moves  # noqa: F401 - registers the GPU ``transfer`` kernel
+from runtime.gpu import moves   # also registers the GPU ``transfer`` kernel
 from runtime.gpu import state as gpu_state
 from runtime.kernels.registry import KernelContext, lookup
 from runtime.storage import DeviceSamples, is_device_storage
@@ -93,7 +93,7 @@ class GpuKernelContext(KernelContext):
     def upload(self, host):
         """A device copy of host array ``host`` (through pinned staging, async on the stream).
         Under replay the graph does the copy: only the pinned buffer is refilled."""
-        host = np.ascontiguousarray(host)
+        host = np.require(host, requirements="C")
         dst = self.empty(host.shape, host.dtype)
         if self.tape is not None:
             self.tape.upload(host, dst, self.stream)
@@ -146,15 +146,21 @@ def run_gpu_node(node: Node, wrap_error, stream=None, tape=None) -> None:
         stream = st.lane_stream(dev, node.meta.get("lane", 0))
     kernel = lookup(node.op, "gpu")
     inputs = []
+    moving = node.op != "transfer" and node.device.kind == "gpu"
     for v in node.inputs:
-        if v.data is None:
+        data = v.data
+        if data is None:
             raise RuntimeError(f"internal error: input %{v.id} of {node.op} is not computed")
-        _order_inputs(api, stream, v.data, tape)
-        inputs.append(v.data)
+        if moving and (not is_device_storage(data) or data.device != dev):
+            # an eager call (no place pass): the input goes to the node's GPU first
+            data = moves.to_device(moves.to_host(data) if is_device_storage(data) else data,
+                                   dev, stream)
+        _order_inputs(api, stream, data, tape)
+        inputs.append(data)
     args = dict(node.args)
     for k, v in node.tensor_args.items():
-        _order_inputs(api, stream, v.data, tape)
-        args[k] = v.data
+        # per-sample arguments are read on the host (descriptors), as the place pass puts them
+        args[k] = moves.to_host(v.data) if is_device_storage(v.data) else v.data
     ctx = GpuKernelContext(pool=get_pool(), in_metas=[v.meta for v in node.inputs],
                            out_metas=[v.meta for v in node.outputs],
                            tensor_arg_names=set(node.tensor_args),
@@ -169,7 +175,7 @@ def run_gpu_node(node: Node, wrap_error, stream=None, tape=None) -> None:
                            f"expected {len(node.outputs)}")
     ev = tape.record(stream) if tape is not None else api.record_event(stream)
     used = list(ctx.touched)
-    for data in inputs + [args[k] for k in node.tensor_args]:
+    for data in inputs:
         used += _device_arrays(data)
     for v, data in zip(node.outputs, outs):
         if not is_device_storage(data) and node.device.kind == "gpu":
