@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from compiler import promotion
 from compiler.ir import Node, Stage, Value, make_stage, stages_of
 from compiler.schema import REGISTRY
 
@@ -235,11 +236,87 @@ def _rewrite_elementwise(p, c):
     return _replace(p, c, "elementwise_fused", inputs, {"program": tuple(prog)}, {})
 
 
+# ------------------------------------------------------------------ the colour chain
+COLOR_OPS = ("brightness_contrast", "brightness", "contrast", "hsv", "hue", "saturation",
+             "color_twist")
+#: ops that end a ``fused.color`` chain (nothing is fused after them)
+_COLOR_TERMINAL = ("normalize", "crop_mirror_normalize")
+#: intermediate dtypes whose every value a float32 holds exactly (the fused loop keeps the
+#: chain's values in float32): integers of up to 16 bits, float32, and float64 values made from
+#: float32 ones
+_EXACT_INTERMEDIATE = ("uint8", "int8", "uint16", "int16", "float32", "float64")
+_FUSED_ARITH = ("add", "sub", "mul", "truediv")
+
+
+def _check_color(p: Node, c: Node) -> str | None:
+    """Legality of ``p`` (a colour op or fused.color) -> ``c`` in one ``fused.color`` pass."""
+    if p.op == "fused.color" and stages_of(p)[-1].op in _COLOR_TERMINAL:
+        return f"{stages_of(p)[-1].op} ends the fused colour chain"
+    dt = p.outputs[0].meta.dtype
+    if dt is None:
+        return "the intermediate's dtype is not known when compiling"
+    if dt not in _EXACT_INTERMEDIATE:
+        return (f"the intermediate is {dt}: the fused pass keeps values in float32, which "
+                f"does not reproduce a {dt} intermediate's rounding exactly")
+    if c.op == "arithmetic":
+        return _check_color_arith(p, c, dt)
+    if c.op == "normalize":
+        if c.args.get("batch"):
+            return "normalize with batch=True reduces over the whole batch"
+        missing = [k for k in ("mean", "stddev") if _get(c, k) is None]
+        if missing:
+            return (f"normalize computes its {' and '.join(missing)} from the data (a "
+                    f"reduction over the intermediate)")
+    if c.op == "crop_mirror_normalize":
+        if dt == "float64":
+            return "cmn computes a float64 input in float64"
+        if p.outputs[0].meta.layout != "HWC":
+            return f"cmn reads {p.outputs[0].meta.layout!r} images; only HWC is fused"
+        return _cmn_ok(c)
+    if c.op == "cast" and c.outputs[0].meta.dtype is None:
+        return "the cast's dtype is not known when compiling"
+    return None
+
+
+def _check_color_arith(p: Node, c: Node, dt: str) -> str | None:
+    ops = c.args.get("operands", ())
+    name = promotion.canonical_op(c.args.get("op", ""))
+    if name not in _FUSED_ARITH:
+        return f"arithmetic {name!r} is not fused (only {', '.join(_FUSED_ARITH)})"
+    if c.tensor_args or len(ops) != 2 or sorted(o[0] for o in ops) != ["s", "t"]:
+        return "arithmetic with another tensor operand (only a scalar operand is fused)"
+    scalar = next(o[1] for o in ops if o[0] == "s")
+    natural = promotion.infer_dtype(name, [dt, promotion.scalar_dtype(scalar)])
+    if natural != "float32" or c.outputs[0].meta.dtype != "float32":
+        return f"arithmetic computed in {natural} (only float32 arithmetic is fused)"
+    return None
+
+
+def _color_stages(node: Node, first: int) -> tuple[tuple[Stage, ...], dict[str, Value]]:
+    """(stages, tensor arguments keyed as the fused node keeps them) of a colour-chain op or
+    of a ``fused.color`` node; a new stage is named ``s<first>``."""
+    if node.op == "fused.color":
+        return stages_of(node), dict(node.tensor_args)
+    name = f"s{first}"
+    keys = {k: f"{name}.{k}" for k in node.tensor_args}
+    inp, out = node.inputs[0].meta, node.outputs[0].meta
+    args = {**node.args, "_in": inp.dtype, "_out": out.dtype, "_layout": inp.layout}
+    stage = make_stage(node.op, name, args, keys)
+    return (stage,), {keys[k]: v for k, v in node.tensor_args.items()}
+
+
+def _rewrite_color(p: Node, c: Node) -> Node:
+    ps, pt = _color_stages(p, 0)
+    cs, ct = _color_stages(c, len(ps))
+    return _replace(p, c, "fused.color", p.inputs[:1], {"stages": ps + cs}, {**pt, **ct})
+
+
 def _never(p, c):   # pragma: no cover - the check always refuses
     raise AssertionError("rule is never applied")
 
 
 _IMAGE_TAIL = Ops(("random_resized_crop", "resize", "fused.image"))
+_COLOR_CHAIN = Ops(COLOR_OPS + ("fused.color",))
 _ELEMENTWISE = Ops(trait="elementwise")
 
 RULES: tuple[Rule, ...] = (
@@ -257,6 +334,14 @@ RULES: tuple[Rule, ...] = (
          _check_to_cmn, fused_image_node),
     Rule("crop->resize", Ops(("crop", "decoders.image_crop")), Ops(("resize",)),
          _check_crop_resize, _never),
+    # colour ops, then cast / float32 scalar arithmetic / normalize / cmn, in one pass
+    Rule("color->color", _COLOR_CHAIN, Ops(COLOR_OPS), _check_color, _rewrite_color),
+    Rule("color->cast", _COLOR_CHAIN, Ops(("cast",)), _check_color, _rewrite_color),
+    Rule("color->arithmetic", _COLOR_CHAIN, Ops(("arithmetic",)), _check_color,
+         _rewrite_color),
+    Rule("color->normalize", _COLOR_CHAIN, Ops(("normalize",)), _check_color, _rewrite_color),
+    Rule("color->crop_mirror_normalize", _COLOR_CHAIN, Ops(("crop_mirror_normalize",)),
+         _check_color, _rewrite_color),
     # arithmetic, cast and an already fused chain, into an arithmetic or a cast
     Rule("elementwise", _ELEMENTWISE, Ops(trait="elementwise", without=frozenset({"fused"})),
          _check_elementwise, _rewrite_elementwise, any_input=True),

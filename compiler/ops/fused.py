@@ -35,3 +35,17 @@ register(OpSchema(
     variadic=True, min_inputs=1,
     doc="A chain of arithmetic/cast nodes evaluated per sample without intermediate batches; "
         "each step rounds to its own dtype exactly as the unfused node does."))
+
+register(OpSchema(
+    "fused.color", ("input",), (
+        ArgSpec("stages", "any", None,
+                doc="The original ops in order: compiler.ir.Stage records named 's0', 's1', "
+                    "... (colour ops, cast, float32 scalar arithmetic; last possibly normalize "
+                    "or crop_mirror_normalize), each with its input / output dtype ('_in', "
+                    "'_out') and input layout ('_layout')."),
+    ), _internal("fused.color"), traits=frozenset({"fused"}),
+    doc="A chain of colour ops (brightness_contrast, brightness, contrast, hsv, hue, "
+        "saturation, color_twist), cast and float32 arithmetic with a scalar, optionally "
+        "ending with normalize (given mean / stddev) or crop_mirror_normalize, in one pass per "
+        "image: each stage's float32 arithmetic in its own order and its rounding to an "
+        "integer output type, so the result is bit-identical with the unfused chain."))

@@ -6,6 +6,9 @@ into mirror] -> crop_mirror_normalize, written into ONE preallocated ``(N, ...)`
 in :mod:`.fused_stages` (bit-exact with the unfused chain), region planning in
 :mod:`.fused_roi`, the worker-process side in :mod:`.fused_workers`.
 
+Also registers ``fused.color`` (:mod:`.fused_color`: colour ops, cast, arithmetic, normalize,
+crop_mirror_normalize in one pass).
+
 The batch is cut into one chunk per pool thread; each chunk is ONE pool task running all
 stages of its samples, stage by stage (no barrier between stages).
 """
@@ -20,10 +23,14 @@ from runtime.storage import sample_name
 from runtime.workers.pool import WorkerCrashed, WorkerDied, get_workers
 
 from .cast import to_numpy_dtype
+from .fused_color import fused_color
 from .fused_stages import chunks, run_chunk
 from .fused_workers import hint_key, remember_shape, run_on_workers
 
 __all__ = ["fused_image"]
+
+# the colour chain's kernel lives in .fused_color
+register("fused.color", "cpu")(fused_color)
 
 
 @register("fused.image", "cpu")

@@ -25,7 +25,7 @@ from runtime.kernels.cpu.cast import cast
 from runtime.kernels.cpu.reductions import fixed_sum
 from runtime.kernels.registry import register, sample_args
 
-__all__ = ["normalize_batch", "unflatten"]
+__all__ = ["normalize_batch", "unflatten", "given_params"]
 
 
 def unflatten(value, shape, axes):
@@ -170,6 +170,26 @@ def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=Fal
         with np.errstate(invalid="ignore", over="ignore"):
             out.append(cast((x - m) * f + shift32, dtype))
     return out
+
+
+def given_params(shape, layout, args):
+    """``(mean, factor, shift)`` of ``normalize`` with a given ``mean`` and ``stddev`` for one
+    sample of ``shape``: ``out = (float32(x) - mean) * factor + shift`` in float32, ``mean`` and
+    ``factor`` float32 arrays broadcastable against the sample (the hook of the fused colour
+    kernel, ``runtime/kernels/cpu/fused_color.py``; the arithmetic of :func:`normalize_batch`).
+    """
+    nd = len(shape)
+    red = normalize_axes(nd, layout or "", args.get("axes"), args.get("axis_names"))
+    mean, stddev = (unflatten(args[k], shape, red) for k in ("mean", "stddev"))
+    if red is None:
+        shaped = [p for p in (np.asarray(mean), np.asarray(stddev)) if p.ndim == nd
+                  and p.size > 1]
+        red = [k for k in range(nd) if shaped[0].shape[k] == 1] if shaped else list(range(nd))
+    x = np.broadcast_to(np.float32(0), shape)
+    s = _param(stddev, x, red, "stddev").astype(np.float64)
+    scale = 1.0 if args.get("scale") is None else args["scale"]
+    return (_param(mean, x, red, "mean"), _factor(s * s, args.get("epsilon") or 0.0, scale, False),
+            np.float32(args.get("shift") or 0.0))
 
 
 @register("normalize", "cpu")

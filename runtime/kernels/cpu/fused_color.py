@@ -1,0 +1,274 @@
+"""CPU kernel of ``fused.color``: a chain of colour ops, ``cast`` and float32 scalar
+arithmetic, optionally ending with ``normalize`` (given mean and stddev) or
+``crop_mirror_normalize``, in ONE pass over each image (the compiler's ``fuse`` pass creates
+it, ``compiler/fusion_rules.py``).
+
+Per pixel the channels are read as float32 once; every stage then does the float32 arithmetic
+of its own kernel in the same order (:mod:`.color_pixels`: ``x * mul + add``, the 3 x 3 map),
+and rounds to its output type when that is an integer type, as the unfused op's ``cast`` does
+(round half away from zero, saturate; a float32 holds every value of the <= 16-bit integer types
+the fusion rules allow as intermediates, so the next stage reads the same number). The last
+stage's value is converted to the output type on the store, written at its place in the output
+layout (cmn: the crop window, mirrored, CHW or HWC). So the result is bit-identical with running
+the ops one by one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import promotion
+from runtime.kernels.params.layouts import layout_axes
+from runtime.kernels.params.normalize import mirror_flag, normalize_params, \
+    resolve_output_layout
+from runtime.kernels.params.windows import clip_window, crop_args, crop_window
+from runtime.kernels.registry import sample_arg
+
+from .cast import cast
+from .color import brightness_contrast_params, color_twist_params, hsv_matrix
+from .color_pixels import quantizer
+from .jit import compiled
+from .normalize import given_params
+
+__all__ = ["fused_color", "sample_program", "BC_OPS", "HSV_OPS"]
+
+_F = np.float32
+BC_OPS = ("brightness_contrast", "brightness", "contrast")
+HSV_OPS = ("hsv", "hue", "saturation")
+#: program step kinds (the compiled loop's vocabulary)
+SCALE, MAT3, ADD, SUB, RSUB, MUL, DIV, RDIV, NONE = range(9)
+_ARITH = {("add", False): ADD, ("add", True): ADD, ("sub", False): SUB, ("sub", True): RSUB,
+          ("mul", False): MUL, ("mul", True): MUL, ("truediv", False): DIV,
+          ("truediv", True): RDIV}
+#: channels of the 3 x 3 stages, and the words of their own kernels' error
+_MAT3_OPS = HSV_OPS + ("color_twist",)
+_STORE = {np.dtype(t) for t in ("uint8", "int8", "uint16", "int16", "uint32", "int32",
+                                "float32", "float64")}
+
+
+@compiled
+def _loop(njit):
+    """The fused per-pixel loop."""
+    half, zero = _F(0.5), _F(0.0)
+
+    @njit
+    def q16(v, lo, hi):
+        v = v if v == v else zero
+        v = v if v > lo else lo
+        v = v if v < hi else hi
+        t = np.int32(v)
+        f = v - np.float32(t)
+        return t + np.int32(f >= half) - np.int32(f <= -half)
+
+    @njit
+    def q32(v, lo, hi):
+        d = np.float64(v)
+        d = d if d == d else 0.0
+        d = d if d > lo else lo
+        d = d if d < hi else hi
+        return d + (0.5 if d >= 0.0 else -0.5)
+
+    @njit
+    def run(src, y0, x0, h, w, flip, kinds, fp, qmode, qlo, qhi, base, inv, post, norm,
+            omode, olo, ohi, out, sy, sx, sc):
+        chans = src.shape[2]
+        v = np.empty(chans, np.float32)
+        nk = kinds.shape[0]
+        olo16, ohi16 = np.float32(olo), np.float32(ohi)
+        for y in range(h):
+            for x in range(w):
+                for c in range(chans):
+                    v[c] = np.float32(src[y0 + y, x0 + x, c])
+                for s in range(nk):
+                    kind = kinds[s]
+                    if kind == 0:
+                        for c in range(chans):
+                            v[c] = v[c] * fp[s, 0] + fp[s, 1]
+                    elif kind == 1:
+                        r, g, b = v[0], v[1], v[2]
+                        v[0] = fp[s, 0] * r + fp[s, 1] * g + fp[s, 2] * b + fp[s, 9]
+                        v[1] = fp[s, 3] * r + fp[s, 4] * g + fp[s, 5] * b + fp[s, 10]
+                        v[2] = fp[s, 6] * r + fp[s, 7] * g + fp[s, 8] * b + fp[s, 11]
+                    elif kind == 2:
+                        for c in range(chans):
+                            v[c] = v[c] + fp[s, 0]
+                    elif kind == 3:
+                        for c in range(chans):
+                            v[c] = v[c] - fp[s, 0]
+                    elif kind == 4:
+                        for c in range(chans):
+                            v[c] = fp[s, 0] - v[c]
+                    elif kind == 5:
+                        for c in range(chans):
+                            v[c] = v[c] * fp[s, 0]
+                    elif kind == 6:
+                        for c in range(chans):
+                            v[c] = v[c] / fp[s, 0]
+                    elif kind == 7:
+                        for c in range(chans):
+                            v[c] = fp[s, 0] / v[c]
+                    qm = qmode[s]
+                    if qm == 1:
+                        lo, hi = np.float32(qlo[s]), np.float32(qhi[s])
+                        for c in range(chans):
+                            v[c] = np.float32(q16(v[c], lo, hi))
+                if norm > 0:
+                    for c in range(chans):
+                        v[c] = (v[c] - base[c]) * inv[c]
+                        if norm == 1:
+                            v[c] = v[c] + post
+                xo = w - 1 - x if flip else x
+                at = y * sy + xo * sx
+                for c in range(chans):
+                    if omode == 1:
+                        out[at + c * sc] = q16(v[c], olo16, ohi16)
+                    elif omode == 2:
+                        out[at + c * sc] = q32(v[c], olo, ohi)
+                    else:
+                        out[at + c * sc] = v[c]
+    return run
+
+
+def _stage_values(stage, kernel_args, i):
+    """Stage ``stage``'s arguments for sample ``i`` (constants and per-sample values)."""
+    a = dict(stage.args)
+    for arg, key in stage.tensor_args:
+        vals = kernel_args[key]
+        a[arg] = sample_arg(vals[i] if len(vals) > 1 else vals[0])
+    return a
+
+
+def _step(op, a, channels):
+    """``(kind, params)`` of one colour / cast / arithmetic stage for one sample."""
+    p = np.zeros(12, _F)
+    in_dt, out_dt = np.dtype(a["_in"]), np.dtype(a["_out"])
+    if op in BC_OPS:
+        keys = {"brightness_contrast": ("brightness", "brightness_shift", "contrast",
+                                        "contrast_center"),
+                "brightness": ("brightness", "brightness_shift"),
+                "contrast": ("contrast", "contrast_center")}[op]
+        kw = {k: a[k] for k in keys if a.get(k) is not None}
+        p[0], p[1] = brightness_contrast_params(in_dt, out_dt, **kw)
+        return SCALE, p
+    if op in _MAT3_OPS:
+        if channels != 3:
+            raise ValueError(f"{op} expects RGB images (3 channels), got {channels} channels")
+        if op == "color_twist":
+            m, off = color_twist_params(in_dt, **{k: a[k] for k in (
+                "hue", "saturation", "brightness", "contrast") if a.get(k) is not None})
+            p[9:12] = off
+        else:
+            kw = {k: a[k] for k in ("hue", "saturation", "value") if a.get(k) is not None}
+            m = hsv_matrix(**kw)
+            p[9:12] = -0.0              # adds nothing (x + -0.0 == x)
+        p[:9] = np.asarray(m, _F).reshape(9)
+        return MAT3, p
+    if op == "arithmetic":
+        name = promotion.canonical_op(a["op"])
+        (tk,) = [k for k, o in enumerate(a["operands"]) if o[0] == "t"]
+        (scalar,) = [o[1] for o in a["operands"] if o[0] == "s"]
+        p[0] = np.array(scalar, promotion.scalar_dtype(scalar)).astype(_F)
+        return _ARITH[(name, tk == 1)], p
+    return NONE, p                      # cast
+
+
+def sample_program(stages, kernel_args, i, image):
+    """The compiled loop's arguments for sample ``i`` (see :func:`_loop`): the steps, the
+    window and mirror, the normalization, the output array and its strides."""
+    chans = image.shape[-1]
+    per = [_stage_values(s, kernel_args, i) for s in stages]
+    last = stages[-1].op
+    body = stages[:-1] if last in ("normalize", "crop_mirror_normalize") else stages
+    kinds, fps, qm, qlo, qhi = [], [], [], [], []
+    for k, (s, a) in enumerate(zip(body, per)):
+        kind, p = _step(s.op, a, chans)
+        mode, lo, hi = quantizer(a["_out"])
+        if k == len(body) - 1 and len(body) == len(stages):
+            mode = 0                    # the store converts the final value
+        kinds.append(kind)
+        fps.append(p)
+        qm.append(mode)
+        qlo.append(float(lo))
+        qhi.append(float(hi))
+    prog = dict(kinds=np.array(kinds, np.int64), fp=np.array(fps, _F).reshape(-1, 12),
+                qmode=np.array(qm, np.int64), qlo=np.array(qlo), qhi=np.array(qhi))
+    a = per[-1]
+    out_dt = np.dtype(a["_out"])
+    src = image.reshape(-1, 1, chans) if image.ndim != 3 else image
+    window, flip, base, inv, post, norm = (0, 0, src.shape[0], src.shape[1]), False, \
+        np.zeros(chans, _F), np.ones(chans, _F), _F(0), 0
+    out_shape, perm = image.shape, None
+    tail = None
+    if last == "normalize":
+        m, f, shift = given_params(image.shape, a["_layout"], a)
+        vec = [_channel_vector(p, chans) for p in (m, f)]
+        if vec[0] is None or vec[1] is None:
+            tail = (m, f, shift, out_dt)    # not per channel: normalized after the loop
+            out_dt = np.dtype(per[-2]["_out"]) if len(per) > 1 else image.dtype
+        else:
+            base, inv, post, norm = vec[0], vec[1], shift, 1
+    elif last == "crop_mirror_normalize":
+        layout, axes = layout_axes("HWC", 3)
+        out_layout, perm = resolve_output_layout(layout, a.get("output_layout") or "CHW")
+        hw = image.shape[:2]
+        window = clip_window(crop_window(hw, **crop_args(a)), hw, "error", image.shape, layout)
+        flip = mirror_flag(a.get("mirror", 0) or 0)
+        base, inv, post = normalize_params(a.get("mean", 0.0), a.get("std", 1.0),
+                                           a.get("scale", 1.0), a.get("shift", 0.0), chans)
+        base = np.broadcast_to(base, (chans,))
+        inv = np.broadcast_to(inv, (chans,))
+        norm = 1 if post != 0 else 2
+        in_order = (window[2], window[3], chans)
+        out_shape = tuple(in_order[p] for p in perm)
+    return prog, src, window, flip, (base, inv, post, norm), out_dt, out_shape, perm, tail
+
+
+def _channel_vector(p, chans):
+    """``p`` (a normalize parameter) as one value per channel, or None when it varies along
+    other axes."""
+    p = np.asarray(p, _F)
+    if p.ndim == 0 or p.size == 1:
+        return np.full(chans, p.reshape(()), _F)
+    if all(e == 1 for e in p.shape[:-1]) and p.shape[-1] == chans:
+        return p.reshape(chans)
+    return None
+
+
+def run_sample(stages, kernel_args, i, image):
+    """One sample through the fused chain; returns its output array."""
+    image = np.asarray(image)
+    if image.dtype not in _STORE:
+        image = image.astype(_F)        # float16 / bool / 64-bit integers: read as float32
+    prog, src, (y0, x0, h, w), flip, (base, inv, post, norm), out_dt, out_shape, perm, tail = \
+        sample_program(stages, kernel_args, i, image)
+    direct = out_dt in _STORE
+    out = np.empty(out_shape, out_dt if direct else _F)
+    # strides (in elements) of the output at input position (y, x, c)
+    if perm is None:
+        chans = src.shape[2]
+        sy, sx, sc = src.shape[1] * chans, chans, 1
+    else:
+        st = [s // out.itemsize for s in out.strides]
+        where = {p: k for k, p in enumerate(perm)}
+        sy, sx, sc = st[where[0]], st[where[1]], st[where[2]]
+    omode, olo, ohi = quantizer(out_dt) if direct else (0, 0.0, 0.0)
+    _loop()(np.ascontiguousarray(src), y0, x0, h, w, flip, prog["kinds"], prog["fp"],
+            prog["qmode"], prog["qlo"], prog["qhi"], np.ascontiguousarray(base, _F),
+            np.ascontiguousarray(inv, _F), _F(post), norm, omode, float(olo), float(ohi),
+            out.reshape(-1), sy, sx, sc)
+    out = out if direct else cast(out, out_dt)
+    if tail is not None:
+        m, f, shift, dt = tail
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = cast((out.astype(_F) - m) * f + shift, dt)
+    return out
+
+
+def fused_color(ctx, inputs, args):
+    """``fused.color`` of the batch: :func:`run_sample` per sample on the pool threads
+    (registered by :mod:`.fused`, with the other fused kernels)."""
+    images = inputs[0]
+    stages = args["stages"]
+
+    def one(i):
+        return run_sample(stages, args, i, images[i] if len(images) > 1 else images[0])
+    return [ctx.pool.map(one, ctx.batch_size)]
