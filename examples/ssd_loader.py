@@ -21,6 +21,7 @@ end-to-end images/s.
 
 import argparse
 import contextlib
+import importlib
 import itertools
 import math
 import time
@@ -106,9 +107,18 @@ def make_reader(data, seed=0):
                             ratio=True, skip_empty=True, random_shuffle=True, seed=seed)
 
 
-def ssd_batch(jpegs, boxes, labels, anchors=ANCHORS, rng=None):
+def types_of(nd):
+    """The enums of dynamic-mode module ``nd``: ``ndd.types``, or for DALI
+    ``nvidia.dali.types`` (its dynamic mode has no ``types`` attribute)."""
+    return getattr(nd, "types", None) or importlib.import_module("nvidia.dali.types")
+
+
+def ssd_batch(jpegs, boxes, labels, anchors=ANCHORS, rng=None, nd=ndd):
     """The SSD300 augmentation of one batch; the random ops draw from ``rng`` (an
     ``ndd.random.RNG``; default: the thread's generator, ``ndd.random.set_seed``).
+
+    ``nd`` is the dynamic-mode module (``ndd``, or DALI 2.4's
+    ``nvidia.dali.experimental.dynamic``: the code is the same).
 
     Returns
     -------
@@ -117,23 +127,24 @@ def ssd_batch(jpegs, boxes, labels, anchors=ANCHORS, rng=None):
         form ``[cx, cy, w, h]``, relative) and their labels int32 (8732,) per sample.
     """
     n = jpegs.batch_size
-    anchor, shape, boxes, labels = ndd.random_bbox_crop(
+    types = types_of(nd)
+    anchor, shape, boxes, labels = nd.random_bbox_crop(
         boxes, labels, aspect_ratio=[0.5, 2.0], thresholds=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9],
         scaling=[0.3, 1.0], bbox_layout="xyXY", allow_no_crop=True, num_attempts=50, rng=rng)
-    images = ndd.decoders.image_slice(jpegs, anchor, shape, output_type=ndd.types.RGB)
-    flip = ndd.random.coin_flip(batch_size=n, probability=0.5, rng=rng)
-    boxes = ndd.bb_flip(boxes, ltrb=True, horizontal=flip)
-    images = ndd.resize(images, resize_x=300, resize_y=300,
-                        min_filter=ndd.types.INTERP_TRIANGULAR)
-    saturation = ndd.random.uniform(batch_size=n, range=[0.5, 1.5], rng=rng)
-    contrast = ndd.random.uniform(batch_size=n, range=[0.5, 1.5], rng=rng)
-    brightness = ndd.random.uniform(batch_size=n, range=[0.875, 1.125], rng=rng)
-    hue = ndd.random.uniform(batch_size=n, range=[-18.0, 18.0], rng=rng)
-    images = ndd.hsv(images, hue=hue, saturation=saturation)
-    images = ndd.brightness_contrast(images, brightness=brightness, contrast=contrast)
-    images = ndd.crop_mirror_normalize(images, crop=(300, 300), mean=MEAN, std=STD,
-                                       mirror=flip, dtype=ndd.float32, output_layout="CHW")
-    boxes, labels = ndd.box_encoder(boxes, labels, criteria=0.5, anchors=anchors)
+    images = nd.decoders.image_slice(jpegs, anchor, shape, output_type=types.RGB)
+    flip = nd.random.coin_flip(batch_size=n, probability=0.5, rng=rng)
+    boxes = nd.bb_flip(boxes, ltrb=True, horizontal=flip)
+    images = nd.resize(images, resize_x=300, resize_y=300,
+                       min_filter=types.INTERP_TRIANGULAR)
+    saturation = nd.random.uniform(batch_size=n, range=[0.5, 1.5], rng=rng)
+    contrast = nd.random.uniform(batch_size=n, range=[0.5, 1.5], rng=rng)
+    brightness = nd.random.uniform(batch_size=n, range=[0.875, 1.125], rng=rng)
+    hue = nd.random.uniform(batch_size=n, range=[-18.0, 18.0], rng=rng)
+    images = nd.hsv(images, hue=hue, saturation=saturation)
+    images = nd.brightness_contrast(images, brightness=brightness, contrast=contrast)
+    images = nd.crop_mirror_normalize(images, crop=(300, 300), mean=MEAN, std=STD,
+                                      mirror=flip, dtype=nd.float32, output_layout="CHW")
+    boxes, labels = nd.box_encoder(boxes, labels, criteria=0.5, anchors=anchors)
     return images, boxes, labels
 
 

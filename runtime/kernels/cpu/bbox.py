@@ -101,17 +101,6 @@ def _overlaps(boxes, win):
     return iw * ih, area
 
 
-def _metric(boxes, win, kind):
-    inter, area = _overlaps(boxes, win)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if kind == "overlap":
-            m = np.where(area > 0, inter / area, 0.0)
-        else:
-            union = area + (win[2] - win[0]) * (win[3] - win[1]) - inter
-            m = np.where(union > 0, inter / union, 0.0)
-    return m
-
-
 def _kept(boxes, win, prune):
     if prune is None:
         cx = (boxes[:, 0] + boxes[:, 2]) / 2
@@ -189,37 +178,66 @@ def random_bbox_crop(boxes, labels, rng, a):
         return tuple(out)
 
     no_crop = (None, (0.0, 0.0), (1.0, 1.0))
+    attempts = max(1, a.get("num_attempts", 1))
+    kind = a.get("threshold_type", "iou")
+    every = a.get("all_boxes_above_threshold", True)
     while True:
         choice = options[int(rng.integers(len(options)))]
         if choice is None:
             return result(*no_crop)
-        for _ in range(max(1, a.get("num_attempts", 1))):
-            if 0 <= limit <= tries:
-                return result(*no_crop)
-            if tries >= MAX_TRIES:
-                raise ValueError(f"random_bbox_crop: no window met the thresholds in {tries} "
-                                 f"tries; allow_no_crop, lower thresholds or set "
-                                 f"total_num_attempts")
-            tries += 1
+        # the threshold's attempts are drawn and judged together; the first valid one wins
+        if fixed:
+            x0 = rng.integers(0, in_wh[0] - crop_wh[0] + 1, size=attempts)
+            y0 = rng.integers(0, in_wh[1] - crop_wh[1] + 1, size=attempts)
+            wins = np.stack([x0 / in_wh[0], y0 / in_wh[1], (x0 + crop_wh[0]) / in_wh[0],
+                             (y0 + crop_wh[1]) / in_wh[1]], axis=1)
+            valid = np.ones(attempts, bool)
+        else:
+            w, h = rng.uniform(lo_s, hi_s, attempts), rng.uniform(lo_s, hi_s, attempts)
+            ratio = (w * in_wh[0]) / (h * in_wh[1]) if in_wh else w / h
+            valid = (lo_a <= ratio) & (ratio <= hi_a)
+            x0, y0 = rng.uniform(0, 1 - w), rng.uniform(0, 1 - h)
+            wins = np.stack([x0, y0, x0 + w, y0 + h], axis=1)
+        m = _metrics(b, wins, kind)                 # (attempts, boxes)
+        above = m >= choice
+        ok = valid & (above.all(axis=1) if every else (above.any(axis=1) | (m.shape[1] == 0)))
+        # attempt j starts with ``tries + j`` tries made: the limits end the search there
+        blocked = np.zeros(attempts, bool)
+        starts = tries + np.arange(attempts)
+        if limit >= 0:
+            blocked |= starts >= limit
+        blocked |= starts >= MAX_TRIES
+        stop = np.flatnonzero(ok | blocked)
+        if stop.size == 0:
+            tries += attempts
+            continue
+        j = int(stop[0])
+        if ok[j] and not blocked[j]:
+            win = tuple(float(v) for v in wins[j])
             if fixed:
-                x0 = int(rng.integers(0, in_wh[0] - crop_wh[0] + 1))
-                y0 = int(rng.integers(0, in_wh[1] - crop_wh[1] + 1))
-                win = (x0 / in_wh[0], y0 / in_wh[1], (x0 + crop_wh[0]) / in_wh[0],
-                       (y0 + crop_wh[1]) / in_wh[1])
-                anchor, shape = (x0, y0), crop_wh
-            else:
-                w, h = rng.uniform(lo_s, hi_s), rng.uniform(lo_s, hi_s)
-                ratio = (w * in_wh[0]) / (h * in_wh[1]) if in_wh else w / h
-                if not lo_a <= ratio <= hi_a:
-                    continue
-                x0, y0 = rng.uniform(0, 1 - w), rng.uniform(0, 1 - h)
-                win = (x0, y0, x0 + w, y0 + h)
-                anchor, shape = (x0, y0), (w, h)
-            m = _metric(b, win, a.get("threshold_type", "iou"))
-            ok = (m >= choice).all() if a.get("all_boxes_above_threshold", True) else \
-                (m >= choice).any() or not len(m)
-            if ok:
-                return result(win, anchor, shape)
+                return result(win, (int(x0[j]), int(y0[j])), crop_wh)
+            return result(win, (win[0], win[1]), (float(w[j]), float(h[j])))
+        if 0 <= limit <= tries + j:
+            return result(*no_crop)
+        raise ValueError(f"random_bbox_crop: no window met the thresholds in {tries + j} "
+                         f"tries; allow_no_crop, lower thresholds or set "
+                         f"total_num_attempts")
+
+
+def _metrics(boxes, wins, kind):
+    """IoU (``kind="iou"``) or the box's fraction inside (``"overlap"``) of every window
+    (rows of ``wins``, ``(x0, y0, x1, y1)``) with every box: float64 (windows, boxes)."""
+    bx = boxes[None, :, :]
+    wn = wins[:, None, :]
+    iw = np.clip(np.minimum(bx[..., 2], wn[..., 2]) - np.maximum(bx[..., 0], wn[..., 0]), 0, None)
+    ih = np.clip(np.minimum(bx[..., 3], wn[..., 3]) - np.maximum(bx[..., 1], wn[..., 1]), 0, None)
+    inter = iw * ih
+    area = (bx[..., 2] - bx[..., 0]) * (bx[..., 3] - bx[..., 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "overlap":
+            return np.where(area > 0, inter / area, 0.0)
+        union = area + (wn[..., 2] - wn[..., 0]) * (wn[..., 3] - wn[..., 1]) - inter
+        return np.where(union > 0, inter / union, 0.0)
 
 
 @register("random_bbox_crop", "cpu")

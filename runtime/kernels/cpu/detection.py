@@ -165,6 +165,42 @@ def iou_matrix(boxes, anchors):
     return iou.astype(np.float32, copy=False)
 
 
+def _build_match(njit):
+    @njit
+    def match(boxes, cols, area, best_box, best_iou, best_anchor):
+        """SSD matching without the (N, M) IoU matrix: per anchor its best box (the last of
+        equal IoUs), per box its best anchor (likewise); the IoU in float32 exactly as
+        :func:`iou_matrix` computes it."""
+        n = boxes.shape[0]
+        m = cols.shape[1]
+        zero = np.float32(0)
+        box_best = np.full(n, np.float32(-1))
+        for j in range(m):
+            al, at, ar, ab = cols[0, j], cols[1, j], cols[2, j], cols[3, j]
+            best = np.float32(-1)
+            arg = 0
+            for i in range(n):
+                bl, bt, br, bb = boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3]
+                iw = min(br, ar) - max(bl, al)
+                ih = min(bb, ab) - max(bt, at)
+                inter = max(iw, zero) * max(ih, zero)
+                union = ((br - bl) * (bb - bt) + area[j]) - inter
+                iou = inter / union if union > zero else zero
+                if iou >= best:
+                    best = iou
+                    arg = i
+                if iou >= box_best[i]:
+                    box_best[i] = iou
+                    best_anchor[i] = j
+            best_box[j] = arg
+            best_iou[j] = best
+
+    return match
+
+
+_match_kernel = compiled(_build_match)
+
+
 def _build_logf(njit):
     @njit
     def logf_into(x, out):
@@ -187,8 +223,12 @@ def _logf(x):
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the ``logf`` loop of ``box_encoder``'s offsets."""
+    """Compile (or load from numba's cache) ``box_encoder``'s matching loop and the ``logf``
+    loop of its offsets."""
     _logf(np.ones(1, np.float32))
+    one = Anchors(np.array([[0, 0, 1, 1]], np.float32))
+    _match_kernel()(np.array([[0, 0, 1, 1]], np.float32), one.cols, one.area,
+                    np.empty(1, np.int64), np.empty(1, np.float32), np.empty(1, np.int64))
 
 
 def _center(b):
@@ -245,12 +285,12 @@ def box_encoder(boxes, labels, anchors, *, criteria=0.5, offset=False, scale=1.0
     matched = np.zeros(m, bool)
     out_labels = np.zeros(m, flat_labels.dtype if flat_labels.size else np.int32)
     if boxes.shape[0]:
-        iou = iou_matrix(boxes, prepared)
-        n = boxes.shape[0]
-        best_box = n - 1 - np.argmax(iou[::-1], axis=0)  # per anchor: the last best box
-        best_iou = iou[best_box, np.arange(m)]
-        # per box: its best anchor, the last of equal IoUs (DALI)
-        for i, j in enumerate((m - 1 - np.argmax(iou[:, ::-1], axis=1)).tolist()):
+        best_box, best_iou = np.empty(m, np.int64), np.empty(m, np.float32)
+        best_anchor = np.empty(boxes.shape[0], np.int64)
+        _match_kernel()(np.ascontiguousarray(boxes), prepared.cols, prepared.area, best_box,
+                        best_iou, best_anchor)
+        # per box: its best anchor, the last of equal IoUs, later boxes winning (DALI)
+        for i, j in enumerate(best_anchor.tolist()):
             best_box[j] = i
             best_iou[j] = _F32(2)
         matched = best_iou > _F32(criteria)
