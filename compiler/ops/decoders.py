@@ -1,9 +1,9 @@
-"""Image decoders and ``peek_image_shape``."""
+"""Decoders (images, ``.npy`` bytes, compressed data) and ``peek_image_shape``."""
 from __future__ import annotations
 
 from compiler.ir import ValueMeta
 from compiler.ops.geometry import CROP_WINDOW_ARGS
-from compiler.schema import ArgSpec, OpSchema, register
+from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 _COMMON = (
     ArgSpec("output_type", "image_type", "RGB",
@@ -90,3 +90,81 @@ register(OpSchema(
     ), _peek_infer, public_name="peek_image_shape",
     doc="Shape (H, W, C) of encoded images without decoding them. Source: DALI "
         "``peek_image_shape``."))
+
+
+def _bytes_input(m, op):
+    if m.dtype is not None and m.dtype not in ("uint8", "int8"):
+        raise TypeError(f"the input must be 1-D uint8 samples of encoded bytes, got {m.dtype}")
+    if m.ndim is not None and m.ndim != 1:
+        raise ValueError(f"the input must be 1-D samples of encoded bytes, got {m.ndim}-D "
+                         f"samples")
+
+
+def _numpy_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype not in ("uint8", "int8"):     # any shape: read flat
+        raise TypeError(f"the input must be uint8 samples of .npy bytes, got {m.dtype}")
+    return [ValueMeta(dtype=args.get("dtype"), ndim=None, layout="")]
+
+
+register(OpSchema(
+    "decoders.numpy", ("data",), (
+        ArgSpec("dtype", "dtype", None,
+                doc="Output type (default: the arrays' own, which must then be the same for "
+                    "every sample); values convert as ``cast`` does."),
+    ), _numpy_infer, public_name="decoders.numpy",
+    doc="Decodes serialized ``.npy`` files (format version 1.0; C or Fortran order; bool, "
+        "integers, float16/32/64, little-endian) given as 1-D uint8 samples into arrays of "
+        "their shape. Every sample must have the same number of dimensions. Raises ValueError "
+        "naming the sample for other versions, big-endian data, structured/complex/object "
+        "dtypes and truncated data. Source: DALI ``decoders.numpy``."))
+
+INFLATE_ALGORITHMS = ("LZ4", "DEFLATE")
+
+
+def _inflate_infer(metas, args):
+    _bytes_input(metas[0], "decoders.inflate")
+    algo = str(args.get("algorithm", "LZ4")).upper()
+    if algo not in INFLATE_ALGORITHMS:
+        raise ValueError(f"Unknown inflate algorithm: {args.get('algorithm')!r} (supported: "
+                         f"LZ4, and ndd's DEFLATE)")
+    shape = args.get("shape")
+    nd = None if shape is None else (1 if isinstance(shape, (int, float)) else len(shape))
+    chunked = any(k in args for k in ("chunk_offsets", "chunk_sizes"))
+    layout = args.get("layout") or ""
+    if layout and nd is not None and len(layout) != nd:
+        raise ValueError(f"The layout {layout!r} does not match the shape of a chunk "
+                         f"({nd} dimensions)")
+    if chunked:
+        nd = None if nd is None else nd + 1
+        if layout:
+            layout = (args.get("sequence_axis_name") or "F") + layout
+    return [ValueMeta(dtype=args.get("dtype") or "uint8", ndim=nd, layout=layout)]
+
+
+register(OpSchema(
+    "decoders.inflate", ("input",), (
+        ArgSpec("algorithm", "str", "LZ4",
+                doc="LZ4 (raw LZ4 blocks, as nvCOMP writes them) or, in ndd, DEFLATE (raw "
+                    "deflate streams, RFC 1951)."),
+        ArgSpec("check_output_size", "bool", False,
+                doc="Ignored: ndd always checks that each chunk inflates to its shape."),
+        ArgSpec("chunk_offsets", "int[]", None, tensor=True,
+                doc="Where the consecutive chunks of a sample start (bytes); without "
+                    "chunk_sizes the last one ends at the sample's end."),
+        ArgSpec("chunk_sizes", "int[]", None, tensor=True,
+                doc="Sizes of the consecutive chunks (bytes); without chunk_offsets they are "
+                    "packed from the sample's start."),
+        ArgSpec("dtype", "dtype", "uint8", doc="Type of the inflated data."),
+        ArgSpec("layout", "layout", "", doc="Layout of one inflated chunk."),
+        ArgSpec("sequence_axis_name", "layout", "F",
+                doc="Name of the outer (chunks) axis added for chunked samples when a layout "
+                    "is given."),
+        ArgSpec("shape", "int[]", REQUIRED, tensor=True,
+                doc="Shape of one inflated chunk."),
+    ), _inflate_infer, public_name="decoders.inflate",
+    doc="Decompresses 1-D uint8 samples (one chunk, or several chunks of the same inflated "
+        "shape stacked along a new outer axis) into tensors of ``shape`` and ``dtype``. Raises "
+        "ValueError naming the sample and chunk for corrupt data or a size that does not match "
+        "``shape``. Source: DALI ``decoders.inflate`` (GPU-only in DALI 2.4; ndd runs it on "
+        "the CPU with the ``lz4`` and ``zlib`` libraries)."))

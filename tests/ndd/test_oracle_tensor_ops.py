@@ -135,3 +135,205 @@ def test_batch_permutation_like_dali(dyn):
     for mod in (ndd, dyn):
         with pytest.raises(ValueError, match="`batch_size` must be specified"):
             mod.batch_permutation()
+
+
+# ------------------------------------------------------------------ io.file.read
+def _path(p) -> np.ndarray:
+    return np.frombuffer(str(p).encode("utf-8"), np.uint8)
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    paths = []
+    for k, n in enumerate([1, 17, 4096, 70001]):
+        p = tmp_path / f"f{k}.bin"
+        p.write_bytes(rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+        paths.append(p)
+    return paths
+
+
+def test_file_read_api(files):
+    out = ndd.io.file.read(ndd.batch([_path(p) for p in files]))
+    assert out.dtype == ndd.uint8 and out.ndim == 1
+    for o, p in zip(_np(out), files):
+        assert o.tobytes() == p.read_bytes()
+    one = ndd.io.file.read(ndd.tensor(_path(files[1])))
+    assert isinstance(one, ndd.Tensor) and np.asarray(one).tobytes() == files[1].read_bytes()
+    with ndd.EvalMode.deferred:
+        d = ndd.io.file.read(ndd.batch([_path(p) for p in files]))
+    assert [x.tobytes() for x in _np(d)] == [x.tobytes() for x in _np(out)]
+
+
+def test_file_read_errors(files, tmp_path):
+    with pytest.raises(RuntimeError, match=r"sample 1: cannot read file .*missing"):
+        _np(ndd.io.file.read(ndd.batch([_path(files[0]), _path(tmp_path / "missing")])))
+    with pytest.raises(TypeError, match="uint8"):
+        ndd.io.file.read(ndd.batch([np.zeros(3, np.int32)]))
+    with pytest.raises(ValueError, match="1-D"):
+        ndd.io.file.read(ndd.batch([np.zeros((2, 3), np.uint8)]))
+
+
+@pytest.mark.oracle
+def test_file_read_matches_dali(dyn, files):
+    encs = [_path(p) for p in files]
+    o = _np(ndd.io.file.read(ndd.batch(encs)))
+    t = _np(dyn.io.file.read(dyn.batch(encs)))
+    for a, b in zip(o, t):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(RuntimeError):
+        _np(dyn.io.file.read(dyn.batch([_path(files[0].parent / "missing")])))
+
+
+# ------------------------------------------------------------------ decoders.numpy
+def _npy(a) -> np.ndarray:
+    import io
+    b = io.BytesIO()
+    np.save(b, a)
+    return np.frombuffer(b.getvalue(), np.uint8)
+
+
+def _dali_cpu_or_skip(fn):
+    """Run a DALI call; skip where DALI cannot run it here: ``decoders.inflate`` has only a
+    GPU backend, and DALI's first ``decoders.numpy`` call in a process may fail probing CUDA
+    (retried once)."""
+    for attempt in range(2):
+        try:
+            return fn()
+        except RuntimeError as exc:
+            text = str(exc) + str(exc.__cause__)
+            if "CUDA" not in text and "gpu" not in text.lower():
+                raise
+            if attempt == 1:
+                pytest.skip(f"DALI cannot run this operator here: {text[:80]}")
+
+
+NPY_CASES = [       # (DALI 2.4's CPU decoder needs CUDA for Fortran order: skipped there)
+    [np.arange(12, dtype=np.int16).reshape(3, 4), np.arange(20, dtype=np.int16).reshape(4, 5)],
+    [np.arange(12, dtype=np.int16).reshape(3, 4), np.asfortranarray(
+        np.arange(20, dtype=np.int16).reshape(4, 5))],
+    [np.arange(6, dtype="<f8").reshape(1, 2, 3) / 7, np.zeros((0, 1, 2), "<f8")],
+    [np.array([True, False]), np.array([False])],
+    [np.arange(9, dtype=np.uint64), np.arange(2, dtype=np.uint64)],
+]
+
+
+@pytest.mark.parametrize("arrs", NPY_CASES,
+                         ids=lambda c: c[0].dtype.str + ("F" if c[-1].flags.f_contiguous
+                                                         and c[-1].ndim > 1 else ""))
+def test_numpy_decode_api(arrs):
+    out = ndd.decoders.numpy(ndd.batch([_npy(a) for a in arrs]))
+    assert out.dtype == ndd.dtype(arrs[0].dtype.name)
+    for o, a in zip(_np(out), arrs):
+        np.testing.assert_array_equal(o, a)
+    as_f = ndd.decoders.numpy(ndd.batch([_npy(a) for a in arrs]), dtype=ndd.float32)
+    assert as_f.dtype == ndd.float32
+    for o, a in zip(_np(as_f), arrs):
+        np.testing.assert_array_equal(o, a.astype(np.float32))
+
+
+def test_numpy_decode_casts_and_errors():
+    vals = np.array([2.5, -0.5, 300.7, -3.2], np.float32)
+    out = _np(ndd.decoders.numpy(ndd.batch([_npy(vals)]), dtype=ndd.uint8))[0]
+    np.testing.assert_array_equal(out, [3, 0, 255, 0])      # round half away, saturate
+    with pytest.raises(ValueError, match="same data type"):
+        _np(ndd.decoders.numpy(ndd.batch([_npy(np.zeros(2, np.int32)),
+                                          _npy(np.zeros(2, np.float32))])))
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        _np(ndd.decoders.numpy(ndd.batch([_npy(np.zeros(2)), _npy(np.zeros((2, 2)))])))
+    with pytest.raises(ValueError, match="sample 1: .*not a .npy file"):
+        _np(ndd.decoders.numpy(ndd.batch([_npy(np.zeros(2)),
+                                          np.frombuffer(b"junk bytes here", np.uint8)])))
+
+
+def _dali_numpy(dyn, encs, **kw):
+    """DALI 2.4's decoders.numpy on the CPU in a fresh evaluation context: its operator
+    instances (cached per context) keep the dtype and ndim of their first batch and fail a
+    later batch with others ("All samples in the dataset must have the same ...")."""
+    with dyn.EvalContext():
+        return _np(dyn.decoders.numpy(dyn.batch(encs), device="cpu", **kw))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("arrs", NPY_CASES,
+                         ids=lambda c: c[0].dtype.str + ("F" if c[-1].flags.f_contiguous
+                                                         and c[-1].ndim > 1 else ""))
+def test_numpy_decode_matches_dali(dyn, arrs):
+    encs = [_npy(a) for a in arrs]
+    for dt in (arrs[0].dtype.name, "float32", "uint8"):
+        t = _dali_cpu_or_skip(lambda: _dali_numpy(dyn, encs, dtype=getattr(dyn, dt)))
+        o = _np(ndd.decoders.numpy(ndd.batch(encs), dtype=getattr(ndd, dt)))
+        for a, b in zip(o, t):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.oracle
+def test_numpy_decode_errors_like_dali(dyn):
+    bad = [np.frombuffer(b"garbage data here", np.uint8), _npy(np.arange(100))[:200],
+           _npy(np.zeros(3, np.complex64)), _npy(np.arange(3, dtype=">i4")),
+           np.frombuffer(_npy(np.arange(3)).tobytes().replace(b"NUMPY\x01", b"NUMPY\x02", 1),
+                         np.uint8)]
+    for k, enc in enumerate(bad):
+        with pytest.raises(RuntimeError):
+            _dali_numpy(dyn, [enc])
+        with pytest.raises(ValueError):
+            _np(ndd.decoders.numpy(ndd.batch([enc])))
+    with pytest.raises(RuntimeError) as info:
+        _dali_numpy(dyn, [_npy(np.zeros(2)), _npy(np.zeros((2, 2)))])
+    assert "same number of dimensions" in str(info.value) + str(info.value.__cause__)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        _np(ndd.decoders.numpy(ndd.batch([_npy(np.zeros(2)), _npy(np.zeros((2, 2)))])))
+
+
+# ------------------------------------------------------------------ decoders.inflate
+def _lz4(a: np.ndarray) -> np.ndarray:
+    lz4_block = pytest.importorskip("lz4.block")
+    return np.frombuffer(lz4_block.compress(a.tobytes(), store_size=False), np.uint8)
+
+
+def test_inflate_api_single_and_chunked():
+    rng = np.random.default_rng(3)
+    imgs = [rng.integers(0, 4, size=(5 + i, 7, 3)).astype(np.uint8) for i in range(3)]
+    out = ndd.decoders.inflate(ndd.batch([_lz4(a) for a in imgs]),
+                               shape=ndd.batch([np.array(a.shape) for a in imgs]),
+                               layout="HWC")
+    assert out.dtype == ndd.uint8 and out.layout == "HWC"
+    for o, a in zip(_np(out), imgs):
+        np.testing.assert_array_equal(o, a)
+    frames = rng.standard_normal((4, 6, 2)).astype(np.float32)
+    parts = [_lz4(f) for f in frames]
+    seq = ndd.decoders.inflate(ndd.batch([np.concatenate(parts)]), shape=[6, 2],
+                               dtype=ndd.float32, layout="HW",
+                               chunk_sizes=[len(p) for p in parts])
+    assert seq.layout == "FHW" and seq.dtype == ndd.float32
+    np.testing.assert_array_equal(_np(seq)[0], frames)
+    seq2 = ndd.decoders.inflate(ndd.batch([np.concatenate(parts)]), shape=[6, 2],
+                                dtype=ndd.float32, layout="HW", sequence_axis_name="S",
+                                chunk_offsets=np.cumsum([0] + [len(p) for p in parts[:-1]]))
+    assert seq2.layout == "SHW"
+    np.testing.assert_array_equal(_np(seq2)[0], frames)
+
+
+def test_inflate_errors():
+    data = ndd.batch([_lz4(np.zeros(10, np.uint8))])
+    with pytest.raises(TypeError, match="shape"):
+        ndd.decoders.inflate(data)
+    with pytest.raises(ValueError, match="Unknown inflate algorithm"):
+        ndd.decoders.inflate(data, shape=[10], algorithm="zstd")
+    with pytest.raises(ValueError, match="sample 0: the chunk inflates to 10 bytes"):
+        _np(ndd.decoders.inflate(data, shape=[12]))
+    with pytest.raises(ValueError, match="layout"):
+        ndd.decoders.inflate(data, shape=[10], layout="HW")
+
+
+@pytest.mark.oracle
+def test_inflate_matches_dali(dyn):
+    arr = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
+    enc = [_lz4(arr), _lz4(arr[::-1].copy())]
+    t = _dali_cpu_or_skip(lambda: _np(dyn.decoders.inflate(dyn.batch(enc).gpu(), shape=[3, 4, 5],
+                                                           dtype=dyn.int16).cpu()))
+    o = _np(ndd.decoders.inflate(ndd.batch(enc), shape=[3, 4, 5], dtype=ndd.int16))
+    for a, b in zip(o, t):
+        np.testing.assert_array_equal(a, b)

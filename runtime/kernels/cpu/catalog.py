@@ -41,6 +41,9 @@ One module per op or small family registers ``(op, "cpu")`` with
                            ``crop`` / ``combine``, ``coord_transform``
 ``reorder``                ``sequence_rearrange``, ``permute_batch``, ``lookup_table``
 ``masking``                ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``
+``file_read``              ``io.file.read``
+``numpy_decode``           ``decoders.numpy``
+``inflate``                ``decoders.inflate``
 ``aliases``                every alias of :mod:`compiler.ops.aliases` (``experimental.*``)
 =========================  ==================================================================
 
@@ -58,6 +61,7 @@ from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
 from . import filters, filters_conv, filters_morph
+from . import file_read, inflate, numpy_decode
 from . import aliases  # last: registers the kernels of the aliases' originals
 
 __all__ = ["MODULES", "warm_up"]
@@ -66,7 +70,8 @@ __all__ = ["MODULES", "warm_up"]
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
            transfer, constant, warp, sphere,
            noise, dims, bbox, color, slicing, blur, shaping, detection,
-           reductions, normalize, transforms, reorder, masking, filters, filters_morph, aliases)
+           reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
+           inflate, filters, filters_morph, aliases)
 
 
 def warm_up() -> None:
