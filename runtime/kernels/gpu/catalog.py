@@ -10,6 +10,8 @@ module             ops                                                        CU
 ``copies``         ``crop``, ``flip``, ``transpose``, ``cast``, ``cast_like``  ``copy.cu``,
                                                                               ``cast.cu``
 ``cmn``            ``crop_mirror_normalize``                                  ``cmn.cu``
+``elementwise``    ``arithmetic``, ``elementwise_fused``                      generated per
+                                                                              program
 =================  =========================================================  ==================
 
 A schema claims ``"gpu"`` in its ``devices`` only when the GPU runtime can run it; this
@@ -17,15 +19,15 @@ catalogue does not change any schema.
 """
 from __future__ import annotations
 
-from . import cmn, copies
+from . import cmn, copies, elementwise
 
 __all__ = ["MODULES", "GPU_OPS"]
 
 #: the kernel modules, in the order above
-MODULES = (copies, cmn)
+MODULES = (copies, cmn, elementwise)
 
 #: op -> the kernel module that registers its GPU kernel
 GPU_OPS = {
     "crop": copies, "flip": copies, "transpose": copies, "cast": copies, "cast_like": copies,
-    "crop_mirror_normalize": cmn,
+    "crop_mirror_normalize": cmn, "arithmetic": elementwise, "elementwise_fused": elementwise,
 }

@@ -26,8 +26,8 @@ from runtime.kernels.registry import KernelContext
 
 from .compile import SOURCE_DIR, source_hash
 
-__all__ = ["HostKernel", "HostModule", "HostContext", "host_module", "host_compiler", "address",
-           "HOST_FLAGS"]
+__all__ = ["HostKernel", "HostModule", "HostContext", "host_module", "host_bundle",
+           "host_compiler", "address", "HOST_FLAGS"]
 
 #: g++ flags of the host build (exactness: no contraction, no fast math, IEEE semantics)
 HOST_FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math",
@@ -144,6 +144,16 @@ def host_module(key: str, source: str) -> HostModule:
         mod = HostModule(lib)
         _loaded[key] = mod
         return mod
+
+
+def host_bundle(key: str, sources: dict) -> HostModule:
+    """Build several sources (``{kernel key: source}``, e.g. generated kernels) as one library
+    and answer :func:`host_module` for each of their keys with it (one compiler run)."""
+    mod = host_module(key, "\n".join(sources[k] for k in sorted(sources)))
+    with _lock:
+        for k in sources:
+            _loaded.setdefault(k, mod)
+    return mod
 
 
 class _HostDevice:
