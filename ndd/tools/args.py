@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--warmup", type=int, default=1, help="unmeasured epochs per mode first")
     b.add_argument("--compare", default="",
                    help="comma-separated: dali (DALI dynamic mode eager + capture), torchvision")
+    b.add_argument("--breakdown", action="store_true",
+                   help="also print, per ndd mode, the measured CPU per image in decode, "
+                        "resample, normalize, Python, IPC, and each worker's idle time")
     b.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
     b.add_argument("--plot", default=None, metavar="FILE", help="write a bar chart (PNG)")
     return p

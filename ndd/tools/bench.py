@@ -23,6 +23,7 @@ import ndd
 from ndd.datasets.sample import build_sample_dataset, default_root
 from ndd.tools.args import UsageError
 from ndd.tools.bench_pipelines import PIPELINES
+from ndd.tools.breakdown import Breakdown
 from runtime.kernels.cpu.catalog import warm_up
 from runtime.readers.file_index import build_file_index
 from runtime.workers.pool import wait_ready
@@ -292,6 +293,7 @@ def run(ns) -> int:
         print(f"ndd bench: skipping {what}: {why}", file=sys.stderr)
     results = {r.name: [] for r in runners}
     failed = {}
+    breakdown = Breakdown() if getattr(ns, "breakdown", False) else None
     total = (ns.warmup + ns.epochs) * len(runners)
     with tqdm(total=total, desc=f"bench {name}", unit="epoch", file=sys.stderr) as bar:
         for e in range(ns.warmup + ns.epochs):
@@ -300,9 +302,16 @@ def run(ns) -> int:
                     bar.update(1)
                     continue
                 bar.set_postfix_str(f"{r.name} epoch {e + 1}")
+                counted = breakdown is not None and e >= ns.warmup and r.name in NDD_MODES
                 try:
+                    if counted:
+                        breakdown.start()
                     n, secs = r.epoch()
+                    if counted:
+                        breakdown.stop(r.name, n)
                 except Exception as exc:  # noqa: BLE001 - reported, other modes go on
+                    if counted:
+                        breakdown.stop(r.name, 0)
                     failed[r.name] = f"{type(exc).__name__}: {exc}"
                     if "RNG" in str(exc) and getattr(r, "rng", True) is None:
                         failed[r.name] += (" (hint: give pipeline() an rng=None parameter "
@@ -322,10 +331,14 @@ def run(ns) -> int:
     print(f"pipeline={name} data={data} images={_image_count(data)} batch={ns.batch_size} "
           f"threads={ns.threads or 'default'} epochs={ns.epochs} (+{ns.warmup} warmup)")
     print(format_table(summary))
+    if breakdown is not None:
+        print(breakdown.table())
     if ns.json:
         doc = {"pipeline": name, "data": data, "batch_size": ns.batch_size,
                "threads": ns.threads, "epochs": ns.epochs, "warmup": ns.warmup,
                "results": summary, "skipped": skipped, "failed": failed}
+        if breakdown is not None:
+            doc["breakdown"] = breakdown.as_dict()
         with open(ns.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
     if ns.plot and summary:

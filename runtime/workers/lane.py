@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from runtime import profile
 from runtime.buffers import drop_cursor, dropped_since
 
 __all__ = ["WorkerLane", "QUEUE_DEPTH"]
@@ -34,11 +35,12 @@ class WorkerLane:
         self._turn = threading.Condition()
 
     def send(self, target: str, payload: bytes, settings) -> int:
-        """Send one request (with the shared segments dropped since the last one, to unmap);
-        returns its ticket.  Raises what the connection raises (EOFError, OSError)."""
+        """Send one request (with the shared segments dropped since the last one, to unmap,
+        and whether :mod:`runtime.profile` counts); returns its ticket.  Raises what the
+        connection raises (EOFError, OSError)."""
         with self._send_lock:
             sync, cursor = dropped_since(self.drop_cursor)
-            self.conn.send((target, payload, sync, settings))
+            self.conn.send((target, payload, sync, settings, profile.active()))
             self.drop_cursor = cursor
             self._sent += 1
             return self._sent - 1

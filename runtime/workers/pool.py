@@ -245,7 +245,7 @@ class WorkerPool:
         """
         return self._call_pickled(target, _pickled(args), shared)
 
-    def broadcast(self, target: str, *args, shared=None, helper=None) -> list:
+    def broadcast(self, target: str, *args, shared=None, helper=None, queue=None) -> list:
         """Run the same call ``target(*args)`` on every worker; returns their results.
 
         The arguments are pickled once and sent from this thread.  The workers idle now start
@@ -253,12 +253,14 @@ class WorkerPool:
         worker busy with another caller's work gets the request queued behind that work
         (:data:`QUEUE_DEPTH`), so it runs it the moment it is free; ``helper`` itself is not
         called (it was the hand-off thread of older versions).  Without ``helper`` only the
-        workers idle now run it (at least one: this waits for one when all are busy).  Every
+        workers idle now run it (at least one: this waits for one when all are busy);
+        ``queue=True`` / ``False`` says it without a helper: every worker runs it (queued where
+        busy), or only the idle ones.  Every
         worker's reply is read before anything is raised (the worker stays usable); the first
         error is raised then, with the same types as :meth:`call`.
         """
         payload = _pickled(args)
-        depth = QUEUE_DEPTH if helper is not None else 1
+        depth = QUEUE_DEPTH if (helper is not None if queue is None else queue) else 1
         taken = self._take_all(depth)
         results, errors, sent = [], [], []
         try:

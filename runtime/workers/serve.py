@@ -1,7 +1,8 @@
 """The loop a worker process runs (started by :class:`runtime.workers.pool.WorkerPool`).
 
-A worker receives ``(target, args, sync, settings)`` messages: it applies the caller's
-process-wide settings, unmaps the shared segments the caller's pools dropped, runs
+A worker receives ``(target, args, sync, settings, counting)`` messages: it applies the
+caller's process-wide settings and its :mod:`runtime.profile` switch (``counting``: then it also
+counts its idle wall time, the CPU of each request and of the called function), unmaps the shared segments the caller's pools dropped, runs
 ``target(*args)`` (``"module:qualname"``, imported on first use) and sends back ``(True,
 result)`` or ``(False, (type name, module, message, traceback))``.  ``None`` (or a closed
 connection) ends it.
@@ -12,9 +13,11 @@ import ctypes
 import importlib
 import pickle
 import signal
+import time
 import traceback
 from multiprocessing.connection import Connection
 
+from runtime import profile
 from runtime.buffers import sync_mappings
 from runtime.codecs.limits import apply_process_settings
 from runtime.threadpool import configure_torch
@@ -72,20 +75,29 @@ def serve(fd: int, setup=()) -> None:
         return
     trim, calls = _malloc_trim(), 0
     while True:
+        waited = time.perf_counter()
         try:
             msg = conn.recv()
         except (EOFError, OSError):
             return
         if msg is None:
             return
-        target, args, sync, settings = msg
+        target, args, sync, settings, counting = msg
+        profile.enable(counting)
+        if counting:        # wall time waiting for this request; CPU of the request below
+            profile.add("idle", time.perf_counter() - waited)
+            cpu0 = time.thread_time()
         try:
             apply_process_settings(settings)
             if sync is not None:
                 sync_mappings(sync)
             if args.__class__ is bytes:     # pickled once for all workers (broadcast)
                 args = pickle.loads(args)
-            result = (True, resolve(target)(*args))
+            fn = resolve(target)
+            work0 = time.thread_time()
+            result = (True, fn(*args))
+            if counting:
+                profile.add("work", time.thread_time() - work0)
         except BaseException as exc:  # noqa: BLE001 - sent back to the caller
             result = (False, (type(exc).__name__, type(exc).__module__, str(exc),
                               traceback.format_exc()))
@@ -93,6 +105,8 @@ def serve(fd: int, setup=()) -> None:
             conn.send(result)
         except (EOFError, OSError):
             return
+        if counting:
+            profile.add("worker", time.thread_time() - cpu0)
         calls += 1
         if trim is not None and calls % _TRIM_EVERY == 0:
             trim(0)

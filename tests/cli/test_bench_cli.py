@@ -175,3 +175,26 @@ def test_script_returning_not_a_batch_names_the_type(data, tmp_path, capsys):
     assert main(["bench", "--script", str(script), "--mode", "eager", "--data", str(data),
                  "--batch-size", "3", "--epochs", "1", "--warmup", "0"]) == 1
     assert "the pipeline returned ndarray; expected a Batch" in capsys.readouterr().err
+
+
+def test_bench_breakdown_counts_the_kernels_of_each_mode(data, tmp_path, capsys):
+    """--breakdown: per mode and process, the kernels' CPU (decode / resample / normalize) is
+    counted where they ran, never more than the process's CPU; the table and JSON agree."""
+    out_json = tmp_path / "b.json"
+    assert main(["bench", "--pipeline", "train", "--mode", "eager,compile", "--data", str(data),
+                 "--batch-size", "3", "--epochs", "1", "--warmup", "0", "--threads", "2",
+                 "--breakdown", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert "breakdown, ms per image" in out
+    doc = json.loads(out_json.read_text())["breakdown"]
+    assert set(doc) == {"eager", "compile"}
+    for mode, procs in doc.items():
+        for name, cols in procs.items():
+            kernels = cols["decode"] + cols["resample"] + cols["normalize"]
+            assert kernels <= cols["cpu"] * 1.01 + 1e-3, (mode, name, cols)
+            assert all(v >= 0 for v in cols.values())
+        for kernel in ("decode", "resample", "normalize"):
+            assert sum(p[kernel] for p in procs.values()) > 0, (mode, kernel)
+    # eager runs every kernel in this process: nothing ran in a worker
+    assert all(p["cpu"] == 0 for n, p in doc["eager"].items() if n != "main")
+    assert re.search(r"^eager\s+main(\s+[\d.]+){4}", out, re.M)
