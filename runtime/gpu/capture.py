@@ -1,6 +1,6 @@
 """CUDA-graph capture and replay of a plan's GPU part (compile mode's per-batch work).
 
-Off by default (:func:`set_enabled`); when on, a GPU plan is split into a *prefix* (CPU steps,
+Off by default (:func:`set_enabled`, or ``NDD_CUDA_GRAPHS=1``); when on, a GPU plan is split into a *prefix* (CPU steps,
 decoders and anything else not capturable, run as usual every time: decode stays outside the
 graph) and the capturable *region* after it (GPU steps only). The region is keyed by a
 signature (ops, arguments without per-sample seeds, lanes, input metadata and shapes) and goes
@@ -26,6 +26,7 @@ overwrites: they are copied out (device to device, on the launch stream) into po
 """
 from __future__ import annotations
 
+import os
 import threading
 
 from runtime.gpu import state as gpu_state
@@ -35,7 +36,8 @@ from runtime.storage import DeviceSamples, is_device_storage
 
 __all__ = ["Tape", "GraphCache", "set_enabled", "enabled", "cache", "capturable"]
 
-_options = {"enabled": False, "instances": 2}
+#: ``NDD_CUDA_GRAPHS=1`` in the environment turns capture on from the start
+_options = {"enabled": os.environ.get("NDD_CUDA_GRAPHS") == "1", "instances": 2}
 _cache: dict = {}
 
 #: ops whose kernels never go into a graph (decode runs ahead, outside the graph)

@@ -23,127 +23,28 @@ past them): the most pessimistic GPU, under which code must still be correct.
 """
 from __future__ import annotations
 
+import functools
 import itertools
+import threading
 
 import numpy as np
 
 from runtime.gpu.api import CaptureError, GpuApi
+from runtime.gpu.fake_parts import (FakeArray, FakeEvent, FakeGraph, FakeMemory, FakeStream,
+                                    HostRef, OrderViolation, covers, memory, merge)
 
 __all__ = ["FakeApi", "FakeArray", "FakeMemory", "FakeStream", "FakeEvent", "FakeGraph",
            "OrderViolation"]
 
 
-class OrderViolation(AssertionError):
-    """An access the stream order does not protect (raised in ``strict`` mode)."""
-
-
-def _merge(a: dict, b: dict) -> dict:
-    out = dict(a)
-    for k, v in b.items():
-        if out.get(k, 0) < v:
-            out[k] = v
-    return out
-
-
-def _covers(clock: dict, stamp) -> bool:
-    """Whether the access ``stamp`` = (stream id, time) happened before a party at ``clock``."""
-    return stamp is None or clock.get(stamp[0], 0) >= stamp[1]
-
-
-class FakeStream:
-    """A fake stream (``handle`` is a made-up ``cudaStream_t``)."""
-
-    __slots__ = ("id", "device", "handle", "name", "capture")
-
-    def __init__(self, sid: int, device: int, handle: int, name: str):
-        self.id, self.device, self.handle, self.name = sid, device, handle, name
-        self.capture = None         # the FakeGraph this stream is being captured into
-
-    def __repr__(self):
-        return f"FakeStream({self.name})"
-
-
-class FakeEvent:
-    """A recorded event: the clock of its stream when it was recorded."""
-
-    __slots__ = ("id", "stream", "clock", "captured")
-
-    def __init__(self, eid: int, stream: FakeStream, clock: dict, captured: bool):
-        self.id, self.stream, self.clock, self.captured = eid, stream, clock, captured
-
-
-class FakeMemory:
-    """Device (or pinned host) bytes with their access history."""
-
-    __slots__ = ("id", "nbytes", "buf", "ptr", "last_write", "reads", "kind", "__weakref__")
-
-    def __init__(self, mid: int, nbytes: int, kind: str):
-        self.id, self.nbytes, self.kind = mid, int(nbytes), kind
-        # a recognisable fill: a kernel reading memory nobody wrote gives 0xA5 bytes, not zeros
-        self.buf = np.full(max(1, self.nbytes), 0xA5, np.uint8)
-        self.ptr = 0x7F0000000000 + mid * (1 << 32)
-        self.last_write = None      # (stream id, time)
-        self.reads: dict[int, int] = {}     # stream id -> time of its last read since
-
-    def __repr__(self):
-        return f"FakeMemory(#{self.id}, {self.nbytes} B)"
-
-
-class FakeArray:
-    """A device array of the fake GPU: a numpy view of a :class:`FakeMemory` (``host`` is that
-    view; only kernels of the fake layer and tests look at it)."""
-
-    __slots__ = ("mem", "offset", "host", "device_id", "__weakref__")
-
-    def __init__(self, mem: FakeMemory, offset: int, host: np.ndarray, device_id: int = 0):
-        self.mem, self.offset, self.host, self.device_id = mem, offset, host, device_id
-
-    shape = property(lambda self: self.host.shape)
-    dtype = property(lambda self: self.host.dtype)
-    ndim = property(lambda self: self.host.ndim)
-    size = property(lambda self: self.host.size)
-    nbytes = property(lambda self: self.host.nbytes)
-    strides = property(lambda self: self.host.strides)
-
-    def __len__(self):
-        return len(self.host)
-
-    def __getitem__(self, index):
-        view = self.host[index]
-        if not isinstance(view, np.ndarray):
-            view = self.host[index, ...] if self.host.ndim else self.host[...]
-        off = view.__array_interface__["data"][0] - self.mem.buf.__array_interface__["data"][0]
-        return FakeArray(self.mem, off, view, self.device_id)
-
-    def reshape(self, *shape):
-        return FakeArray(self.mem, self.offset, self.host.reshape(*shape), self.device_id)
-
-    @property
-    def __cuda_array_interface__(self):
-        return {"shape": self.shape, "typestr": self.dtype.str, "version": 3,
-                "data": (self.mem.ptr + self.offset, False),
-                "strides": None if self.host.flags.c_contiguous else self.strides}
-
-    def get(self) -> np.ndarray:
-        """A host copy (no ordering check: tests only)."""
-        return self.host.copy()
-
-    def __repr__(self):
-        return f"FakeArray(shape={self.shape}, dtype={self.dtype}, mem=#{self.mem.id})"
-
-
-class FakeGraph:
-    """Operations captured from streams, replayed by :meth:`FakeApi.launch_graph`."""
-
-    def __init__(self, origin: FakeStream):
-        self.origin = origin
-        self.entries: list[tuple] = []      # ("op", stream, kind, reads, writes, fn) | ("rec"...)
-        self.streams: set[int] = {origin.id}
-        self.ended = False
-
-    @property
-    def num_ops(self) -> int:
-        return sum(1 for e in self.entries if e[0] == "op")
+def _locked(fn):
+    """Run a method under the fake GPU's lock (the eager worker and the user's thread may both
+    enqueue work; cupy is thread-safe, so the fake must be too)."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        with self._lock:
+            return fn(self, *args, **kwargs)
+    return method
 
 
 class FakeApi(GpuApi):
@@ -176,6 +77,7 @@ class FakeApi(GpuApi):
         self._streams_by_handle: dict[int, FakeStream] = {}
         self._pinned: list[FakeMemory] = []
         self._capturing: list[FakeGraph] = []
+        self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- helpers
     def _violate(self, text: str) -> None:
@@ -193,7 +95,7 @@ class FakeApi(GpuApi):
         return s
 
     def _tick(self, stream: FakeStream) -> tuple[int, int]:
-        clock = _merge(self._clock[stream.id], self._host)
+        clock = merge(self._clock[stream.id], self._host)
         t = self._time[stream.id] = self._time[stream.id] + 1
         clock[stream.id] = t
         self._clock[stream.id] = clock
@@ -201,24 +103,24 @@ class FakeApi(GpuApi):
 
     def _access(self, stamp, clock, reads, writes, what: str) -> None:
         for arr in reads:
-            mem = _mem(arr)
-            if not _covers(clock, mem.last_write):
+            mem = memory(arr)
+            if not covers(clock, mem.last_write):
                 self._violate(f"{what} reads {mem!r} before its writer on stream "
                               f"#{mem.last_write[0]} is ordered before it (missing event)")
         for arr in writes:
-            mem = _mem(arr)
-            if not _covers(clock, mem.last_write):
+            mem = memory(arr)
+            if not covers(clock, mem.last_write):
                 self._violate(f"{what} writes {mem!r} while an earlier write on stream "
                               f"#{mem.last_write[0]} may still run")
             for sid, t in mem.reads.items():
-                if not _covers(clock, (sid, t)):
+                if not covers(clock, (sid, t)):
                     self._violate(f"{what} writes {mem!r} while stream #{sid} may still read "
                                   f"it (buffer reused without waiting for the reader's event)")
         for arr in reads:
-            mem = _mem(arr)
+            mem = memory(arr)
             mem.reads[stamp[0]] = max(mem.reads.get(stamp[0], 0), stamp[1])
         for arr in writes:
-            mem = _mem(arr)
+            mem = memory(arr)
             mem.last_write = stamp
             mem.reads = {}
 
@@ -244,11 +146,13 @@ class FakeApi(GpuApi):
     def device_count(self) -> int:
         return self.devices
 
+    @_locked
     def new_stream(self, device: int = 0):
         s = self._stream(device, None, f"s{len(self._clock) + 1}")
         self.log.append((s.name, "create"))
         return s
 
+    @_locked
     def external_stream(self, handle: int, device: int = 0):
         s = self._streams_by_handle.get(int(handle))
         if s is None:
@@ -258,6 +162,7 @@ class FakeApi(GpuApi):
     def stream_handle(self, stream) -> int:
         return stream.handle
 
+    @_locked
     def record_event(self, stream):
         graph = stream.capture
         ev = FakeEvent(next(self._ids), stream, dict(self._clock[stream.id]), graph is not None)
@@ -266,6 +171,7 @@ class FakeApi(GpuApi):
         self.log.append((stream.name, f"record e{ev.id}"))
         return ev
 
+    @_locked
     def wait_event(self, stream, event) -> None:
         graph = event.stream.capture if event.captured else None
         if graph is not None and stream.capture is None:
@@ -274,28 +180,32 @@ class FakeApi(GpuApi):
         if stream.capture is not None:
             stream.capture.entries.append(("wait", stream, event))
         else:
-            self._clock[stream.id] = _merge(self._clock[stream.id], event.clock)
+            self._clock[stream.id] = merge(self._clock[stream.id], event.clock)
         self.log.append((stream.name, f"wait e{event.id}"))
 
+    @_locked
     def event_done(self, event) -> bool:
         if event.captured or event.stream.capture is not None:
             self._no_capture("event query")
-        if self.events_complete or _merge(self._host, event.clock) == self._host:
-            self._host = _merge(self._host, event.clock)
+        if self.events_complete or merge(self._host, event.clock) == self._host:
+            self._host = merge(self._host, event.clock)
             return True
         return False
 
+    @_locked
     def sync_event(self, event) -> None:
         self._no_capture("event synchronize")
-        self._host = _merge(self._host, event.clock)
+        self._host = merge(self._host, event.clock)
         self.log.append(("host", f"sync e{event.id}"))
 
+    @_locked
     def sync_stream(self, stream) -> None:
         self._no_capture("stream synchronize")
-        self._host = _merge(self._host, self._clock[stream.id])
+        self._host = merge(self._host, self._clock[stream.id])
         self.log.append(("host", f"sync {stream.name}"))
 
     # ---------------------------------------------------------------- memory
+    @_locked
     def alloc(self, nbytes: int, device: int = 0):
         self._no_capture("device allocation")
         self.allocations += 1
@@ -316,6 +226,7 @@ class FakeApi(GpuApi):
     def offset_of(self, arr) -> int:
         return arr.offset
 
+    @_locked
     def pinned_empty(self, nbytes: int):
         self._no_capture("pinned host allocation")
         mem = FakeMemory(next(self._ids), nbytes, "pinned")
@@ -338,47 +249,52 @@ class FakeApi(GpuApi):
         return None
 
     # ---------------------------------------------------------------- copies
+    @_locked
     def copy_h2d(self, dst, src, stream) -> None:
         src = np.asarray(src)
         host = self._host_mem(src)
-        reads = [_HostRef(host)] if host is not None else []
+        reads = [HostRef(host)] if host is not None else []
 
         def run():
             dst.host[...] = src.reshape(dst.shape)
         self._op(stream, f"h2d {src.nbytes} B -> #{dst.mem.id}", reads, [dst], run)
         if host is None and stream.capture is None:         # pageable: synchronous
-            self._host = _merge(self._host, self._clock[stream.id])
+            self._host = merge(self._host, self._clock[stream.id])
 
+    @_locked
     def copy_d2h(self, dst, src, stream) -> None:
         host = self._host_mem(dst)
-        writes = [_HostRef(host)] if host is not None else []
+        writes = [HostRef(host)] if host is not None else []
 
         def run():
             dst[...] = src.host.reshape(dst.shape)
         self._op(stream, f"d2h #{src.mem.id} -> {dst.nbytes} B", [src], writes, run)
         if host is None and stream.capture is None:
-            self._host = _merge(self._host, self._clock[stream.id])
+            self._host = merge(self._host, self._clock[stream.id])
 
+    @_locked
     def copy_d2d(self, dst, src, stream) -> None:
         def run():
             dst.host[...] = src.host
         self._op(stream, f"d2d #{src.mem.id} -> #{dst.mem.id}", [src], [dst], run)
 
+    @_locked
     def host_access(self, arr, write: bool = False) -> None:
         mem = self._host_mem(np.asarray(arr))
         if mem is None:
             return
-        if not _covers(self._host, mem.last_write):
+        if not covers(self._host, mem.last_write):
             self._violate(f"host reads pinned {mem!r} before the copy into it is known finished")
         if write:
             for sid, t in mem.reads.items():
-                if not _covers(self._host, (sid, t)):
+                if not covers(self._host, (sid, t)):
                     self._violate(f"host rewrites pinned {mem!r} while a copy on stream #{sid} "
                                   f"may still read it")
             mem.reads = {}
             mem.last_write = None
 
     # ---------------------------------------------------------------- kernels and graphs
+    @_locked
     def launch(self, kernel, grid, block, args, stream, shared_mem: int = 0, *,
                reads=(), writes=()) -> None:
         name = getattr(kernel, "__name__", "kernel")
@@ -388,6 +304,7 @@ class FakeApi(GpuApi):
         self._op(stream, f"launch {name} grid={tuple(grid)} block={tuple(block)}", reads, writes,
                  run)
 
+    @_locked
     def begin_capture(self, stream) -> None:
         if stream.capture is not None:
             raise CaptureError(f"{stream.name} is already being captured")
@@ -396,6 +313,7 @@ class FakeApi(GpuApi):
         self._capturing.append(graph)
         self.log.append((stream.name, "begin capture"))
 
+    @_locked
     def end_capture(self, stream):
         graph = stream.capture
         if graph is None or graph.origin is not stream:
@@ -430,6 +348,7 @@ class FakeApi(GpuApi):
                     reach.add(ev.stream.id)
         return reach | {sid for sid in graph.streams if sid not in last_op}
 
+    @_locked
     def launch_graph(self, graph, stream) -> None:
         """Replay ``graph`` on ``stream``: each captured stream becomes a virtual stream forked
         from ``stream``; its events and waits are replayed, so races inside the graph are
@@ -437,7 +356,7 @@ class FakeApi(GpuApi):
         self._no_capture("graph launch inside a capture")
         if not graph.ended:
             raise CaptureError("the graph's capture has not ended")
-        start = _merge(self._clock[stream.id], self._host)
+        start = merge(self._clock[stream.id], self._host)
         virt: dict[int, FakeStream] = {}
         events: dict[int, dict] = {}
 
@@ -458,21 +377,6 @@ class FakeApi(GpuApi):
                 events[e[2].id] = dict(self._clock[v(e[1]).id])
             else:
                 vs = v(e[1])
-                self._clock[vs.id] = _merge(self._clock[vs.id], events.get(e[2].id, {}))
+                self._clock[vs.id] = merge(self._clock[vs.id], events.get(e[2].id, {}))
         self._tick(stream)
-        self._clock[stream.id] = _merge(self._clock[stream.id], self._clock[v(graph.origin).id])
-
-
-class _HostRef:
-    """A pinned host memory in an access list (``_mem`` finds its FakeMemory)."""
-
-    __slots__ = ("mem",)
-
-    def __init__(self, mem):
-        self.mem = mem
-
-
-def _mem(arr) -> FakeMemory:
-    if isinstance(arr, FakeMemory):
-        return arr
-    return arr.mem
+        self._clock[stream.id] = merge(self._clock[stream.id], self._clock[v(graph.origin).id])
