@@ -46,11 +46,16 @@ META_KEYS: dict[str, str] = {
 }
 
 
+_SCALARS = {int, float, bool, str, type(None)}
+
+
 def freeze(obj):
     """A hashable copy of ``obj``: dicts become sorted ``(key, value)`` tuples, lists tuples."""
     if isinstance(obj, dict):
         return tuple(sorted((k, freeze(v)) for k, v in obj.items()))
     if isinstance(obj, (list, tuple)):
+        if set(map(type, obj)) <= _SCALARS:     # flat numbers (SSD's 34928 anchor values)
+            return obj if type(obj) is tuple else tuple(obj)
         return tuple(freeze(v) for v in obj)
     return obj
 
