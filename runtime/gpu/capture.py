@@ -85,6 +85,20 @@ class _Pending:
 _PENDING = _Pending()
 
 
+def _kernel_key(kernel):
+    """What identifies a kernel across launches: a cupy Function's ``CUfunction`` pointer, a
+    host-built kernel's (module, name), else the callable itself (a fresh handle object per
+    lookup of the same kernel is the same kernel)."""
+    ptr = getattr(kernel, "ptr", None)
+    if isinstance(ptr, int):
+        return ("ptr", ptr)
+    owner = getattr(kernel, "_keep", None)
+    name = getattr(kernel, "name", None)
+    if owner is not None and isinstance(name, str):
+        return ("host", id(owner), name)
+    return ("id", id(kernel))
+
+
 def _arg_sig(api, a):
     mem = api.memory_of(a) if hasattr(a, "shape") and not hasattr(a, "__array_interface__") \
         else None
@@ -132,7 +146,7 @@ class Tape:
             self.api.copy_d2d(dst, src, stream)
 
     def launch(self, kernel, grid, block, args, stream, shared_mem, reads, writes) -> None:
-        sig = (id(kernel), tuple(grid), tuple(block), int(shared_mem),
+        sig = (_kernel_key(kernel), tuple(grid), tuple(block), int(shared_mem),
                tuple(_arg_sig(self.api, a) for a in args))
         if self.mode == "replay":
             if self._l >= len(self.launches) or self.launches[self._l] != sig:
