@@ -294,10 +294,10 @@ def _check_color_arith(p: Node, c: Node, dt: str) -> str | None:
 
 def _color_stages(node: Node, first: int) -> tuple[tuple[Stage, ...], dict[str, Value]]:
     """(stages, tensor arguments keyed as the fused node keeps them) of a colour-chain op or
-    of a ``fused.color`` node; a new stage is named ``s<first>``."""
+    of a ``fused.color`` node; a new stage is named ``<op>#<first>`` (its position)."""
     if node.op == "fused.color":
         return stages_of(node), dict(node.tensor_args)
-    name = f"s{first}"
+    name = f"{node.op}#{first}"
     keys = {k: f"{name}.{k}" for k in node.tensor_args}
     inp, out = node.inputs[0].meta, node.outputs[0].meta
     args = {**node.args, "_in": inp.dtype, "_out": out.dtype, "_layout": inp.layout}

@@ -39,8 +39,9 @@ register(OpSchema(
 register(OpSchema(
     "fused.color", ("input",), (
         ArgSpec("stages", "any", None,
-                doc="The original ops in order: compiler.ir.Stage records named 's0', 's1', "
-                    "... (colour ops, cast, float32 scalar arithmetic; last possibly normalize "
+                doc="The original ops in order: compiler.ir.Stage records named "
+                    "'<op>#<position>' "
+                    "(colour ops, cast, float32 scalar arithmetic; last possibly normalize "
                     "or crop_mirror_normalize), each with its input / output dtype ('_in', "
                     "'_out') and input layout ('_layout')."),
     ), _internal("fused.color"), traits=frozenset({"fused"}),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler import promotion
+from runtime.buffers import batch_array
 from runtime.kernels.params.layouts import layout_axes
 from runtime.kernels.params.normalize import mirror_flag, normalize_params, \
     resolve_output_layout
@@ -70,61 +71,89 @@ def _loop(njit):
     @njit
     def run(src, y0, x0, h, w, flip, kinds, fp, qmode, qlo, qhi, base, inv, post, norm,
             omode, olo, ohi, out, sy, sx, sc):
+        # one row at a time through a planar float32 buffer (in cache): each stage is a
+        # vectorisable loop over the row, so the image is read once and written once
         chans = src.shape[2]
-        v = np.empty(chans, np.float32)
+        buf = np.empty((chans, w), np.float32)
         nk = kinds.shape[0]
         olo16, ohi16 = np.float32(olo), np.float32(ohi)
         for y in range(h):
+            row = src[y0 + y]
             for x in range(w):
                 for c in range(chans):
-                    v[c] = np.float32(src[y0 + y, x0 + x, c])
-                for s in range(nk):
-                    kind = kinds[s]
-                    if kind == 0:
-                        for c in range(chans):
-                            v[c] = v[c] * fp[s, 0] + fp[s, 1]
-                    elif kind == 1:
-                        r, g, b = v[0], v[1], v[2]
-                        v[0] = fp[s, 0] * r + fp[s, 1] * g + fp[s, 2] * b + fp[s, 9]
-                        v[1] = fp[s, 3] * r + fp[s, 4] * g + fp[s, 5] * b + fp[s, 10]
-                        v[2] = fp[s, 6] * r + fp[s, 7] * g + fp[s, 8] * b + fp[s, 11]
-                    elif kind == 2:
-                        for c in range(chans):
-                            v[c] = v[c] + fp[s, 0]
-                    elif kind == 3:
-                        for c in range(chans):
-                            v[c] = v[c] - fp[s, 0]
-                    elif kind == 4:
-                        for c in range(chans):
-                            v[c] = fp[s, 0] - v[c]
-                    elif kind == 5:
-                        for c in range(chans):
-                            v[c] = v[c] * fp[s, 0]
-                    elif kind == 6:
-                        for c in range(chans):
-                            v[c] = v[c] / fp[s, 0]
-                    elif kind == 7:
-                        for c in range(chans):
-                            v[c] = fp[s, 0] / v[c]
-                    qm = qmode[s]
-                    if qm == 1:
-                        lo, hi = np.float32(qlo[s]), np.float32(qhi[s])
-                        for c in range(chans):
-                            v[c] = np.float32(q16(v[c], lo, hi))
-                if norm > 0:
+                    buf[c, x] = np.float32(row[x0 + x, c])
+            for s in range(nk):
+                kind = kinds[s]
+                a0 = fp[s, 0]
+                if kind == 0:
+                    a1 = fp[s, 1]
                     for c in range(chans):
-                        v[c] = (v[c] - base[c]) * inv[c]
-                        if norm == 1:
-                            v[c] = v[c] + post
-                xo = w - 1 - x if flip else x
-                at = y * sy + xo * sx
+                        bc = buf[c]
+                        for x in range(w):
+                            bc[x] = bc[x] * a0 + a1
+                elif kind == 1:
+                    m01, m02, m10, m11, m12 = fp[s, 1], fp[s, 2], fp[s, 3], fp[s, 4], fp[s, 5]
+                    m20, m21, m22 = fp[s, 6], fp[s, 7], fp[s, 8]
+                    o0, o1, o2 = fp[s, 9], fp[s, 10], fp[s, 11]
+                    b0, b1, b2 = buf[0], buf[1], buf[2]
+                    for x in range(w):
+                        r, g, b = b0[x], b1[x], b2[x]
+                        b0[x] = a0 * r + m01 * g + m02 * b + o0
+                        b1[x] = m10 * r + m11 * g + m12 * b + o1
+                        b2[x] = m20 * r + m21 * g + m22 * b + o2
+                elif kind >= 2 and kind <= 7:
+                    for c in range(chans):
+                        bc = buf[c]
+                        if kind == 2:
+                            for x in range(w):
+                                bc[x] = bc[x] + a0
+                        elif kind == 3:
+                            for x in range(w):
+                                bc[x] = bc[x] - a0
+                        elif kind == 4:
+                            for x in range(w):
+                                bc[x] = a0 - bc[x]
+                        elif kind == 5:
+                            for x in range(w):
+                                bc[x] = bc[x] * a0
+                        elif kind == 6:
+                            for x in range(w):
+                                bc[x] = bc[x] / a0
+                        else:
+                            for x in range(w):
+                                bc[x] = a0 / bc[x]
+                if qmode[s] == 1:
+                    lo, hi = np.float32(qlo[s]), np.float32(qhi[s])
+                    for c in range(chans):
+                        bc = buf[c]
+                        for x in range(w):
+                            bc[x] = np.float32(q16(bc[x], lo, hi))
+            if norm > 0:
                 for c in range(chans):
-                    if omode == 1:
-                        out[at + c * sc] = q16(v[c], olo16, ohi16)
-                    elif omode == 2:
-                        out[at + c * sc] = q32(v[c], olo, ohi)
-                    else:
-                        out[at + c * sc] = v[c]
+                    bc = buf[c]
+                    bs, iv = base[c], inv[c]
+                    for x in range(w):
+                        bc[x] = (bc[x] - bs) * iv
+                    if norm == 1:
+                        for x in range(w):
+                            bc[x] = bc[x] + post
+            at = y * sy
+            for c in range(chans):
+                bc = buf[c]
+                o = at + c * sc
+                step = sx
+                if flip:
+                    o += (w - 1) * sx
+                    step = -sx
+                if omode == 1:
+                    for x in range(w):
+                        out[o + x * step] = q16(bc[x], olo16, ohi16)
+                elif omode == 2:
+                    for x in range(w):
+                        out[o + x * step] = q32(bc[x], olo, ohi)
+                else:
+                    for x in range(w):
+                        out[o + x * step] = bc[x]
     return run
 
 
@@ -233,15 +262,24 @@ def _channel_vector(p, chans):
     return None
 
 
-def run_sample(stages, kernel_args, i, image):
-    """One sample through the fused chain; returns its output array."""
+def _prepared(stages, kernel_args, i, image):
+    """The sample's input (read as float32 where the loop cannot read its type) and
+    :func:`sample_program`'s result."""
     image = np.asarray(image)
     if image.dtype not in _STORE:
         image = image.astype(_F)        # float16 / bool / 64-bit integers: read as float32
+    return sample_program(stages, kernel_args, i, image)
+
+
+def run_sample(prepared, out=None):
+    """One sample through the fused chain (``prepared``: :func:`_prepared`'s result); writes
+    ``out`` when given (the output's shape and dtype, e.g. a view of a batch array) and returns
+    the output array."""
     prog, src, (y0, x0, h, w), flip, (base, inv, post, norm), out_dt, out_shape, perm, tail = \
-        sample_program(stages, kernel_args, i, image)
-    direct = out_dt in _STORE
-    out = np.empty(out_shape, out_dt if direct else _F)
+        prepared
+    direct = out_dt in _STORE and tail is None
+    if out is None or not direct:
+        out = np.empty(out_shape, out_dt if out_dt in _STORE else _F)
     # strides (in elements) of the output at input position (y, x, c)
     if perm is None:
         chans = src.shape[2]
@@ -250,12 +288,13 @@ def run_sample(stages, kernel_args, i, image):
         st = [s // out.itemsize for s in out.strides]
         where = {p: k for k, p in enumerate(perm)}
         sy, sx, sc = st[where[0]], st[where[1]], st[where[2]]
-    omode, olo, ohi = quantizer(out_dt) if direct else (0, 0.0, 0.0)
+    omode, olo, ohi = quantizer(out_dt) if out_dt in _STORE else (0, 0.0, 0.0)
     _loop()(np.ascontiguousarray(src), y0, x0, h, w, flip, prog["kinds"], prog["fp"],
             prog["qmode"], prog["qlo"], prog["qhi"], np.ascontiguousarray(base, _F),
             np.ascontiguousarray(inv, _F), _F(post), norm, omode, float(olo), float(ohi),
             out.reshape(-1), sy, sx, sc)
-    out = out if direct else cast(out, out_dt)
+    if out_dt not in _STORE:
+        out = cast(out, out_dt)
     if tail is not None:
         m, f, shift, dt = tail
         with np.errstate(invalid="ignore", over="ignore"):
@@ -265,10 +304,24 @@ def run_sample(stages, kernel_args, i, image):
 
 def fused_color(ctx, inputs, args):
     """``fused.color`` of the batch: :func:`run_sample` per sample on the pool threads
-    (registered by :mod:`.fused`, with the other fused kernels)."""
+    (registered by :mod:`.fused`, with the other fused kernels). When every sample's output
+    has the same shape (and a type the loop writes), the outputs are views of one recycled
+    ``(N, ...)`` batch array (:func:`runtime.buffers.batch_array`: warm pages, and
+    ``Batch.torch()`` needs no copy)."""
     images = inputs[0]
     stages = args["stages"]
+    n = ctx.batch_size
+    prepared = [_prepared(stages, args, i, images[i] if len(images) > 1 else images[0])
+                for i in range(n)]
+    targets = [None] * n
+    shapes = {p[6] for p in prepared}
+    dts = {p[5] for p in prepared}
+    if n > 1 and len(shapes) == 1 and len(dts) == 1 and all(p[8] is None for p in prepared):
+        dt = dts.pop()
+        if dt in _STORE:
+            batch = batch_array((n,) + tuple(shapes.pop()), dt)
+            targets = [batch[i] for i in range(n)]
 
     def one(i):
-        return run_sample(stages, args, i, images[i] if len(images) > 1 else images[0])
-    return [ctx.pool.map(one, ctx.batch_size)]
+        return run_sample(prepared[i], targets[i])
+    return [ctx.pool.map(one, n)]
