@@ -12,6 +12,7 @@ module             ops                                                        CU
 ``cmn``            ``crop_mirror_normalize``                                  ``cmn.cu``
 ``elementwise``    ``arithmetic``, ``elementwise_fused``                      generated per
                                                                               program
+``resize``         ``resize``, ``random_resized_crop``                        ``resize.cu``
 =================  =========================================================  ==================
 
 A schema claims ``"gpu"`` in its ``devices`` only when the GPU runtime can run it; this
@@ -19,15 +20,16 @@ catalogue does not change any schema.
 """
 from __future__ import annotations
 
-from . import cmn, copies, elementwise
+from . import cmn, copies, elementwise, resize
 
 __all__ = ["MODULES", "GPU_OPS"]
 
 #: the kernel modules, in the order above
-MODULES = (copies, cmn, elementwise)
+MODULES = (copies, cmn, elementwise, resize)
 
 #: op -> the kernel module that registers its GPU kernel
 GPU_OPS = {
     "crop": copies, "flip": copies, "transpose": copies, "cast": copies, "cast_like": copies,
     "crop_mirror_normalize": cmn, "arithmetic": elementwise, "elementwise_fused": elementwise,
+    "resize": resize, "random_resized_crop": resize,
 }

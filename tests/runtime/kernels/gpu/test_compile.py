@@ -16,7 +16,7 @@ import tempfile
 
 import pytest
 
-from runtime.kernels.gpu import cmn, compile as cc, copies
+from runtime.kernels.gpu import cmn, compile as cc, copies, resize
 from runtime.kernels.gpu.hostbuild import host_compiler, host_module
 
 needs_nvrtc = pytest.mark.skipif(cc.find_nvrtc() is None,
@@ -80,6 +80,7 @@ def test_a_broken_source_reports_the_log():
 @pytest.mark.skipif(host_compiler() is None, reason="no C++ compiler (g++)")
 @pytest.mark.parametrize("family,struct,words", [("copy", "CopyDesc", copies.DESC_WORDS),
                                                  ("cast", "CastDesc", 3),
-                                                 ("cmn", "CmnDesc", cmn.DESC_WORDS)])
+                                                 ("cmn", "CmnDesc", cmn.DESC_WORDS),
+                                                 ("resize", "RsDesc", resize.DESC_WORDS)])
 def test_descriptor_layouts_match(family, struct, words):
     assert host_module(family, cc.source_of(family)).sizeof(struct) == 8 * words
