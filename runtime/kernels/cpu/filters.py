@@ -31,7 +31,7 @@ from runtime.kernels.registry import per_sample, register
 
 from .blur import to_output
 from .cast import to_numpy_dtype
-from .filters_conv import border_index, conv_axis, correlate2d, to_integer
+from .filters_conv import border_index, conv_axis, correlate2d
 
 __all__ = ["laplacian_windows", "laplacian", "filter2d", "data_axes"]
 
@@ -181,10 +181,6 @@ def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None
     return to_output(acc, out_dt)
 
 
-def _border_table(n, lo, hi, mode):
-    return border_index(n, lo, hi, mode)
-
-
 def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflect_101",
              mode="same", dtype=None, sample=0):
     """``filter`` of one sample (see the module docstring).
@@ -286,30 +282,19 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
         planes = x.reshape((-1, h, w, x.shape[-1]))
     else:
         planes = x.reshape((-1, h, w, 1))
-    chans = planes.shape[-1]
     if mode == "valid":
         rows, cols = np.arange(h, dtype=np.int64), np.arange(w, dtype=np.int64)
     else:
-        rows = _border_table(h, -ay, h + kh - 1 - ay, border) if h else np.zeros(0, np.int64)
-        cols = _border_table(w, -ax, w + kw - 1 - ax, border) if w else np.zeros(0, np.int64)
-    fill = _F(0 if fill_value is None else np.asarray(fill_value).reshape(-1)[0])
-    out = np.empty((planes.shape[0], oh, ow, chans), _F)
+        rows = border_index(h, -ay, h + kh - 1 - ay, border) if h else np.zeros(0, np.int64)
+        cols = border_index(w, -ax, w + kw - 1 - ax, border) if w else np.zeros(0, np.int64)
+    fill = 0.0 if fill_value is None else float(np.asarray(fill_value).reshape(-1)[0])
+    out = np.empty((planes.shape[0], oh, ow, planes.shape[-1]), out_dt)
     for p in range(planes.shape[0]):
-        src = planes[p].astype(_F)
-        if border == "constant" and mode == "same":
-            pad = np.full((len(rows), len(cols), chans), fill, _F)
-            rin, cin = rows >= 0, cols >= 0
-            pad[np.ix_(rin, cin)] = src[np.ix_(rows[rin], cols[cin])]
-        else:
-            pad = src[rows][:, cols]
-        out[p] = correlate2d(pad, filt, (oh, ow), chans)
+        out[p] = correlate2d(planes[p], filt, rows, cols, out_dt, fill,
+                             0 if mode == "valid" else ax)
     if channels_last:
-        out = out.reshape(x.shape[:-3] + (oh, ow, chans))
-    else:
-        out = out.reshape(x.shape[:-2] + (oh, ow))
-    if out_dt == _F:
-        return out
-    return to_integer(out, out_dt, half_even=True)
+        return out.reshape(x.shape[:-3] + (oh, ow, x.shape[-1]))
+    return out.reshape(x.shape[:-2] + (oh, ow))
 
 
 @register("laplacian", "cpu")
