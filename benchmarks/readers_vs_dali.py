@@ -10,7 +10,9 @@ TFRecord file + DALI index (``image`` bytes, ``label`` int64), a Webdataset tar
 (each photo's bytes, repeated to 64 x 64 x 3) for ``readers.Numpy``. Each run reads one whole epoch,
 unshuffled, batch ``--batch-size``, and forces every output batch (``.evaluate()``); the
 first epoch of each reader is a warm-up. ndd and DALI alternate run by run (interleaved) and
-the table gives the median of ``--repeats`` epochs in samples/s for each, and their ratio.
+the table gives the median (and best) of ``--repeats`` epochs in samples/s for each, the
+ratio of the medians, and the process's CPU time per sample (all threads; steadier than wall
+time on a shared machine).
 Prints a Markdown table (``docs/benchmarks.md``, "Readers").
 """
 from __future__ import annotations
@@ -92,9 +94,11 @@ def reader(lib, name: str, kwargs: dict, batch_size: int):
     return getattr(lib.readers, cls)(max_batch_size=batch_size, **kwargs)
 
 
-def epoch_seconds(rd, batch_size: int) -> tuple[float, int]:
-    """Seconds to read one epoch with every output evaluated, and the samples read."""
+def epoch_seconds(rd, batch_size: int) -> tuple[float, int, float]:
+    """Seconds to read one epoch with every output evaluated, the samples read, and the CPU
+    seconds the process (all its threads) spent meanwhile."""
     n = 0
+    c0 = time.process_time()
     t0 = time.perf_counter()
     for outs in rd.next_epoch(batch_size=batch_size):
         if isinstance(outs, dict):
@@ -104,7 +108,7 @@ def epoch_seconds(rd, batch_size: int) -> tuple[float, int]:
         for b in outs:
             b.evaluate()
         n += outs[0].batch_size
-    return time.perf_counter() - t0, n
+    return time.perf_counter() - t0, n, time.process_time() - c0
 
 
 def main(argv=None):
@@ -130,24 +134,36 @@ def main(argv=None):
     rows = []
     for name in args.readers.split(","):
         readers = {k: reader(lib, name, sets[name], args.batch_size) for k, lib in libs.items()}
-        rates = {k: [] for k in libs}
+        rates, cpu = {k: [] for k in libs}, {k: [] for k in libs}
         for k, rd in readers.items():
             epoch_seconds(rd, args.batch_size)                  # warm-up
         for _ in range(args.repeats):
             for k, rd in readers.items():                       # interleaved
-                sec, n = epoch_seconds(rd, args.batch_size)
+                sec, n, cpu_sec = epoch_seconds(rd, args.batch_size)
                 rates[k].append(n / sec)
+                cpu[k].append(cpu_sec / n * 1e6)
         med = {k: statistics.median(v) for k, v in rates.items()}
-        rows.append((name, med))
-        print(f"{name:11s} " + "  ".join(f"{k} {v:9.0f}/s" for k, v in med.items()),
-              flush=True)
+        best = {k: max(v) for k, v in rates.items()}
+        us = {k: statistics.median(v) for k, v in cpu.items()}
+        rows.append((name, med, best, us))
+        print(f"{name:11s} " + "  ".join(f"{k} median {med[k]:7.0f}/s best {best[k]:7.0f}/s "
+                                         f"cpu {us[k]:5.1f} us" for k in libs), flush=True)
     print()
-    print(f"| reader | ndd samples/s | DALI 2.4 samples/s | ndd / DALI |")
-    print("|---|---:|---:|---:|")
-    for name, med in rows:
-        dali_rate = med.get("DALI")
-        ratio = f"{med['ndd'] / dali_rate:.2f}" if dali_rate else "-"
-        print(f"| {name} | {med['ndd']:.0f} | {dali_rate or 0:.0f} | {ratio} |")
+    print(f"{args.num_images} samples, batch {args.batch_size}, {args.threads} threads, "
+          f"{args.repeats} interleaved epochs each; samples/s median (best), CPU time of the "
+          f"process per sample (median)")
+    print()
+    print("| reader | ndd samples/s | DALI 2.4 samples/s | ndd / DALI | ndd CPU us | "
+          "DALI CPU us |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, med, best, us in rows:
+        if "DALI" in med:
+            print(f"| {name} | {med['ndd']:.0f} ({best['ndd']:.0f}) | {med['DALI']:.0f} "
+                  f"({best['DALI']:.0f}) | {med['ndd'] / med['DALI']:.2f} | {us['ndd']:.1f} | "
+                  f"{us['DALI']:.1f} |")
+        else:
+            print(f"| {name} | {med['ndd']:.0f} ({best['ndd']:.0f}) | - | - | "
+                  f"{us['ndd']:.1f} | - |")
 
 
 if __name__ == "__main__":
