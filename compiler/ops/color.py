@@ -1,5 +1,6 @@
 """Color ops: ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``, ``hue``,
-``saturation``, ``color_twist`` and ``color_space_conversion``.
+``saturation``, ``color_twist``, ``color_space_conversion``, ``equalize``, ``clahe``,
+``debayer`` and ``jpeg_compression_distortion``.
 
 Source: DALI 2.4's operators of those names (argument names, defaults and the float32
 arithmetic measured on its CPU operators).
@@ -145,3 +146,108 @@ register(OpSchema(
         "16..235 luma), with DALI 2.4's arithmetic: GRAY from RGB / BGR in 15-bit fixed point, "
         "the YCbCr conversions in float32, rounded to nearest. Source: DALI "
         "``color_space_conversion``."))
+
+
+# ---------------------------------------------- histograms, demosaicing, JPEG artefacts
+def _u8_image_infer(op, layouts):
+    def infer(metas, args):
+        m = metas[0]
+        layout = m.layout or {2: "HW", 3: "HWC", 4: "FHWC"}.get(m.ndim, "")
+        if m.dtype is not None and m.dtype != "uint8":
+            raise ValueError(f"Unsupported input type for {op} operator: {m.dtype}. Expected "
+                             f"input type: `uint8_t`.")
+        if m.ndim is not None and (layout not in layouts or len(layout) != m.ndim):
+            raise ValueError(f"{op}: the layout {layout!r} ({m.ndim}-D samples) does not match "
+                             f"any of the allowed layouts: {', '.join(layouts)}")
+        return [m.with_(layout=layout)]
+    return infer
+
+
+register(OpSchema(
+    "equalize", ("input",), (),
+    _u8_image_infer("equalize", ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")),
+    public_name="equalize",
+    doc="Histogram equalization of every channel of uint8 images (or of every frame of "
+        "sequences), as OpenCV's ``equalizeHist``. Source: DALI ``equalize``."))
+
+
+def _clahe_infer(metas, args):
+    for name in ("tiles_x", "tiles_y"):
+        if args.get(name) is not None and args[name] <= 0:
+            raise ValueError(f"argument '{name}' must be positive, got {args[name]}")
+    bins = args.get("bins", 256)
+    if bins is not None and (bins <= 0 or bins & (bins - 1)):
+        raise ValueError(f"argument 'bins' must be a power of 2, got {bins}")
+    return _u8_image_infer("clahe", ("HWC",))(metas, args)
+
+
+register(OpSchema(
+    "clahe", ("input",), (
+        ArgSpec("bins", "int", 256,
+                doc="Number of histogram bins, a power of 2; accepted and, as in DALI's CPU "
+                    "operator, not used (256 bins)."),
+        ArgSpec("clip_limit", "float", REQUIRED,
+                doc="Relative clip limit: each tile's histogram is clipped at ``clip_limit * "
+                    "tile_area / 256`` (at least 1; 0 or less: no clipping)."),
+        ArgSpec("luma_only", "bool", True,
+                doc="For RGB images: equalize only the L channel of CIE Lab (default), else "
+                    "every channel alone."),
+        ArgSpec("tiles_x", "int", REQUIRED, doc="Number of tiles along the width."),
+        ArgSpec("tiles_y", "int", REQUIRED, doc="Number of tiles along the height."),
+    ), _clahe_infer, public_name="clahe",
+    doc="Contrast Limited Adaptive Histogram Equalization of uint8 HWC images (1 or 3 "
+        "channels, RGB order), as OpenCV's ``CLAHE``: per-tile clipped histograms, their "
+        "lookup tables blended bilinearly between tile centers. Source: DALI ``clahe``."))
+
+
+def _debayer_infer(metas, args):
+    m = metas[0]
+    layout = m.layout or {2: "HW", 3: "HWC"}.get(m.ndim, "")
+    if m.dtype is not None and m.dtype not in ("uint8", "uint16"):
+        raise ValueError(f"debayer supports uint8 and uint16 input, got {m.dtype}")
+    if m.ndim is not None and (layout not in ("HW", "HWC", "FHW", "FHWC")
+                               or len(layout) != m.ndim):
+        raise ValueError(f"debayer expects HW (or HWC with 1 channel) images or FHW "
+                         f"sequences, got {m.ndim}-D samples with layout {m.layout!r}")
+    alg = args.get("algorithm")
+    if alg is not None and alg not in ("default", "bilinear_ocv", "edgeaware_ocv", "vng_ocv",
+                                       "gray_ocv", "default_npp"):
+        raise ValueError(f"Unsupported debayer algorithm was specified: `{alg}`.")
+    seq = layout.startswith("F")
+    return [m.with_(ndim=4 if seq else 3, layout="FHWC" if seq else "HWC")]
+
+
+register(OpSchema(
+    "debayer", ("input",), (
+        ArgSpec("algorithm", "str", "default",
+                doc="CPU algorithms: ``bilinear_ocv`` (``default``), ``gray_ocv`` "
+                    "(grayscale output); ``edgeaware_ocv`` and ``vng_ocv`` are DALI's but not "
+                    "implemented by ndd yet; ``default_npp`` is GPU-only."),
+        ArgSpec("blue_position", "int[]", REQUIRED, tensor=True, length=2,
+                doc="``(y, x)`` of blue in the 2 x 2 Bayer tile that starts at the second row "
+                    "and column: (0, 0) BGGR, (0, 1) GBRG, (1, 0) GRBG, (1, 1) RGGB."),
+    ), _debayer_infer, public_name="debayer",
+    doc="Demosaics single-channel Bayer images (uint8 / uint16, even height and width) to RGB "
+        "HWC (FHWC for sequences), as OpenCV's ``demosaicing``. Source: DALI ``debayer``."))
+
+
+def _jpeg_infer(metas, args):
+    m = metas[0]
+    layout = m.layout or {3: "HWC", 4: "FHWC"}.get(m.ndim, "")
+    if m.dtype is not None and m.dtype != "uint8":
+        raise ValueError(f"jpeg_compression_distortion supports only uint8 input, got "
+                         f"{m.dtype}")
+    if m.ndim is not None and (layout not in ("HWC", "FHWC") or len(layout) != m.ndim):
+        raise ValueError(f"expected HWC images or FHWC sequences, got {m.ndim}-D samples with "
+                         f"layout {m.layout!r}")
+    return [m.with_(layout=layout)]
+
+
+register(OpSchema(
+    "jpeg_compression_distortion", ("input",), (
+        ArgSpec("quality", "int", 50, tensor=True,
+                doc="JPEG quality, 1 (lowest) to 100; values outside are clamped."),
+    ), _jpeg_infer, public_name="jpeg_compression_distortion",
+    doc="Introduces JPEG compression artefacts into uint8 RGB images: a JPEG encode and "
+        "decode at ``quality`` (by Pillow, bit-exact with DALI 2.4's CPU operator). Source: "
+        "DALI ``jpeg_compression_distortion``."))

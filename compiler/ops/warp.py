@@ -1,4 +1,5 @@
-"""Inverse-mapped image warps: ``warp_affine``, ``rotate`` and ``sphere``.
+"""Inverse-mapped image warps: ``warp_affine``, ``rotate``, ``sphere``,
+``experimental.warp_perspective`` and ``experimental.remap``.
 
 Source: DALI 2.4 ``warp_affine`` / ``rotate`` / ``sphere`` (argument names and defaults from
 its schema; sampling, canvas size and rounding measured on its CPU operators).
@@ -86,3 +87,82 @@ register(OpSchema(
     ), _sphere_infer, public_name="sphere",
     doc="Performs a sphere augmentation: a radial remap that magnifies the image center and "
         "pushes the corners out (HWC images). Source: DALI ``sphere``."))
+
+
+_WP_TYPES = ("uint8", "int16", "uint16", "float32")
+
+
+def _perspective_infer(metas, args):
+    m = metas[0]
+    layout = m.layout or {2: "HW", 3: "HWC", 4: "FHWC"}.get(m.ndim, "")
+    if m.ndim is not None and m.ndim > 2 and not m.layout:
+        raise ValueError("Layout not specified and number of dims > 2, can't determine "
+                         "channel count.")
+    if m.ndim is not None and "C" in layout and layout.index("C") != len(layout) - 1:
+        raise ValueError("Channel dimension must be the last one.")
+    if m.ndim is not None and (layout not in ("HW", "HWC", "FHW", "FHWC")
+                               or len(layout) != m.ndim):
+        raise ValueError(f"expected HW / HWC images or FHW / FHWC sequences, got {m.ndim}-D "
+                         f"samples with layout {m.layout!r}")
+    if m.dtype is not None and m.dtype not in _WP_TYPES:
+        raise ValueError("The operator accepts the following input types: uint8, int16, "
+                         "uint16, float.")
+    if len(metas) > 1 and metas[1].dtype not in (None, "float32"):
+        raise ValueError("Transformation matrix can be provided only as float32 values.")
+    return [m.with_(layout=layout)]
+
+
+register(OpSchema(
+    "experimental.warp_perspective", ("input", "mtx"), (
+        ArgSpec("border_mode", "str", "constant",
+                choices=("constant", "replicate", "reflect", "reflect_101", "wrap"),
+                doc="How taps outside the input are read: ``constant`` (``fill_value``), "
+                    "``replicate``, ``reflect`` (``cba|abc``), ``reflect_101`` (``cb|abc``) or "
+                    "``wrap``."),
+        ArgSpec("fill_value", "float[]", None,
+                doc="The value outside the input with the ``constant`` border: one value, or "
+                    "one per channel (default 0)."),
+        ArgSpec("interp_type", "interp", "linear", doc="Interpolation: nn, linear or cubic."),
+        ArgSpec("inverse_map", "bool", True,
+                doc="True: ``matrix`` maps destination to source coordinates; False: source "
+                    "to destination (it is inverted first)."),
+        ArgSpec("matrix", "float[]", None, tensor=True,
+                doc="The 3 x 3 perspective matrix (a per-sample Batch of 3 x 3 arrays "
+                    "allowed); the second input may give it instead. Like OpenCV's "
+                    "``warpPerspective`` with ``inverse_map`` as ``WARP_INVERSE_MAP``."),
+        ArgSpec("pixel_origin", "str", "corner", choices=("corner", "center"),
+                doc="``corner``: ``(0, 0)`` is the top-left corner of the first pixel (like "
+                    "OpenGL); ``center``: its center (like OpenCV)."),
+        ArgSpec("size", "float[]", None, tensor=True,
+                doc="Output ``(height, width)``, rounded, at least 1 (default: the input "
+                    "size); the channel dimension excluded."),
+    ), _perspective_infer, min_inputs=1, public_name="experimental.warp_perspective",
+    doc="Performs a perspective transform on the images (HW / HWC, uint8, int16, uint16 or "
+        "float32, at most 4 channels) or on every frame of sequences. Source: DALI "
+        "``experimental.warp_perspective`` (its CPU operator is OpenCV's ``warpPerspective``)."))
+
+
+def _remap_infer(metas, args):
+    m = metas[0]
+    if m.ndim is not None and m.ndim != 3:
+        raise ValueError("Input has to be a HWC image.")
+    if m.dtype is not None and m.dtype not in _WP_TYPES:
+        raise ValueError(f"Unsupported input type: {m.dtype} (remap takes uint8, int16, "
+                         f"uint16 or float32)")
+    for name, mm in zip(("mapx", "mapy"), metas[1:]):
+        if mm.dtype is not None and mm.dtype != "float32":
+            raise ValueError(f"remap: {name} must be float32, got {mm.dtype}")
+    return [m.with_(layout=m.layout or "HWC")]
+
+
+register(OpSchema(
+    "experimental.remap", ("input", "mapx", "mapy"), (
+        ArgSpec("interp", "interp", "linear", doc="Interpolation: nn or linear."),
+        ArgSpec("pixel_origin", "str", "corner", choices=("corner", "center"),
+                doc="Which point of a pixel the map coordinates ``(0, 0)`` name: the corner "
+                    "of the first pixel (default) or its center (to match OpenCV)."),
+    ), _remap_infer, public_name="experimental.remap",
+    doc="``output(x, y) = input(mapx(x, y), mapy(x, y))`` for HWC images; ``mapx`` / ``mapy`` "
+        "are float32 ``H x W`` (or ``H x W x 1``) maps of the input's size; points outside the "
+        "input read 0. Source: DALI ``experimental.remap`` (GPU-only in DALI 2.4; ndd's CPU "
+        "kernel follows its documentation)."))

@@ -20,6 +20,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``constant``               ``ones``, ``zeros``, ``full``, ``ones_like``, ``zeros_like``,
                            ``full_like``
 ``warp``                   ``warp_affine``, ``rotate``
+``warp_perspective``       ``experimental.warp_perspective``, ``experimental.remap``
 ``sphere``                 ``sphere``
 ``noise``                  ``noise.gaussian`` / ``salt_and_pepper`` / ``shot``
 ``dims``                   ``expand_dims``, ``stack``, ``per_frame``
@@ -27,6 +28,9 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``color``                  ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``,
                            ``hue``, ``saturation``, ``color_twist``,
                            ``color_space_conversion``
+``color_hist``             ``equalize``, ``clahe``
+``debayer``                ``debayer``
+``jpeg_distortion``        ``jpeg_compression_distortion``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
 ``filters``                ``laplacian``, ``filter`` (``filters_conv``: the compiled loops)
@@ -60,6 +64,7 @@ from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
+from . import color_hist, debayer, jpeg_distortion, warp_perspective
 from . import filters, filters_conv, filters_morph
 from . import file_read, inflate, numpy_decode
 from . import aliases  # last: registers the kernels of the aliases' originals
@@ -68,8 +73,9 @@ __all__ = ["MODULES", "warm_up"]
 
 #: the kernel modules, in the order of the table above
 MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random, fused,
-           transfer, constant, warp, sphere,
-           noise, dims, bbox, color, slicing, blur, shaping, detection,
+           transfer, constant, warp, warp_perspective, sphere,
+           noise, dims, bbox, color, color_hist, debayer, jpeg_distortion, slicing, blur,
+           shaping, detection,
            reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
            inflate, filters, filters_morph, aliases)
 
@@ -80,6 +86,8 @@ def warm_up() -> None:
     resize_edges.warm_up()
     cmn_batch.warm_up()
     detection.warm_up()
+    warp_perspective.warm_up()
+    color_hist.warm_up()
     filters_conv.warm_up()
     filters_morph.warm_up()
 

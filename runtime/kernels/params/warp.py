@@ -1,4 +1,5 @@
-"""Geometry of the affine warps (``warp_affine``, ``rotate``): matrices and output sizes.
+"""Geometry of the warps (``warp_affine``, ``rotate``, ``warp_perspective``): matrices and
+output sizes.
 
 Device-neutral (Python floats, float32 rounding done with numpy scalars; the matrices are handed to a kernel as float32 2 x 3
 destination -> source maps in the convention of DALI's ``warp_affine``: pixel ``(x, y)`` of the
@@ -13,8 +14,9 @@ import math
 
 import numpy as np
 
-__all__ = ["affine_matrix", "affine_matrices", "invert_affine", "output_size", "rotate_matrix",
-           "rotate_output_size"]
+__all__ = ["affine_matrix", "affine_matrices", "corner_to_center", "invert_affine",
+           "invert_perspective", "output_size", "perspective_matrix", "perspective_output_size",
+           "rotate_matrix", "rotate_output_size"]
 
 
 def _flat_numbers(values) -> list[float]:
@@ -161,3 +163,85 @@ def rotate_matrix(angle: float, in_hw: tuple[int, int], out_hw: tuple[int, int])
     tx = c * -cox + -s * -coy + cix
     ty = s * -cox + c * -coy + ciy
     return ((float(c), float(-s), float(tx)), (float(s), float(c), float(ty)))
+
+
+# ------------------------------------------------------------ perspective (warp_perspective)
+def perspective_matrix(values) -> np.ndarray:
+    """The 3 x 3 float32 matrix of a ``matrix`` argument or input (9 numbers, row-major).
+
+    Raises
+    ------
+    ValueError
+        Not 9 numbers.
+    """
+    flat = _flat_numbers(values)
+    if len(flat) != 9:
+        raise ValueError(f"argument 'matrix' must be a 3 x 3 perspective matrix (9 numbers), "
+                         f"got {len(flat)} numbers")
+    return np.array(flat, dtype=np.float32).reshape(3, 3)
+
+
+def _matmul_f32(a, b):
+    """``a @ b`` of 3 x 3 float32 matrices, every entry summed left to right in float32."""
+    out = np.zeros((3, 3), np.float32)
+    for i in range(3):
+        for j in range(3):
+            s = np.float32(0)
+            for k in range(3):
+                s = np.float32(s + a[i, k] * b[k, j])
+            out[i, j] = s
+    return out
+
+
+def corner_to_center(m: np.ndarray) -> np.ndarray:
+    """A destination -> source (or source -> destination) map of ``pixel_origin="corner"``
+    re-expressed with ``(0, 0)`` at the center of the first pixel: ``T(-0.5) @ (M @ T(0.5))``,
+    in float32 like DALI 2.4's CPU operator (entries summed left to right)."""
+    shift = np.array([[1, 0, 0.5], [0, 1, 0.5], [0, 0, 1]], np.float32)
+    back = np.array([[1, 0, -0.5], [0, 1, -0.5], [0, 0, 1]], np.float32)
+    return _matmul_f32(back, _matmul_f32(np.asarray(m, np.float32), shift))
+
+
+def invert_perspective(m) -> np.ndarray:
+    """The inverse of a 3 x 3 map in float64 by the adjugate over the determinant (a singular
+    matrix gives zeros), as OpenCV's ``invert`` of a 3 x 3 matrix, which DALI 2.4 uses for
+    ``inverse_map=False``."""
+    s = np.asarray(m, np.float64)
+    d = (s[0, 0] * (s[1, 1] * s[2, 2] - s[1, 2] * s[2, 1])
+         - s[0, 1] * (s[1, 0] * s[2, 2] - s[1, 2] * s[2, 0])
+         + s[0, 2] * (s[1, 0] * s[2, 1] - s[1, 1] * s[2, 0]))
+    if d == 0:
+        return np.zeros((3, 3), np.float64)
+    d = 1.0 / d
+    t = np.empty((3, 3), np.float64)
+    t[0, 0] = (s[1, 1] * s[2, 2] - s[1, 2] * s[2, 1]) * d
+    t[0, 1] = (s[0, 2] * s[2, 1] - s[0, 1] * s[2, 2]) * d
+    t[0, 2] = (s[0, 1] * s[1, 2] - s[0, 2] * s[1, 1]) * d
+    t[1, 0] = (s[1, 2] * s[2, 0] - s[1, 0] * s[2, 2]) * d
+    t[1, 1] = (s[0, 0] * s[2, 2] - s[0, 2] * s[2, 0]) * d
+    t[1, 2] = (s[0, 2] * s[1, 0] - s[0, 0] * s[1, 2]) * d
+    t[2, 0] = (s[1, 0] * s[2, 1] - s[1, 1] * s[2, 0]) * d
+    t[2, 1] = (s[0, 1] * s[2, 0] - s[0, 0] * s[2, 1]) * d
+    t[2, 2] = (s[0, 0] * s[1, 1] - s[0, 1] * s[1, 0]) * d
+    return t
+
+
+def perspective_output_size(size, in_hw: tuple[int, int]) -> tuple[int, int]:
+    """``(height, width)`` of ``warp_perspective``'s output: ``size`` rounded half away from
+    zero and at least 1 (DALI 2.4), or ``in_hw`` without ``size``.
+
+    Raises
+    ------
+    ValueError
+        Not two extents.
+    """
+    if size is None:
+        return in_hw
+    flat = _flat_numbers(size)
+    if not flat:
+        return in_hw
+    if len(flat) != 2:
+        raise ValueError(f"argument 'size' must give 2 extents (height, width), got {flat}")
+    r = [max(int(math.copysign(math.floor(abs(float(np.float32(v))) + 0.5), v)), 1)
+         for v in flat]
+    return r[0], r[1]

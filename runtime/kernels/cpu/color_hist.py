@@ -1,0 +1,260 @@
+"""Histogram-based colour ops on the CPU: ``equalize`` and ``clahe`` (uint8).
+
+Both follow DALI 2.4's CPU operators, which are OpenCV's ``equalizeHist`` (per channel) and
+``CLAHE`` (measured bit-exactly against them):
+
+``equalize``: per channel, with ``hist`` the 256-bin histogram, ``i0`` the lowest value present
+and ``n`` the pixel count: a single-valued channel stays as it is; otherwise value ``v`` maps to
+``round(cumsum(hist)[v] - hist[i0]) * (255 / (n - hist[i0])))`` (float32 scale, rounded half to
+even) and ``i0`` to 0.
+
+``clahe`` (``tiles_x`` x ``tiles_y`` tiles): an image whose size is not a multiple of the tile
+grid is extended by ``tiles_y - H % tiles_y`` rows and ``tiles_x - W % tiles_x`` columns (a
+whole tile where an extent divides evenly, as OpenCV) at the bottom / right by mirroring
+(``cb|abc``, OpenCV's ``REFLECT_101``) for the histograms; each tile's histogram is clipped at ``max(1, int(clip_limit * tile_area /
+256))``, the clipped count spread evenly over the 256 bins (the remainder one each, every
+``max(256 // remainder, 1)``-th bin from 0), and turned into a table ``round(cumsum * 255 /
+tile_area)``; pixel ``(x, y)`` blends the tables of the four nearest tile centers bilinearly
+(float32 weights ``x / tile_w - 0.5``, rounded half to even). 3-channel images with
+``luma_only`` are processed on the L channel of CIE Lab (see :func:`rgb_to_lab`); otherwise
+every channel alone. ``bins`` is accepted and, as in DALI's CPU operator, not used (256).
+Registers ``equalize`` and ``clahe``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.registry import per_sample, register
+
+from .jit import compiled
+
+__all__ = ["equalize", "equalize_channel", "clahe", "clahe_channel", "rgb_to_lab",
+           "lab_to_rgb", "warm_up"]
+
+
+def _round_u8(v):
+    """float -> uint8 as OpenCV's ``saturate_cast`` (round half to even, saturate)."""
+    return np.clip(np.rint(v), 0, 255).astype(np.uint8)
+
+
+def equalize_channel(ch: np.ndarray) -> np.ndarray:
+    """Histogram equalization of one uint8 channel (see the module docstring)."""
+    hist = np.bincount(ch.reshape(-1), minlength=256).astype(np.int64)
+    n = ch.size
+    if n == 0:
+        return ch.copy()
+    i0 = int(np.flatnonzero(hist)[0])
+    if hist[i0] == n:
+        return np.full_like(ch, i0)
+    scale = np.float32(255.0) / np.float32(n - hist[i0])
+    csum = np.cumsum(hist) - hist[i0]
+    lut = _round_u8(csum.astype(np.float32) * scale)
+    lut[:i0 + 1] = 0
+    return lut[ch]
+
+
+def _check_u8(img, op):
+    img = np.asarray(img)
+    if img.dtype != np.uint8:
+        raise TypeError(f"{op} supports only uint8 input, got {img.dtype}")
+    return img
+
+
+def equalize(img) -> np.ndarray:
+    """``equalize`` of one ``(H, W)`` or ``(H, W, C)`` uint8 image, each channel alone.
+
+    Raises
+    ------
+    TypeError
+        Not uint8.
+    """
+    img = _check_u8(img, "equalize")
+    if img.ndim == 2:
+        return equalize_channel(img)
+    return np.stack([equalize_channel(img[..., c]) for c in range(img.shape[-1])], axis=-1)
+
+
+def _build(njit):
+    @njit
+    def interpolate(src, luts, th, tw, tiles_y, tiles_x, out):
+        h, w = src.shape
+        inv_tw = np.float32(1.0) / np.float32(tw)
+        inv_th = np.float32(1.0) / np.float32(th)
+        half = np.float32(0.5)
+        one = np.float32(1.0)
+        for y in range(h):
+            tyf = np.float32(y) * inv_th - half
+            ty1 = np.int64(np.floor(tyf))
+            ya = tyf - np.float32(ty1)
+            ya1 = one - ya
+            ty2 = min(ty1 + 1, tiles_y - 1)
+            ty1 = max(ty1, 0)
+            for x in range(w):
+                txf = np.float32(x) * inv_tw - half
+                tx1 = np.int64(np.floor(txf))
+                xa = txf - np.float32(tx1)
+                xa1 = one - xa
+                tx2 = min(tx1 + 1, tiles_x - 1)
+                tx1 = max(tx1, 0)
+                v = src[y, x]
+                res = (np.float32(luts[ty1, tx1, v]) * xa1 + np.float32(luts[ty1, tx2, v]) * xa) \
+                    * ya1 + (np.float32(luts[ty2, tx1, v]) * xa1
+                             + np.float32(luts[ty2, tx2, v]) * xa) * ya
+                r = np.rint(res)
+                out[y, x] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
+        return out
+    return interpolate
+
+
+_interpolate = compiled(_build)
+
+
+def _mirror_101(n: int, extra: int) -> np.ndarray:
+    """Row / column indices of an extent ``n`` grown by ``extra`` at the end (``cb|abc``)."""
+    idx = np.arange(n + extra)
+    if n == 1:
+        return np.zeros(n + extra, np.int64)
+    period = 2 * n - 2
+    idx = idx % period
+    return np.where(idx < n, idx, period - idx)
+
+
+def clahe_channel(ch: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float) -> np.ndarray:
+    """CLAHE of one uint8 ``(H, W)`` channel (see the module docstring)."""
+    h, w = ch.shape
+    if h == 0 or w == 0:
+        return ch.copy()
+    ext = ch
+    if h % tiles_y or w % tiles_x:
+        # as OpenCV: both extents grow (a whole tile row / column where one divides evenly)
+        ry = _mirror_101(h, tiles_y - h % tiles_y)
+        rx = _mirror_101(w, tiles_x - w % tiles_x)
+        ext = ch[ry][:, rx]
+    th, tw = ext.shape[0] // tiles_y, ext.shape[1] // tiles_x
+    area = th * tw
+    tiles = ext[:th * tiles_y, :tw * tiles_x].reshape(tiles_y, th, tiles_x, tw)
+    tiles = tiles.transpose(0, 2, 1, 3).reshape(tiles_y * tiles_x, area)
+    offs = (np.arange(tiles_y * tiles_x, dtype=np.int64) * 256)[:, None]
+    hist = np.bincount((tiles + offs).reshape(-1), minlength=256 * tiles_y * tiles_x)
+    hist = hist.reshape(tiles_y * tiles_x, 256).astype(np.int64)
+    if clip_limit > 0.0:
+        limit = max(int(float(np.float32(clip_limit)) * area / 256), 1)
+        clipped = np.maximum(hist - limit, 0).sum(axis=1)
+        hist = np.minimum(hist, limit) + (clipped // 256)[:, None]
+        residual = clipped % 256
+        for t in np.flatnonzero(residual):
+            r = int(residual[t])
+            step = max(256 // r, 1)
+            hist[t, np.arange(0, 256, step)[:r]] += 1
+    scale = np.float32(255.0) / np.float32(area)
+    luts = _round_u8(np.cumsum(hist, axis=1).astype(np.float32) * scale)
+    luts = np.ascontiguousarray(luts.reshape(tiles_y, tiles_x, 256))
+    out = np.empty_like(ch)
+    return _interpolate()(np.ascontiguousarray(ch), luts, th, tw, tiles_y, tiles_x, out)
+
+
+# ------------------------------------------------------------------ CIE Lab (luma_only)
+_D65 = np.array([0.950456, 1.0, 1.088754])
+_RGB2XYZ = np.array([[0.412453, 0.357580, 0.180423],
+                     [0.212671, 0.715160, 0.072169],
+                     [0.019334, 0.119193, 0.950227]])
+
+
+def _srgb_to_linear(v):
+    return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+
+
+def _linear_to_srgb(v):
+    return np.where(v <= 0.0031308, v * 12.92, 1.055 * np.power(np.maximum(v, 0), 1 / 2.4)
+                    - 0.055)
+
+
+def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
+    """uint8 RGB -> 8-bit CIE Lab (D65, sRGB gamma; ``L * 255 / 100``, ``a + 128``, ``b +
+    128``) in float64 and rounded: OpenCV's ``COLOR_RGB2Lab`` formula (OpenCV computes it with
+    fixed-point tables, so single values may differ by one)."""
+    c = _srgb_to_linear(rgb.astype(np.float64) / 255.0)
+    xyz = (c @ _RGB2XYZ.T) / _D65
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
+    y = xyz[..., 1]
+    L = np.where(y > 0.008856, 116.0 * f[..., 1] - 16.0, 903.3 * y)
+    a = 500.0 * (f[..., 0] - f[..., 1]) + 128.0
+    b = 200.0 * (f[..., 1] - f[..., 2]) + 128.0
+    return _round_u8(np.stack([L * 255.0 / 100.0, a, b], axis=-1))
+
+
+def lab_to_rgb(lab: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`rgb_to_lab` (OpenCV's ``COLOR_Lab2RGB`` formula, float64)."""
+    lab = lab.astype(np.float64)
+    L = lab[..., 0] * 100.0 / 255.0
+    a, b = lab[..., 1] - 128.0, lab[..., 2] - 128.0
+    fy = (L + 16.0) / 116.0
+    y = np.where(L <= 8.0, L / 903.3, fy ** 3)
+    fy = np.where(L <= 8.0, 7.787 * y + 16.0 / 116.0, fy)
+    fx, fz = fy + a / 500.0, fy - b / 200.0
+
+    def inv(f):
+        return np.where(f > 0.206893, f ** 3, (f - 16.0 / 116.0) / 7.787)
+    xyz = np.stack([inv(fx), y, inv(fz)], axis=-1) * _D65
+    rgb = xyz @ np.linalg.inv(_RGB2XYZ).T
+    return _round_u8(_linear_to_srgb(np.clip(rgb, 0.0, 1.0)) * 255.0)
+
+
+def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool = True):
+    """``clahe`` of one ``(H, W)`` or ``(H, W, C)`` uint8 image (``C`` 1 or 3).
+
+    Raises
+    ------
+    TypeError
+        Not uint8.
+    ValueError
+        Tiles not positive, or a channel count other than 1 and 3.
+    """
+    img = _check_u8(img, "clahe")
+    if tiles_x <= 0 or tiles_y <= 0:
+        raise ValueError(f"clahe: tiles_x and tiles_y must be positive, got {tiles_x} and "
+                         f"{tiles_y}")
+    if img.ndim not in (2, 3):
+        raise ValueError("clahe expects HW (grayscale) or HWC (color) input layout.")
+    c = 1 if img.ndim == 2 else img.shape[2]
+    if c not in (1, 3):
+        raise ValueError(f"clahe supports 1 or 3 channels, got {c}")
+    args = (int(tiles_x), int(tiles_y), float(clip_limit))
+    if img.ndim == 2:
+        return clahe_channel(img, *args)
+    if c == 1:
+        return clahe_channel(img[..., 0], *args)[..., None]
+    if luma_only:
+        lab = rgb_to_lab(img)
+        lab[..., 0] = clahe_channel(np.ascontiguousarray(lab[..., 0]), *args)
+        return lab_to_rgb(lab)
+    return np.stack([clahe_channel(np.ascontiguousarray(img[..., k]), *args)
+                     for k in range(3)], axis=-1)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the CLAHE interpolation loop."""
+    clahe_channel(np.zeros((2, 2), np.uint8), 1, 1, 2.0)
+
+
+def _frames(ctx):
+    lay = ctx.in_metas[0].layout or ""
+    return lay.startswith("F")
+
+
+@register("equalize", "cpu")
+@per_sample
+def equalize_kernel(ctx, ins, a, i):
+    """``equalize`` of sample ``i`` (every frame of a sequence alone)."""
+    x = np.asarray(ins[0])
+    if _frames(ctx):
+        return np.stack([equalize(f) for f in x]) if len(x) else x.copy()
+    return equalize(x)
+
+
+@register("clahe", "cpu")
+@per_sample
+def clahe_kernel(ctx, ins, a, i):
+    """``clahe`` of sample ``i``."""
+    return clahe(ins[0], tiles_x=a["tiles_x"], tiles_y=a["tiles_y"],
+                 clip_limit=a["clip_limit"], luma_only=a.get("luma_only", True))

@@ -1,0 +1,332 @@
+"""The compiled loops of ``experimental.warp_perspective`` (see
+:mod:`runtime.kernels.cpu.warp_perspective` for the semantics): OpenCV's classic warp with
+source points rounded to 1/32 pixel and its interpolation tables (:func:`interp_tables`), and
+its newer float32-point linear / cubic sampling."""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import compiled
+
+__all__ = ["block_width", "interp_tables", "kernels"]
+
+
+def block_width(out_h: int, out_w: int) -> int:
+    """Width of the blocks in which OpenCV walks the output (32 x 32 pixels at most, 16 rows
+    high): the source point of a pixel is computed from its block's first column."""
+    bh = min(16, out_h)
+    bw = min(1024 // max(bh, 1), out_w)
+    bh = min(1024 // max(bw, 1), out_h)
+    return max(bw, 1)
+
+
+def _cubic_1d(x):
+    a = np.float32(-0.75)
+    one = np.float32(1)
+    x = np.float32(x)
+    c0 = ((a * (x + one) - np.float32(5) * a) * (x + one) + np.float32(8) * a) * (x + one) \
+        - np.float32(4) * a
+    c1 = ((a + np.float32(2)) * x - (a + np.float32(3))) * x * x + one
+    c2 = ((a + np.float32(2)) * (one - x) - (a + np.float32(3))) * (one - x) * (one - x) + one
+    c3 = one - c0 - c1 - c2
+    return [np.float32(c0), np.float32(c1), np.float32(c2), np.float32(c3)]
+
+
+def _tables(k):
+    scale = np.float32(1.0 / 32)
+    one_d = []
+    for i in range(32):
+        x = np.float32(i) * scale
+        one_d.append([np.float32(1) - x, x] if k == 2 else _cubic_1d(x))
+    ftab = np.zeros((1024, k * k), np.float32)
+    itab = np.zeros((1024, k * k), np.int32)
+    for i in range(32):
+        for j in range(32):
+            f = np.array([np.float32(one_d[i][k1] * one_d[j][k2])
+                          for k1 in range(k) for k2 in range(k)], np.float32)
+            iv = np.rint(f.astype(np.float64) * 32768).astype(np.int32)   # cvRound
+            diff = int(iv.sum()) - 32768
+            if diff:
+                c = k // 2
+                lo = hi = (c, c)
+                for k1 in range(c, c + 2):
+                    for k2 in range(c, c + 2):
+                        if iv[k1 * k + k2] < iv[lo[0] * k + lo[1]]:
+                            lo = (k1, k2)
+                        elif iv[k1 * k + k2] > iv[hi[0] * k + hi[1]]:
+                            hi = (k1, k2)
+                at = hi if diff < 0 else lo
+                iv[at[0] * k + at[1]] -= diff
+            ftab[i * 32 + j] = f
+            itab[i * 32 + j] = iv
+    return ftab, itab
+
+
+_TABLES = {}
+
+
+def interp_tables(interp: str):
+    """``(float32 weights, int32 weights x 32768)``, each ``(1024, taps)``: the 2-D weights of
+    the 32 x 32 sub-pixel positions (row ``32 * fy + fx``) of ``linear`` (4 taps) or ``cubic``
+    (16 taps), as OpenCV's remap tables."""
+    if interp not in _TABLES:
+        _TABLES[interp] = _tables(2 if interp == "linear" else 4)
+    return _TABLES[interp]
+
+
+def _build(njit):
+    @njit
+    def border_index(p, n, mode):
+        if 0 <= p < n:
+            return p
+        if mode == 0:
+            return -1
+        if mode == 1:
+            return 0 if p < 0 else n - 1
+        if mode == 4:
+            if p < 0:       # C's truncating division of a negative number
+                p -= -((n - 1 - p) // n) * n
+            if p >= n:
+                p = p % n
+            return p
+        if n == 1:
+            return 0
+        delta = 1 if mode == 3 else 0
+        while p < 0 or p >= n:
+            if p < 0:
+                p = -p - 1 + delta
+            else:
+                p = n - 1 - (p - n) - delta
+        return p
+
+    @njit
+    def store(out, oy, ox, c, v, is_int, lo, hi):
+        if is_int:
+            r = np.rint(v)
+            if r < lo:
+                r = lo
+            elif r > hi:
+                r = hi
+            out[oy, ox, c] = r
+        else:
+            out[oy, ox, c] = v
+
+    @njit
+    def float_point(m32, x, y):
+        w = np.float32(x) * m32[6] + np.float32(y) * m32[7] + m32[8]
+        sx = (np.float32(x) * m32[0] + np.float32(y) * m32[1] + m32[2]) / w
+        sy = (np.float32(x) * m32[3] + np.float32(y) * m32[4] + m32[5]) / w
+        return sx, sy
+
+    @njit
+    def floor_index(v):
+        if not (v > -1e9 and v < 1e9):      # NaN and far away: outside any image
+            return -1000000000
+        return np.int64(np.floor(v))
+
+    @njit
+    def tap(src, yy, xx, c, h, w, mode, cf):
+        if 0 <= xx < w and 0 <= yy < h:
+            return np.float32(src[yy, xx, c])
+        if mode == 0:
+            return cf
+        return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
+
+    @njit
+    def warp_float(src, m32, out, interp, mode, cval, is_int, lo, hi):
+        """linear / cubic from float32 source points (OpenCV's newer warp kernels)"""
+        h, w, cn = src.shape
+        oh, ow = out.shape[0], out.shape[1]
+        a = np.float32(-0.75)
+        one = np.float32(1)
+        for y in range(oh):
+            for x in range(ow):
+                sx, sy = float_point(m32, x, y)
+                ix, iy = floor_index(sx), floor_index(sy)
+                fx = sx - np.float32(ix)
+                fy = sy - np.float32(iy)
+                if interp == 1:
+                    inside = 0 <= ix < w - 1 and 0 <= iy < h - 1
+                    if not inside and mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
+                        for c in range(cn):
+                            out[y, x, c] = cval[c]
+                        continue
+                    for c in range(cn):
+                        cf = np.float32(cval[c])
+                        p00 = tap(src, iy, ix, c, h, w, mode, cf)
+                        p01 = tap(src, iy, ix + 1, c, h, w, mode, cf)
+                        p10 = tap(src, iy + 1, ix, c, h, w, mode, cf)
+                        p11 = tap(src, iy + 1, ix + 1, c, h, w, mode, cf)
+                        v0 = p00 + fx * (p01 - p00)
+                        v1 = p10 + fx * (p11 - p10)
+                        v0 = v0 + fy * (v1 - v0)
+                        store(out, y, x, c, v0, is_int, lo, hi)
+                    continue
+                if mode == 0 and (ix + 2 < 0 or ix - 1 >= w or iy + 2 < 0 or iy - 1 >= h):
+                    for c in range(cn):
+                        out[y, x, c] = cval[c]
+                    continue
+                wx = np.empty(4, np.float32)
+                wy = np.empty(4, np.float32)
+                for k in range(2):
+                    t = fx if k == 0 else fy
+                    c0 = ((a * (t + one) - np.float32(5) * a) * (t + one) + np.float32(8) * a) \
+                        * (t + one) - np.float32(4) * a
+                    c1 = ((a + np.float32(2)) * t - (a + np.float32(3))) * t * t + one
+                    c2 = ((a + np.float32(2)) * (one - t) - (a + np.float32(3))) * (one - t) \
+                        * (one - t) + one
+                    c3 = one - c0 - c1 - c2
+                    ws = wx if k == 0 else wy
+                    ws[0], ws[1], ws[2], ws[3] = c0, c1, c2, c3
+                for c in range(cn):
+                    cf = np.float32(cval[c])
+                    v = np.float32(0)
+                    for r in range(4):
+                        row = np.float32(0)
+                        for q in range(4):
+                            row += tap(src, iy - 1 + r, ix - 1 + q, c, h, w, mode, cf) * wx[q]
+                        v += row * wy[r]
+                    store(out, y, x, c, v, is_int, lo, hi)
+        return out
+
+    @njit
+    def warp(src, m, out, interp, mode, cval, ftab, itab, fixed, is_int, lo, hi, bw):
+        h, w, cn = src.shape
+        oh, ow = out.shape[0], out.shape[1]
+        tab = 32.0 if interp != 0 else 1.0
+        ivals = np.empty(cn, np.int64)
+        for c in range(cn):
+            ivals[c] = np.int64(cval[c])
+        for y in range(oh):
+            for x in range(ow):
+                x0 = (x // bw) * bw
+                x1 = x - x0
+                X0 = m[0] * x0 + m[1] * y + m[2]
+                Y0 = m[3] * x0 + m[4] * y + m[5]
+                W0 = m[6] * x0 + m[7] * y + m[8]
+                W = W0 + m[6] * x1
+                W = tab / W if W != 0 else 0.0
+                fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
+                fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
+                X = np.int64(np.rint(fx))
+                Y = np.int64(np.rint(fy))
+                if interp == 0:
+                    sx = max(-32768, min(32767, X))
+                    sy = max(-32768, min(32767, Y))
+                    if 0 <= sx < w and 0 <= sy < h:
+                        for c in range(cn):
+                            out[y, x, c] = src[sy, sx, c]
+                    elif mode == 0:
+                        for c in range(cn):
+                            out[y, x, c] = ivals[c] if fixed or is_int else cval[c]
+                    else:
+                        bx = border_index(sx, w, mode)
+                        by = border_index(sy, h, mode)
+                        for c in range(cn):
+                            out[y, x, c] = src[by, bx, c]
+                    continue
+                sx = max(-32768, min(32767, X >> 5))
+                sy = max(-32768, min(32767, Y >> 5))
+                a = (Y & 31) * 32 + (X & 31)
+                if interp == 1:
+                    if 0 <= sx < w - 1 and 0 <= sy < h - 1:
+                        for c in range(cn):
+                            if fixed:
+                                s = (np.int64(src[sy, sx, c]) * itab[a, 0]
+                                     + np.int64(src[sy, sx + 1, c]) * itab[a, 1]
+                                     + np.int64(src[sy + 1, sx, c]) * itab[a, 2]
+                                     + np.int64(src[sy + 1, sx + 1, c]) * itab[a, 3])
+                                out[y, x, c] = min(255, max(0, (s + 16384) >> 15))
+                            else:
+                                v = (np.float32(src[sy, sx, c]) * ftab[a, 0]
+                                     + np.float32(src[sy, sx + 1, c]) * ftab[a, 1]
+                                     + np.float32(src[sy + 1, sx, c]) * ftab[a, 2]
+                                     + np.float32(src[sy + 1, sx + 1, c]) * ftab[a, 3])
+                                store(out, y, x, c, v, is_int, lo, hi)
+                        continue
+                    if mode == 0 and (sx >= w or sx + 1 < 0 or sy >= h or sy + 1 < 0):
+                        for c in range(cn):
+                            out[y, x, c] = ivals[c] if fixed or is_int else cval[c]
+                        continue
+                    if mode == 1:
+                        xa, xb = min(max(sx, 0), w - 1), min(max(sx + 1, 0), w - 1)
+                        ya, yb = min(max(sy, 0), h - 1), min(max(sy + 1, 0), h - 1)
+                    else:
+                        xa, xb = border_index(sx, w, mode), border_index(sx + 1, w, mode)
+                        ya, yb = border_index(sy, h, mode), border_index(sy + 1, h, mode)
+                    for c in range(cn):
+                        if fixed:
+                            cv = ivals[c]
+                            v0 = np.int64(src[ya, xa, c]) if xa >= 0 and ya >= 0 else cv
+                            v1 = np.int64(src[ya, xb, c]) if xb >= 0 and ya >= 0 else cv
+                            v2 = np.int64(src[yb, xa, c]) if xa >= 0 and yb >= 0 else cv
+                            v3 = np.int64(src[yb, xb, c]) if xb >= 0 and yb >= 0 else cv
+                            s = v0 * itab[a, 0] + v1 * itab[a, 1] + v2 * itab[a, 2] \
+                                + v3 * itab[a, 3]
+                            out[y, x, c] = min(255, max(0, (s + 16384) >> 15))
+                        else:
+                            cf = np.float32(ivals[c]) if is_int else np.float32(cval[c])
+                            f0 = np.float32(src[ya, xa, c]) if xa >= 0 and ya >= 0 else cf
+                            f1 = np.float32(src[ya, xb, c]) if xb >= 0 and ya >= 0 else cf
+                            f2 = np.float32(src[yb, xa, c]) if xa >= 0 and yb >= 0 else cf
+                            f3 = np.float32(src[yb, xb, c]) if xb >= 0 and yb >= 0 else cf
+                            v = f0 * ftab[a, 0] + f1 * ftab[a, 1] + f2 * ftab[a, 2] \
+                                + f3 * ftab[a, 3]
+                            store(out, y, x, c, v, is_int, lo, hi)
+                    continue
+                # cubic: 4 x 4 taps from (sx - 1, sy - 1)
+                sx -= 1
+                sy -= 1
+                if 0 <= sx < w - 3 and 0 <= sy < h - 3:
+                    for c in range(cn):
+                        if fixed:
+                            s = np.int64(0)
+                            for r in range(4):
+                                for q in range(4):
+                                    s += np.int64(src[sy + r, sx + q, c]) * itab[a, 4 * r + q]
+                            out[y, x, c] = min(255, max(0, (s + 16384) >> 15))
+                        else:
+                            v = np.float32(0)
+                            for r in range(4):
+                                t = (np.float32(src[sy + r, sx, c]) * ftab[a, 4 * r]
+                                     + np.float32(src[sy + r, sx + 1, c]) * ftab[a, 4 * r + 1]
+                                     + np.float32(src[sy + r, sx + 2, c]) * ftab[a, 4 * r + 2]
+                                     + np.float32(src[sy + r, sx + 3, c]) * ftab[a, 4 * r + 3])
+                                v = t if r == 0 else v + t
+                            store(out, y, x, c, v, is_int, lo, hi)
+                    continue
+                if mode == 0 and (sx >= w or sx + 4 <= 0 or sy >= h or sy + 4 <= 0):
+                    for c in range(cn):
+                        out[y, x, c] = ivals[c] if fixed or is_int else cval[c]
+                    continue
+                for c in range(cn):
+                    if fixed:
+                        cv = ivals[c]
+                        s = cv * 32768
+                        for r in range(4):
+                            yy = border_index(sy + r, h, mode)
+                            if yy < 0:
+                                continue
+                            for q in range(4):
+                                xx = border_index(sx + q, w, mode)
+                                if xx >= 0:
+                                    s += (np.int64(src[yy, xx, c]) - cv) * itab[a, 4 * r + q]
+                        out[y, x, c] = min(255, max(0, (s + 16384) >> 15))
+                    else:
+                        cf = np.float32(ivals[c]) if is_int else np.float32(cval[c])
+                        v = cf
+                        for r in range(4):
+                            yy = border_index(sy + r, h, mode)
+                            if yy < 0:
+                                continue
+                            for q in range(4):
+                                xx = border_index(sx + q, w, mode)
+                                if xx >= 0:
+                                    v = v + (np.float32(src[yy, xx, c]) - cf) * ftab[a, 4 * r + q]
+                        store(out, y, x, c, v, is_int, lo, hi)
+        return out
+    return warp, warp_float
+
+
+#: getter of ``(quantized, floating)``, the two compiled warps
+kernels = compiled(_build)
