@@ -24,7 +24,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``sphere``                 ``sphere``
 ``noise``                  ``noise.gaussian`` / ``salt_and_pepper`` / ``shot``
 ``dims``                   ``expand_dims``, ``stack``, ``per_frame``
-``bbox``                   ``bb_flip``, ``random_bbox_crop``
+``bbox``                   ``bb_flip``, ``random_bbox_crop``, ``bbox_rotate``
 ``color``                  ``brightness_contrast``, ``hsv``, ``brightness``, ``contrast``,
                            ``hue``, ``saturation``, ``color_twist``,
                            ``color_space_conversion``
@@ -48,6 +48,14 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``file_read``              ``io.file.read``
 ``numpy_decode``           ``decoders.numpy``
 ``inflate``                ``decoders.inflate``
+``audio``                  ``preemphasis_filter``, ``to_decibels``, ``mel_filter_bank``, ``mfcc``,
+                           ``nonsilent_region`` (``audio_jit``: the compiled loops)
+``audio_fft``              ``spectrogram``, ``power_spectrum``
+``roi_crop``               ``roi_random_crop``, ``random_crop_generator``
+``segmentation``           ``segmentation.select_masks``, ``random_mask_pixel``,
+                           ``random_object_bbox``
+``tensor_resize``          ``tensor_resize``
+``resize_crop_mirror``    ``resize_crop_mirror``
 ``aliases``                every alias of :mod:`compiler.ops.aliases` (``experimental.*``)
 =========================  ==================================================================
 
@@ -64,9 +72,12 @@ from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
+from . import roi_crop, segmentation
 from . import color_hist, debayer, jpeg_distortion, warp_perspective
 from . import filters, filters_conv, filters_morph
 from . import file_read, inflate, numpy_decode
+from . import resize_crop_mirror, tensor_resize
+from . import audio, audio_fft, audio_jit
 from . import aliases  # last: registers the kernels of the aliases' originals
 
 __all__ = ["MODULES", "warm_up"]
@@ -77,7 +88,7 @@ MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random
            noise, dims, bbox, color, color_hist, debayer, jpeg_distortion, slicing, blur,
            shaping, detection,
            reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
-           inflate, filters, filters_morph, aliases)
+           inflate, filters, filters_morph, audio, audio_fft, roi_crop, segmentation, aliases)
 
 
 def warm_up() -> None:
@@ -88,8 +99,10 @@ def warm_up() -> None:
     detection.warm_up()
     warp_perspective.warm_up()
     color_hist.warm_up()
+    reductions.warm_up()
     filters_conv.warm_up()
     filters_morph.warm_up()
+    audio_jit.warm_up()
 
 
 prepare_with("runtime.kernels.cpu.catalog:warm_up")

@@ -1,0 +1,110 @@
+"""CPU kernels of ``spectrogram`` and ``power_spectrum`` (schemas in :mod:`compiler.ops.audio`).
+
+The transforms run in float64 (numpy's pocketfft, the same code on every CPU) and are rounded
+once to float32.  DALI's CPU operators use a float32 FFT (FFTS), so values agree to float32
+accuracy, not bit for bit (docs/semantics.md, "Audio").  Windows are a strided view of the
+(padded) signal: one batched FFT per sample, no per-frame Python.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from runtime.kernels.registry import per_sample, register
+
+__all__ = ["hann_window", "spectrogram", "power_spectrum"]
+
+
+@functools.lru_cache(maxsize=32)
+def hann_window(n: int) -> np.ndarray:
+    """DALI's Hann window: ``0.5 * (1 - cos(2 pi (t + 0.5) / n))``, float64."""
+    t = np.arange(n, dtype=np.float64)
+    w = 0.5 * (1.0 - np.cos(2.0 * math.pi / n * (t + 0.5)))
+    w.setflags(write=False)
+    return w
+
+
+def _reflect_pad(x: np.ndarray, before: int, after: int) -> np.ndarray:
+    """``x`` padded by reflection without repeating the edge sample (``before`` / ``after``
+    samples), folding back and forth when the padding exceeds the signal (a 1-sample signal
+    repeats)."""
+    n = x.shape[0]
+    if n == 1:
+        return np.full(n + before + after, x[0], x.dtype)
+    idx = np.arange(-before, n + after)
+    period = 2 * (n - 1)
+    idx = np.abs(np.mod(idx, period))
+    idx = np.where(idx >= n, period - idx, idx)
+    return x[idx]
+
+
+def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None, power=2,
+                center_windows=True, reflect_padding=True, layout="ft") -> np.ndarray:
+    """Short-time Fourier transform magnitudes of a 1-D signal.
+
+    Window ``k`` covers ``x[k * window_step : k * window_step + window_length]``; with
+    ``center_windows`` it is centred there instead (``window_length // 2`` samples before it,
+    outside the signal by reflection or zeros), ``len(x) // window_step + 1`` windows; it is
+    multiplied by ``window_fn`` (default :func:`hann_window`), zero-padded to
+    ``nfft`` and transformed.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, ``(nfft // 2 + 1, windows)`` for layout ``"ft"``, transposed for ``"tf"``;
+        ``power`` 2 gives ``|X|^2``, 1 ``|X|``.
+    """
+    wl, step = int(window_length), int(window_step)
+    nfft = wl if nfft is None else int(nfft)
+    sig = np.asarray(x).astype(np.float64)
+    n = sig.shape[0]
+    if center_windows:      # centres 0, step, ... <= n: n // step + 1 windows (DALI)
+        p = wl // 2
+        count = n // step + 1
+        sig = (_reflect_pad(sig, p, wl - p) if reflect_padding and n
+               else np.pad(sig, (p, wl - p)))
+    else:
+        count = (n - wl) // step + 1 if n >= wl else 0
+    nbins = nfft // 2 + 1
+    if count <= 0:
+        spec = np.zeros((0, nbins))
+    else:
+        frames = sliding_window_view(sig, wl)[::step][:count]
+        w = hann_window(wl) if window_fn is None else np.asarray(window_fn, np.float64)
+        spec = np.abs(np.fft.rfft(frames * w, n=nfft, axis=1))
+        if int(power) == 2:
+            spec = spec * spec
+    out = spec.astype(np.float32)
+    return np.ascontiguousarray(out.T) if layout == "ft" else out
+
+
+@register("spectrogram", "cpu")
+@per_sample
+def spectrogram_kernel(ctx, ins, a, i):
+    """``spectrogram`` of sample ``i``."""
+    return spectrogram(ins[0], a.get("nfft"), a.get("window_length", 512),
+                       a.get("window_step", 256), a.get("window_fn"), a.get("power", 2),
+                       a.get("center_windows", True), a.get("reflect_padding", True),
+                       a.get("layout") or "ft")
+
+
+def power_spectrum(x, nfft=None, axis=-1, power=2) -> np.ndarray:
+    """``|rfft(x, nfft)|^power`` along ``axis`` (float32; ``nfft`` defaults to the length
+    there; the input is cut or zero-padded to ``nfft``)."""
+    x = np.asarray(x).astype(np.float64)
+    axis = axis % x.ndim
+    n = x.shape[axis] if nfft is None else int(nfft)
+    spec = np.abs(np.fft.rfft(x, n=n, axis=axis))
+    if int(power) == 2:
+        spec = spec * spec
+    return spec.astype(np.float32)
+
+
+@register("power_spectrum", "cpu")
+@per_sample
+def power_spectrum_kernel(ctx, ins, a, i):
+    """``power_spectrum`` of sample ``i``."""
+    return power_spectrum(ins[0], a.get("nfft"), a.get("axis", -1), a.get("power", 2))

@@ -1,0 +1,93 @@
+"""Compiled loops of the audio kernels (:mod:`.audio`): float32 arithmetic in DALI's order.
+
+DALI's CPU operators accumulate in float32, element after element; numpy's reductions and BLAS
+sum in blocks whose order depends on the CPU's SIMD path.  These loops add in the order DALI
+does (IEEE float32, no fused multiply-add: numba without fast-math), so their results do not
+depend on the CPU and match DALI's operators bit for bit where DALI's own order is known.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import compiled
+
+__all__ = ["moving_mean_square", "dct_rows", "mel_rows", "warm_up"]
+
+
+@compiled
+def moving_mean_square(njit):
+    """``kernel(x, window, reset, out)``: ``out[j]`` = mean of ``x[j:j + window]`` squared, for
+    ``j`` in ``0 .. len(x) - window``, as a running float32 sum (add the new square, subtract
+    the old one) recomputed from scratch every ``reset`` windows (DALI's
+    ``MovingMeanSquare``); ``x`` is float32 (integers converted by the caller)."""
+    @njit
+    def kernel(x, window, reset, out):
+        n_out = out.shape[0]
+        factor = np.float32(1.0) / np.float32(window)
+        s = np.float32(0.0)
+        j = 0
+        count = 0
+        while j < n_out:
+            s = np.float32(0.0)
+            for k in range(j, j + window):
+                s = s + x[k] * x[k]
+            out[j] = s * factor
+            j += 1
+            count += 1
+            while j < reset * count and j < n_out:
+                new = x[j + window - 1]
+                old = x[j - 1]
+                s = s + (new * new - old * old)
+                out[j] = s * factor
+                j += 1
+    return kernel
+
+
+@compiled
+def dct_rows(njit):
+    """``kernel(x, table, out)``: ``out[k, t] = sum_n x[n, t] * table[k, n]`` in float32,
+    ``n`` ascending (DALI's ``Dct1DCpu``); ``x`` (N, T), ``table`` (K, N), ``out`` (K, T)."""
+    @njit
+    def kernel(x, table, out):
+        n_in, n_t = x.shape
+        for k in range(table.shape[0]):
+            for t in range(n_t):
+                acc = np.float32(0.0)
+                for n in range(n_in):
+                    acc = acc + x[n, t] * table[k, n]
+                out[k, t] = acc
+    return kernel
+
+
+@compiled
+def mel_rows(njit):
+    """``kernel(spec, bins, down, up, w_down, w_up, out)``: for each FFT bin ``b`` (ascending)
+    of ``bins``: ``out[down[b]] += w_down[b] * spec[b]`` (if ``down[b] >= 0``), then
+    ``out[up[b]] += w_up[b] * spec[b]`` (if ``up[b] >= 0``): float32, DALI's
+    ``MelFilterBankCpu`` order; ``spec`` (F, T), ``out`` (nfilter, T), zeroed by the caller."""
+    @njit
+    def kernel(spec, bins, down, up, w_down, w_up, out):
+        n_t = spec.shape[1]
+        for b in bins:
+            fd = down[b]
+            if fd >= 0:
+                w = w_down[b]
+                for t in range(n_t):
+                    out[fd, t] = out[fd, t] + w * spec[b, t]
+            fu = up[b]
+            if fu >= 0:
+                w = w_up[b]
+                for t in range(n_t):
+                    out[fu, t] = out[fu, t] + w * spec[b, t]
+    return kernel
+
+
+def warm_up() -> None:
+    """Build (or load from the cache) the compiled loops."""
+    x = np.zeros(4, np.float32)
+    moving_mean_square()(x, 2, 2, np.zeros(3, np.float32))
+    dct_rows()(np.zeros((2, 2), np.float32), np.zeros((1, 2), np.float32),
+               np.zeros((1, 2), np.float32))
+    mel_rows()(np.zeros((2, 2), np.float32), np.arange(2, dtype=np.int64),
+               np.array([-1, 0]), np.array([0, -1]), np.ones(2, np.float32),
+               np.ones(2, np.float32), np.zeros((1, 2), np.float32))
