@@ -20,11 +20,11 @@ import math
 
 import numpy as np
 
-from runtime.kernels.registry import per_sample, register
+from runtime.kernels.registry import register
 
 from .cast import cast, to_numpy_dtype
-from .color_pixels import (apply_mat3, apply_scale, gray_into, luma_from_ycbcr_into,
-                           mat3_into, reorder_into, scale_into, ycbcr_to_rgb_into)
+from .color_pixels import (apply_mat3, apply_scale, gray_into, into_batch,
+                           luma_from_ycbcr_into, mat3_into, reorder_into, ycbcr_to_rgb_into)
 
 __all__ = ["brightness_contrast", "default_center", "output_range", "hsv", "hsv_matrix",
            "color_twist", "color_twist_params", "brightness_contrast_params", "color_space_conversion", "CHANNELS"]
@@ -47,7 +47,7 @@ def output_range(dtype) -> float:
 
 
 def brightness_contrast(x, *, brightness=1.0, brightness_shift=0.0, contrast=1.0,
-                        contrast_center=None, dtype=None):
+                        contrast_center=None, dtype=None, out=None):
     """Adjust one sample (see the module docstring).
 
     Returns
@@ -59,18 +59,18 @@ def brightness_contrast(x, *, brightness=1.0, brightness_shift=0.0, contrast=1.0
     out_dt = x.dtype if dtype is None else to_numpy_dtype(dtype)
     mul, add = brightness_contrast_params(x.dtype, out_dt, brightness, brightness_shift,
                                           contrast, contrast_center)
-    return apply_scale(x, mul, add, out_dt)
+    return apply_scale(x, mul, add, out_dt, out)
 
 
 @register("brightness_contrast", "cpu")
-@per_sample
-def brightness_contrast_kernel(ctx, ins, a, i):
+@into_batch()
+def brightness_contrast_kernel(ctx, x, a, out):
     """``brightness_contrast`` of sample ``i``."""
     return brightness_contrast(
-        ins[0], brightness=a.get("brightness", 1.0), brightness_shift=a.get("brightness_shift",
+        x, brightness=a.get("brightness", 1.0), brightness_shift=a.get("brightness_shift",
                                                                             0.0),
         contrast=a.get("contrast", 1.0), contrast_center=a.get("contrast_center"),
-        dtype=ctx.out_metas[0].dtype)
+        dtype=ctx.out_metas[0].dtype, out=out)
 
 
 # ------------------------------------------------------------------------------------- hsv
@@ -112,7 +112,7 @@ def hsv_matrix(hue=0.0, saturation=1.0, value=1.0) -> np.ndarray:
     return np.array(_matmul(_matmul(YIQ_TO_RGB, h), RGB_TO_YIQ), dtype=np.float32)
 
 
-def hsv(x, *, hue=0.0, saturation=1.0, value=1.0, dtype=None):
+def hsv(x, *, hue=0.0, saturation=1.0, value=1.0, dtype=None, out=None):
     """Adjust hue, saturation and value of one RGB sample (channels last).
 
     ``out_i = M_i0 r + M_i1 g + M_i2 b`` in float32, summed in that order (DALI's), with
@@ -127,51 +127,52 @@ def hsv(x, *, hue=0.0, saturation=1.0, value=1.0, dtype=None):
     if x.shape[-1] != 3:
         raise ValueError(f"hsv expects RGB images (3 channels), got {x.shape[-1]} channels")
     return apply_mat3(x, hsv_matrix(hue, saturation, value), None,
-                      x.dtype if dtype is None else to_numpy_dtype(dtype))
+                      x.dtype if dtype is None else to_numpy_dtype(dtype), out=out)
 
 
 @register("hsv", "cpu")
-@per_sample
-def hsv_kernel(ctx, ins, a, i):
+@into_batch()
+def hsv_kernel(ctx, x, a, out):
     """``hsv`` of sample ``i``."""
-    return hsv(ins[0], hue=a.get("hue", 0.0), saturation=a.get("saturation", 1.0),
-               value=a.get("value", 1.0), dtype=ctx.out_metas[0].dtype)
+    return hsv(x, hue=a.get("hue", 0.0), saturation=a.get("saturation", 1.0),
+               value=a.get("value", 1.0), dtype=ctx.out_metas[0].dtype, out=out)
 
 
 @register("brightness", "cpu")
-@per_sample
-def brightness_kernel(ctx, ins, a, i):
+@into_batch()
+def brightness_kernel(ctx, x, a, out):
     """``brightness`` of sample ``i``: ``brightness_contrast`` with ``contrast`` 1."""
-    return brightness_contrast(ins[0], brightness=a.get("brightness", 1.0),
+    return brightness_contrast(x, brightness=a.get("brightness", 1.0),
                                brightness_shift=a.get("brightness_shift", 0.0),
-                               dtype=ctx.out_metas[0].dtype)
+                               dtype=ctx.out_metas[0].dtype, out=out)
 
 
 @register("contrast", "cpu")
-@per_sample
-def contrast_kernel(ctx, ins, a, i):
+@into_batch()
+def contrast_kernel(ctx, x, a, out):
     """``contrast`` of sample ``i``: ``brightness_contrast`` with ``brightness`` 1."""
-    return brightness_contrast(ins[0], contrast=a.get("contrast", 1.0),
+    return brightness_contrast(x, contrast=a.get("contrast", 1.0),
                                contrast_center=a.get("contrast_center"),
-                               dtype=ctx.out_metas[0].dtype)
+                               dtype=ctx.out_metas[0].dtype, out=out)
 
 
 @register("hue", "cpu")
-@per_sample
-def hue_kernel(ctx, ins, a, i):
+@into_batch()
+def hue_kernel(ctx, x, a, out):
     """``hue`` of sample ``i``: ``hsv`` with only ``hue`` (``image_type`` is not used, as in
     DALI 2.4, which treats every input as RGB)."""
-    return hsv(ins[0], hue=a.get("hue", 0.0), dtype=ctx.out_metas[0].dtype)
+    return hsv(x, hue=a.get("hue", 0.0), dtype=ctx.out_metas[0].dtype, out=out)
 
 
 @register("saturation", "cpu")
-@per_sample
-def saturation_kernel(ctx, ins, a, i):
+@into_batch()
+def saturation_kernel(ctx, x, a, out):
     """``saturation`` of sample ``i``: ``hsv`` with only ``saturation``."""
-    return hsv(ins[0], saturation=a.get("saturation", 1.0), dtype=ctx.out_metas[0].dtype)
+    return hsv(x, saturation=a.get("saturation", 1.0), dtype=ctx.out_metas[0].dtype, out=out)
 
 
-def color_twist(x, *, hue=0.0, saturation=1.0, brightness=1.0, contrast=1.0, dtype=None):
+def color_twist(x, *, hue=0.0, saturation=1.0, brightness=1.0, contrast=1.0, dtype=None,
+                out=None):
     """Hue, saturation, contrast and brightness of one RGB sample (channels last) in one affine
     map, composed as DALI 2.4 does (measured on its CPU operator):
     ``out_i = (M_i0 r + M_i1 g + M_i2 b) + off`` in float32, with ``M = hsv_matrix(hue,
@@ -194,7 +195,7 @@ def color_twist(x, *, hue=0.0, saturation=1.0, brightness=1.0, contrast=1.0, dty
                          f"channels")
     m, off = color_twist_params(x.dtype, hue, saturation, brightness, contrast)
     return apply_mat3(x, m, np.full(3, off, _F), x.dtype if dtype is None
-                      else to_numpy_dtype(dtype))
+                      else to_numpy_dtype(dtype), out=out)
 
 
 def color_twist_params(in_dtype, hue=0.0, saturation=1.0, brightness=1.0, contrast=1.0):
@@ -215,12 +216,12 @@ def brightness_contrast_params(in_dtype, out_dtype, brightness=1.0, brightness_s
 
 
 @register("color_twist", "cpu")
-@per_sample
-def color_twist_kernel(ctx, ins, a, i):
+@into_batch()
+def color_twist_kernel(ctx, x, a, out):
     """``color_twist`` of sample ``i``."""
-    return color_twist(ins[0], hue=a.get("hue", 0.0), saturation=a.get("saturation", 1.0),
+    return color_twist(x, hue=a.get("hue", 0.0), saturation=a.get("saturation", 1.0),
                        brightness=a.get("brightness", 1.0), contrast=a.get("contrast", 1.0),
-                       dtype=ctx.out_metas[0].dtype)
+                       dtype=ctx.out_metas[0].dtype, out=out)
 
 
 # --------------------------------------------------------------- color_space_conversion
@@ -251,7 +252,7 @@ _YCC_TO_RGB = (_INV_Y, _INV_C * _F(1.402), _INV_C * _F(0.34413629), _INV_C * _F(
                _INV_C * _F(1.772))
 
 
-def color_space_conversion(x, image_type: str, output_type: str) -> np.ndarray:
+def color_space_conversion(x, image_type: str, output_type: str, out=None) -> np.ndarray:
     """Convert one uint8 sample (channels last, any leading dimensions) between color spaces.
 
     RGB <-> BGR reverses the channels, GRAY -> RGB / BGR repeats the one channel; RGB / BGR ->
@@ -286,7 +287,8 @@ def color_space_conversion(x, image_type: str, output_type: str) -> np.ndarray:
     if x.shape[-1] != want:
         raise ValueError(f"color_space_conversion: image_type {image_type} has {want} channels: "
                          f"Expected {want}. Got {x.shape[-1]}")
-    out = np.empty(x.shape[:-1] + (CHANNELS[output_type],), np.uint8)
+    if out is None:
+        out = np.empty(x.shape[:-1] + (CHANNELS[output_type],), np.uint8)
     if image_type == "YCbCr":
         if output_type == "GRAY":
             luma_from_ycbcr_into(x, _INV_Y, out)
@@ -308,7 +310,7 @@ def color_space_conversion(x, image_type: str, output_type: str) -> np.ndarray:
 
 
 @register("color_space_conversion", "cpu")
-@per_sample
-def color_space_conversion_kernel(ctx, ins, a, i):
+@into_batch(lambda x, a: tuple(x.shape[:-1]) + (CHANNELS[a["output_type"]],))
+def color_space_conversion_kernel(ctx, x, a, out):
     """``color_space_conversion`` of sample ``i``."""
-    return color_space_conversion(ins[0], a["image_type"], a["output_type"])
+    color_space_conversion(x, a["image_type"], a["output_type"], out)

@@ -16,14 +16,19 @@ the batch on the pool threads.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from runtime.buffers import batch_array
+from runtime.kernels.registry import sample_args
 
 from .cast import cast
 from .jit import compiled
 
 __all__ = ["scale_into", "scale_table", "mat3_into", "quantizer", "gray_into",
            "ycbcr_to_rgb_into", "luma_from_ycbcr_into", "reorder_into", "warm_up", "apply_scale",
-           "apply_mat3"]
+           "apply_mat3", "into_batch"]
 
 _F = np.float32
 
@@ -222,10 +227,11 @@ def scale_into(x: np.ndarray, mul, add, out: np.ndarray) -> None:
         out.reshape(-1)[...] = cast(tmp, out.dtype)
 
 
-def apply_scale(x, mul, add, dtype) -> np.ndarray:
-    """:func:`scale_into` into a new array of ``dtype``."""
+def apply_scale(x, mul, add, dtype, out=None) -> np.ndarray:
+    """:func:`scale_into` into ``out`` (given: ``x``'s shape, ``dtype``, C-contiguous) or a new
+    array; returns it."""
     x = np.asarray(x)
-    out = np.empty(x.shape, np.dtype(dtype))
+    out = np.empty(x.shape, np.dtype(dtype)) if out is None else out
     scale_into(x, mul, add, out)
     return out
 
@@ -253,12 +259,44 @@ def mat3_into(x: np.ndarray, m, off, out: np.ndarray, *, bgr: bool = False) -> N
         out.reshape(-1, 3)[...] = cast(tmp, out.dtype)
 
 
-def apply_mat3(x, m, off, dtype, *, bgr=False) -> np.ndarray:
-    """:func:`mat3_into` into a new array of ``dtype``."""
+def apply_mat3(x, m, off, dtype, *, bgr=False, out=None) -> np.ndarray:
+    """:func:`mat3_into` into ``out`` (given: ``x``'s shape, ``dtype``, C-contiguous) or a new
+    array; returns it."""
     x = np.asarray(x)
-    out = np.empty(x.shape, np.dtype(dtype))
+    out = np.empty(x.shape, np.dtype(dtype)) if out is None else out
     mat3_into(x, m, off, out, bgr=bgr)
     return out
+
+
+def into_batch(out_shape=None):
+    """Decorator: ``fn(ctx, x, args, out)`` (one sample ``x``, its arguments, the array to
+    write) becomes a batch kernel whose outputs are views of ONE recycled buffer
+    (:func:`runtime.buffers.batch_array`: its pages stay mapped and warm from batch to batch,
+    where a fresh array per sample faults every page in again). ``out_shape(x, args)`` gives a
+    sample's output shape (default: the input's); the dtype is the node's output dtype."""
+    def deco(fn):
+        def kernel(ctx, inputs, args):
+            images, n = inputs[0], ctx.batch_size
+            xs = [np.asarray(images[i] if len(images) > 1 else images[0]) for i in range(n)]
+            per = [sample_args(ctx, args, i) for i in range(n)]
+            shapes = [tuple(x.shape) if out_shape is None else out_shape(x, a)
+                      for x, a in zip(xs, per)]
+            dt = np.dtype(ctx.out_metas[0].dtype)
+            sizes = [math.prod(s) for s in shapes]
+            flat = batch_array((sum(sizes),), dt)
+            outs, at = [], 0
+            for shape, size in zip(shapes, sizes):
+                outs.append(flat[at:at + size].reshape(shape))
+                at += size
+
+            def one(i):
+                fn(ctx, xs[i], per[i], outs[i])
+            ctx.pool.map(one, n)
+            return [outs]
+        kernel.__name__ = getattr(fn, "__name__", "kernel")
+        kernel.__doc__ = fn.__doc__
+        return kernel
+    return deco
 
 
 def gray_into(x: np.ndarray, out: np.ndarray, *, bgr: bool = False) -> None:
