@@ -347,3 +347,29 @@ def test_oracle_caffe2(tmp_path, photo_jpegs, case):
     a = sorted(tuple(x.tobytes() for x in s) for s in _flat(ndd.readers.Caffe2(**shuf), 2))
     b = sorted(tuple(x.tobytes() for x in s) for s in _dali_flat("Caffe2", 2, count=4, **shuf))
     assert a == b
+
+
+def test_lazy_init_samples_and_stick_to_shard(caffe_db):
+    paths, samples = caffe_db
+    r = ndd.readers.Caffe(path=paths, lazy_init=True)
+    assert r._core._listed is None                  # nothing listed before the first use
+    got = [(np.asarray(i).tobytes(), int(np.asarray(lab)[0])) for i, lab in r.next_epoch()]
+    assert got == [(s[0], s[1]) for s in samples]   # sample mode: Tensors one by one
+    for epoch in range(2):      # stick_to_shard: the same shard every epoch
+        rs = ndd.readers.Caffe(path=paths, num_shards=3, shard_id=1, stick_to_shard=True)
+        for _ in range(2):
+            assert [int(lab[0]) for _, lab in _flat(rs, 3)] == [13, 14, 15]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("stick", [False, True])
+def test_oracle_caffe_epochs_of_a_shard(caffe_db, stick):
+    dd = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    paths, _ = caffe_db
+    kw = dict(path=paths, num_shards=3, shard_id=2, stick_to_shard=stick)
+    ours, theirs = ndd.readers.Caffe(**kw), dd.readers.Caffe(**kw)
+    for _ in range(3):          # shards of 3, batch 3: no batch runs past an epoch's end
+        a = [int(lab[0]) for _, lab in _flat(ours, 3)]
+        b = [int(np.asarray(t)[0]) for _, labs in theirs.next_epoch(batch_size=3)
+             for t in labs]
+        assert a == b
