@@ -109,6 +109,9 @@ class CupyApi(GpuApi):
         dst.set(src, stream=stream)
 
     def copy_d2h(self, dst, src, stream) -> None:
+        if not src.flags.c_contiguous:      # made contiguous on the copy's stream first
+            with stream:
+                src = self.cp.ascontiguousarray(src)
         src.get(stream=stream, out=dst.reshape(src.shape), blocking=False)
 
     def copy_d2d(self, dst, src, stream) -> None:
