@@ -19,10 +19,8 @@ struct CmnDesc {
 };
 NDD_EXPORT_SIZE(CmnDesc)
 
-template <class S, class D>
-__device__ __forceinline__ void cmn_body(const CmnDesc* __restrict__ descs, int n) {
-  if ((int)blockIdx.y >= n) return;
-  const CmnDesc& d = descs[blockIdx.y];
+template <class S, class D, class I>
+__device__ __forceinline__ void cmn_sample(const CmnDesc& d) {
   const S* in = (const S*)d.in_ptr;
   D* out = (D*)d.out_ptr;
   const f32* base = (const f32*)d.par_ptr;
@@ -30,13 +28,13 @@ __device__ __forceinline__ void cmn_body(const CmnDesc* __restrict__ descs, int 
   const D* fill = (const D*)d.fill_ptr;
   f32 post = ndd_bits_f32((u32)d.post_bits);
   bool has_post = post != 0.0f;
-  NDD_SAMPLE_LOOP(d.count, idx) {
+  NDD_SAMPLE_LOOP_T(I, d.count, idx) {
     i64 coord[3];
-    i64 rest = idx;
+    I rest = idx;
     for (int k = 2; k >= 0; --k) {
-      i64 c = rest % d.dim[k];
-      rest /= d.dim[k];
-      coord[d.role[k]] = c;
+      I c = rest % (I)d.dim[k];
+      rest /= (I)d.dim[k];
+      coord[d.role[k]] = (i64)c;
     }
     i64 h = coord[0], w = coord[1], c = coord[2];
     i64 fc = d.n_fill > 1 ? c : 0;
@@ -56,6 +54,14 @@ __device__ __forceinline__ void cmn_body(const CmnDesc* __restrict__ descs, int 
     if (has_post) r = r + post;
     out[idx] = ndd_cast<D>(r);
   }
+}
+
+template <class S, class D>
+__device__ __forceinline__ void cmn_body(const CmnDesc* __restrict__ descs, int n) {
+  if ((int)blockIdx.y >= n) return;
+  const CmnDesc& d = descs[blockIdx.y];
+  if (d.count <= NDD_SMALL_INDEX_MAX) cmn_sample<S, D, u32>(d);
+  else cmn_sample<S, D, i64>(d);
 }
 
 #define NDD_CMN(S, sname, D, dname) \

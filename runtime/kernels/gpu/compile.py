@@ -17,13 +17,17 @@ import ctypes
 import functools
 import glob
 import hashlib
+import json
 import os
 import pathlib
+import re
 import sys
+import tempfile
 import threading
 
 __all__ = ["SOURCE_DIR", "OPTIONS", "ARCHS", "FAMILIES", "source_of", "include_options",
-           "find_nvrtc", "nvrtc_compile", "NvrtcError", "raw_module", "source_hash"]
+           "find_nvrtc", "nvrtc_compile", "NvrtcError", "raw_module", "source_hash",
+           "offline_compile", "compile_all", "spills"]
 
 #: the folder of the ``.cu`` sources and ``ndd_common.cuh``
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent
@@ -165,3 +169,60 @@ def raw_module(key: str, source: str):
             mod = cupy.RawModule(code=source, options=OPTIONS + include_options())
             _modules[key] = mod
         return mod
+
+
+_FUNC = re.compile(r"Function properties for (\w+)\s*\n\s*ptxas\s*\.\s*(\d+) bytes stack frame, "
+                   r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_REGS = re.compile(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", re.S)
+
+
+def offline_compile(name: str, source: str, arch: str) -> dict:
+    """:func:`nvrtc_compile` with :data:`OPTIONS` and ptxas' verbose report, cached on disk.
+
+    The cache (``$TMPDIR/ndd-gpu-nvrtc``) is keyed by the full source, ``ndd_common.cuh`` and
+    ``ndd_ew.cuh``, the architecture, the options and the NVRTC library, so a changed source is
+    always compiled again.
+
+    Returns
+    -------
+    dict
+        ``{"log": str, "ptx_bytes": int, "cubin_bytes": int, "registers": {kernel: int},
+        "spills": {kernel: (stack, spill stores, spill loads)}}``.
+
+    Raises
+    ------
+    NvrtcError
+        As :func:`nvrtc_compile`.
+    """
+    options = OPTIONS + ("--ptxas-options=-v",)
+    parts = [source, (SOURCE_DIR / "ndd_common.cuh").read_text(),
+             (SOURCE_DIR / "ndd_ew.cuh").read_text(), arch, *options, str(find_nvrtc())]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    cache = pathlib.Path(tempfile.gettempdir()) / "ndd-gpu-nvrtc"
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"{name}-{arch}-{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    res = nvrtc_compile(source, arch, options, name=f"{name}.cu")
+    log = res["log"]
+    out = {"log": log, "ptx_bytes": len(res["ptx"]), "cubin_bytes": len(res["cubin"] or b""),
+           "registers": {k: int(v) for k, v in _REGS.findall(log)},
+           "spills": {f[0]: (int(f[1]), int(f[2]), int(f[3])) for f in _FUNC.findall(log)}}
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(out))
+    os.replace(tmp, path)
+    return out
+
+
+def spills(result: dict) -> dict:
+    """The kernels of an :func:`offline_compile` result that spill registers."""
+    return {k: v for k, v in result["spills"].items() if v[1] or v[2]}
+
+
+def compile_all(archs=ARCHS, extra: dict | None = None) -> dict:
+    """Compile every hand-written family (and ``extra`` ``{name: source}``, e.g. generated
+    kernels) for every architecture of ``archs``: ``{(name, arch): offline_compile result}``."""
+    sources = {fam: source_of(fam) for fam in FAMILIES}
+    sources.update(extra or {})
+    return {(name, arch): offline_compile(name, src, arch)
+            for name, src in sources.items() for arch in archs}

@@ -24,26 +24,33 @@ struct CopyDesc {
 };
 NDD_EXPORT_SIZE(CopyDesc)
 
-template <class T>
-__device__ __forceinline__ void copy_body(const CopyDesc* __restrict__ descs, int n) {
-  if ((int)blockIdx.y >= n) return;
-  const CopyDesc& d = descs[blockIdx.y];
+template <class T, class I>
+__device__ __forceinline__ void copy_sample(const CopyDesc& d) {
   const T* in = (const T*)d.in_ptr;
   T* out = (T*)d.out_ptr;
   const T* fill = (const T*)d.fill_ptr;
   int nd = (int)d.ndim;
-  NDD_SAMPLE_LOOP(d.count, idx) {
-    i64 rest = idx, off = d.in_offset, chan = 0;
+  NDD_SAMPLE_LOOP_T(I, d.count, idx) {
+    I rest = idx;
+    i64 off = d.in_offset, chan = 0;
     bool inside = true;
     for (int k = nd - 1; k >= 0; --k) {
-      i64 c = rest % d.shape[k];
-      rest /= d.shape[k];
-      off += c * d.stride[k];
-      inside = inside && c >= d.lo[k] && c < d.hi[k];
-      if (k == d.c_axis) chan = c;
+      I c = rest % (I)d.shape[k];
+      rest /= (I)d.shape[k];
+      off += (i64)c * d.stride[k];
+      inside = inside && (i64)c >= d.lo[k] && (i64)c < d.hi[k];
+      if (k == d.c_axis) chan = (i64)c;
     }
     out[idx] = inside ? in[off] : fill[d.n_fill > 1 ? chan : 0];
   }
+}
+
+template <class T>
+__device__ __forceinline__ void copy_body(const CopyDesc* __restrict__ descs, int n) {
+  if ((int)blockIdx.y >= n) return;
+  const CopyDesc& d = descs[blockIdx.y];
+  if (d.count <= NDD_SMALL_INDEX_MAX) copy_sample<T, u32>(d);
+  else copy_sample<T, i64>(d);
 }
 
 #define NDD_COPY(T, bytes) \

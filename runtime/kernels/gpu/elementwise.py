@@ -215,23 +215,29 @@ struct EwDesc_{name} {{
 }};
 NDD_EXPORT_SIZE(EwDesc_{name})
 
-extern "C" __global__ void {name}(const EwDesc_{name}* __restrict__ descs, int n) {{
-  if ((int)blockIdx.y >= n) return;
-  const EwDesc_{name}& d = descs[blockIdx.y];
+template <class I>
+__device__ __forceinline__ void {name}_sample(const EwDesc_{name}& d) {{
   {out_ct}* out = ({out_ct}*)d.out_ptr;
   const int nd = (int)d.ndim;
-  NDD_SAMPLE_LOOP(d.count, idx) {{
-    i64 rest = idx;
+  NDD_SAMPLE_LOOP_T(I, d.count, idx) {{
+    I rest = idx;
     {" ".join(f"i64 off{i} = 0;" for i in sorted(used))}
     for (int a = nd - 1; a >= 0; --a) {{
-      i64 c = rest % d.shape[a];
-      rest /= d.shape[a];
+      const i64 c = (i64)(rest % (I)d.shape[a]);
+      rest /= (I)d.shape[a];
       {offs}
     }}
 {loads}
 {chr(10).join(lines)}
     out[idx] = r{len(program) - 1};
   }}
+}}
+
+extern "C" __global__ void {name}(const EwDesc_{name}* __restrict__ descs, int n) {{
+  if ((int)blockIdx.y >= n) return;
+  const EwDesc_{name}& d = descs[blockIdx.y];
+  if (d.count <= NDD_SMALL_INDEX_MAX) {name}_sample<u32>(d);
+  else {name}_sample<i64>(d);
 }}
 NDD_EXPORT({name})
 """

@@ -165,10 +165,12 @@ class _HostDevice:
 class HostContext(KernelContext):
     """A GPU kernel context whose "device" is the host: device arrays are numpy arrays, kernels
     are the host builds of the CUDA sources. The GPU kernels run unchanged on it (the offline
-    tests); ``launches`` records ``(kernel name, grid, block)`` of every launch."""
+    tests); ``launches`` records ``(kernel name, grid, block)`` of every launch; ``defines``
+    (macro -> value) are defined before every source it builds."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, defines=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.defines = dict(defines or {})
         self.gpu = _HostDevice()
         self.stream = None
         self.launches: list = []

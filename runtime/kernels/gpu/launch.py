@@ -32,9 +32,17 @@ def device_name(ctx) -> str:
 
 
 def get_kernel(ctx, key: str, source: str, name: str):
-    """Kernel ``name`` of ``source`` (compiled or built once per ``key``) for ``ctx``'s device."""
+    """Kernel ``name`` of ``source`` (compiled or built once per ``key``) for ``ctx``'s device.
+
+    A context with ``defines`` (a dict, :class:`~runtime.kernels.gpu.hostbuild.HostContext`)
+    gets the source built with those macros defined first (tests: the 64-bit index path)."""
     if device_name(ctx) == "cupy":
         return raw_module(key, source).get_function(name)
+    defines = getattr(ctx, "defines", None)
+    if defines:
+        prefix = "".join(f"#define {k} {v}\n" for k, v in sorted(defines.items()))
+        key = f"{key}-" + "-".join(f"{k}{v}" for k, v in sorted(defines.items()))
+        source = prefix + source
     return host_module(key, source).get_function(name)
 
 

@@ -207,9 +207,17 @@ NDD_DEV f32 ndd_to_f32(f16 x) { return f16_to_f32(x); }
 NDD_DEV f32 ndd_to_f32(f32 x) { return x; }
 
 // one launch covers a batch: blockIdx.y is the sample, x threads stride over its elements
-#define NDD_SAMPLE_LOOP(count, idx) \
-  for (i64 idx = (i64)blockIdx.x * blockDim.x + threadIdx.x; idx < (count); \
-       idx += (i64)blockDim.x * gridDim.x)
+#define NDD_SAMPLE_LOOP(count, idx) NDD_SAMPLE_LOOP_T(i64, count, idx)
+#define NDD_SAMPLE_LOOP_T(I, count, idx) \
+  for (I idx = (I)blockIdx.x * blockDim.x + threadIdx.x; idx < (I)(count); \
+       idx += (I)blockDim.x * gridDim.x)
+
+// samples of at most this many work items index in 32 bits (unsigned division is much cheaper
+// than 64-bit division on a GPU); larger ones in 64. A test builds with 0 to check the 64-bit
+// path too.
+#ifndef NDD_SMALL_INDEX_MAX
+#define NDD_SMALL_INDEX_MAX 0x7FFFFFFFll
+#endif
 
 // instantiate X(T, name) for every element type ndd stores
 #define NDD_ALL_TYPES(X) \

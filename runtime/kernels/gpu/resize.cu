@@ -26,20 +26,18 @@ struct RsDesc {
 };
 NDD_EXPORT_SIZE(RsDesc)
 
-template <class S>
-__device__ __forceinline__ void pass1_body(const RsDesc* __restrict__ descs, int n) {
-  if ((int)blockIdx.y >= n) return;
-  const RsDesc& d = descs[blockIdx.y];
-  if (d.zero) return;
+template <class S, class I>
+__device__ __forceinline__ void pass1_sample(const RsDesc& d) {
   const S* in = (const S*)d.in_ptr;
   f32* tmp = (f32*)d.tmp_ptr;
   const i64* first = (const i64*)d.f1_ptr;
   const f32* w = (const f32*)d.w1_ptr;
   const i64 C = d.C, K = d.k1;
-  NDD_SAMPLE_LOOP(d.t_rows * d.t_cols * C, idx) {
-    i64 c = idx % C;
-    i64 q = (idx / C) % d.t_cols;
-    i64 r = idx / (C * d.t_cols);
+  NDD_SAMPLE_LOOP_T(I, d.t_rows * d.t_cols * C, idx) {
+    i64 c = (i64)(idx % (I)C);
+    I rest = idx / (I)C;
+    i64 q = (i64)(rest % (I)d.t_cols);
+    i64 r = (i64)(rest / (I)d.t_cols);
     f32 acc = 0.0f;
     if (d.h_first) {            // r: output row, q: source column lo + q
       const S* src = in + (d.lo + q) * d.in_sx + c * d.in_sc + first[r] * d.in_sy;
@@ -52,6 +50,15 @@ __device__ __forceinline__ void pass1_body(const RsDesc* __restrict__ descs, int
     }
     tmp[idx] = acc;
   }
+}
+
+template <class S>
+__device__ __forceinline__ void pass1_body(const RsDesc* __restrict__ descs, int n) {
+  if ((int)blockIdx.y >= n) return;
+  const RsDesc& d = descs[blockIdx.y];
+  if (d.zero) return;
+  if (d.t_rows * d.t_cols * d.C <= NDD_SMALL_INDEX_MAX) pass1_sample<S, u32>(d);
+  else pass1_sample<S, i64>(d);
 }
 
 // the CPU kernel's float32 -> output conversion (_to_output in runtime/kernels/cpu/resize.py)
@@ -75,19 +82,18 @@ template <class D> struct rs_out {
 };
 template <> struct rs_out<f32> { static NDD_DEV f32 from(f32 x) { return x; } };
 
-template <class D>
-__device__ __forceinline__ void pass2_body(const RsDesc* __restrict__ descs, int n) {
-  if ((int)blockIdx.y >= n) return;
-  const RsDesc& d = descs[blockIdx.y];
+template <class D, class I>
+__device__ __forceinline__ void pass2_sample(const RsDesc& d) {
   D* out = (D*)d.out_ptr;
   const f32* tmp = (const f32*)d.tmp_ptr;
   const i64* first = (const i64*)d.f2_ptr;
   const f32* w = (const f32*)d.w2_ptr;
   const i64 C = d.C, K = d.k2;
-  NDD_SAMPLE_LOOP(d.oh * d.ow * C, idx) {
-    i64 c = idx % C;
-    i64 ox = (idx / C) % d.ow;
-    i64 oy = idx / (C * d.ow);
+  NDD_SAMPLE_LOOP_T(I, d.oh * d.ow * C, idx) {
+    i64 c = (i64)(idx % (I)C);
+    I rest = idx / (I)C;
+    i64 ox = (i64)(rest % (I)d.ow);
+    i64 oy = (i64)(rest / (I)d.ow);
     f32 acc = 0.0f;
     if (!d.zero) {
       if (d.h_first) {          // tmp (oh, wc, C): resample its columns
@@ -102,6 +108,14 @@ __device__ __forceinline__ void pass2_body(const RsDesc* __restrict__ descs, int
     }
     out[oy * d.out_sy + ox * d.out_sx + c * d.out_sc] = rs_out<D>::from(acc);
   }
+}
+
+template <class D>
+__device__ __forceinline__ void pass2_body(const RsDesc* __restrict__ descs, int n) {
+  if ((int)blockIdx.y >= n) return;
+  const RsDesc& d = descs[blockIdx.y];
+  if (d.oh * d.ow * d.C <= NDD_SMALL_INDEX_MAX) pass2_sample<D, u32>(d);
+  else pass2_sample<D, i64>(d);
 }
 
 #define NDD_RS(T, name) \

@@ -27,7 +27,7 @@ class SerialPool:
         return [fn(i) for i in range(n)]
 
 
-def run_both(samples, args, layout, tensor_args=()):
+def run_both(samples, args, layout, tensor_args=(), defines=None):
     nd = samples[0].ndim
     out_dt = str(np.dtype(args.get("dtype", "float32")))
     metas_in = [ValueMeta(samples[0].dtype.name, nd, layout)]
@@ -35,7 +35,8 @@ def run_both(samples, args, layout, tensor_args=()):
     n = len(samples)
     op = "crop_mirror_normalize"
     cpu_ctx = KernelContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op)
-    gpu_ctx = HostContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op)
+    gpu_ctx = HostContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op,
+                          defines=defines)
     want = registry.lookup(op, "cpu")(cpu_ctx, [list(samples)], dict(args))[0]
     got = registry.lookup(op, "gpu")(gpu_ctx, [list(samples)], dict(args))[0]
     assert len(gpu_ctx.launches) == 1
@@ -98,3 +99,12 @@ def test_zero_scale_uses_the_shift():
     rng = np.random.default_rng(10)
     samples = batch(rng, [(4, 5, 3), (4, 5, 3)], np.uint8)
     run_both(samples, {"scale": 0.0, "shift": 3.5, "mean": MEAN, "std": STD}, "HWC")
+
+
+def test_the_64_bit_index_path():
+    """Built with NDD_SMALL_INDEX_MAX 0, every sample takes the 64-bit index path."""
+    rng = np.random.default_rng(11)
+    samples = batch(rng, [(5, 7, 3), (13, 2, 3), (31, 17, 3)], np.uint8)
+    args = {"crop": (8, 6), "mean": MEAN, "std": STD, "out_of_bounds_policy": "pad",
+            "pad_output": True, "mirror": 1, "dtype": "float16"}
+    run_both(samples, args, "HWC", defines={"NDD_SMALL_INDEX_MAX": 0})

@@ -29,14 +29,16 @@ class SerialPool:
         return [fn(i) for i in range(n)]
 
 
-def run_both(op, samples, args, layout, out_dtype=None, tensor_args=(), launches=1):
+def run_both(op, samples, args, layout, out_dtype=None, tensor_args=(), launches=1,
+             defines=None):
     """The op's CPU result and its GPU (host-build) result, per sample."""
     nd = samples[0].ndim
     metas_in = [ValueMeta(samples[0].dtype.name, nd, layout)]
     metas_out = [ValueMeta(out_dtype or samples[0].dtype.name, nd, layout)]
     n = len(samples)
     cpu_ctx = KernelContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op)
-    gpu_ctx = HostContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op)
+    gpu_ctx = HostContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op,
+                          defines=defines)
     want = registry.lookup(op, "cpu")(cpu_ctx, [list(samples)], dict(args))[0]
     got = registry.lookup(op, "gpu")(gpu_ctx, [list(samples)], dict(args))[0]
     assert len(gpu_ctx.launches) <= launches, gpu_ctx.launches   # one launch per batch
@@ -139,3 +141,13 @@ def test_cast_every_pair_matches_cpu(src):
     for dst in TYPES:
         want, got = run_both("cast", samples, {"dtype": dst}, "", dst)
         assert_same(want, got)
+
+
+def test_the_64_bit_index_path():
+    """Built with NDD_SMALL_INDEX_MAX 0, every sample takes the 64-bit index path."""
+    rng = np.random.default_rng(12)
+    samples = images(rng, SHAPES, np.float32)
+    args = {"crop": (6, 4), "out_of_bounds_policy": "pad", "fill_values": (1, 2, 3)}
+    assert_same(*run_both("crop", samples, args, "HWC", defines={"NDD_SMALL_INDEX_MAX": 0}))
+    assert_same(*run_both("transpose", samples, {"perm": (2, 0, 1)}, "HWC",
+                          defines={"NDD_SMALL_INDEX_MAX": 0}))

@@ -35,14 +35,15 @@ class SerialPool:
         return [fn(i) for i in range(n)]
 
 
-def run_both(op, samples, args, layout, tensor_args=()):
+def run_both(op, samples, args, layout, tensor_args=(), defines=None):
     nd = samples[0].ndim
     out_dt = str(np.dtype(args.get("dtype") or samples[0].dtype))
     metas_in = [ValueMeta(samples[0].dtype.name, nd, layout)]
     metas_out = [ValueMeta(out_dt, nd, layout)]
     n = len(samples)
     cpu_ctx = KernelContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op)
-    gpu_ctx = HostContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op)
+    gpu_ctx = HostContext(SerialPool(), metas_in, metas_out, set(tensor_args), n, op,
+                          defines=defines)
     want = registry.lookup(op, "cpu")(cpu_ctx, [list(samples)], dict(args))[0]
     got = registry.lookup(op, "gpu")(gpu_ctx, [list(samples)], dict(args))[0]
     assert len(gpu_ctx.launches) == 2           # one launch per pass for the whole batch
@@ -142,3 +143,12 @@ def test_random_resized_crop_same_windows():
 def test_descriptor_layout():
     assert host_module("resize", source_of("resize")).sizeof("RsDesc") == \
         8 * gpu_resize.DESC_WORDS
+
+
+def test_the_64_bit_index_path():
+    """Built with NDD_SMALL_INDEX_MAX 0, every sample takes the 64-bit index path."""
+    rng = np.random.default_rng(15)
+    samples = [(rng.random(s) * 255).astype(np.float32) for s in ((97, 161, 3), (8, 9, 3))]
+    args = {"size": (41, 47), "interp_type": "linear"}
+    want, got = run_both("resize", samples, args, "HWC", defines={"NDD_SMALL_INDEX_MAX": 0})
+    compare(want, got, [not cpu_is_dense(s.shape, "HWC", args) for s in samples], 1e-3)
