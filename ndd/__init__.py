@@ -12,7 +12,7 @@ from __future__ import annotations
 from compiler.types import Device, DType, parse_device as _parse_device
 from ndd import _handle_operators  # noqa: F401 - attaches operators and indexing to the handles
 from ndd import capture, checkpoint, compile, decoders, math, noise, random, readers, tfrecord, types
-from ndd import experimental, io, reductions, transforms
+from ndd import experimental, io, reductions, segmentation, transforms
 from ndd._batch import Batch
 from ndd._construct import as_batch, as_tensor, batch, tensor
 from ndd._dtypes import (DataType, ImageType, InterpType, bfloat16, bool_ as bool, dtype, float16,
@@ -53,7 +53,7 @@ __all__ = [
     "float32", "float64", "bfloat16", "bool", "DataType", "ImageType", "InterpType", "type_id",
     "set_num_threads", "get_num_threads", "capture", "checkpoint", "compile", "decoders", "math",
     "noise", "random", "readers", "types", "reductions", "transforms", "tfrecord", "experimental",
-    "io",
+    "io", "segmentation",
     *_ops,
     "Stream", "stream", "get_default_stream", "set_default_stream", "get_current_stream",
     "set_current_stream", "imread", "explain", "set_max_image_pixels", "get_max_image_pixels",

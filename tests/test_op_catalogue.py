@@ -30,6 +30,7 @@ NOT_OPS = {
     "ndd.decoders": set(),
     "ndd.random": {"get_default_rng", "set_seed"},
     "ndd.noise": set(),
+    "ndd.segmentation": set(),
     "ndd.reductions": set(),
     "ndd.transforms": set(),
     "ndd.experimental": set(),
@@ -133,7 +134,7 @@ def test_math_functions_are_the_arithmetic_table():
 
 def test_all_is_derived_from_the_registry():
     for namespace in ("", "decoders", "random", "noise", "reductions", "transforms",
-                      "experimental", "experimental.decoders", "io.file"):
+                      "experimental", "experimental.decoders", "io.file", "segmentation"):
         module = _module(namespace)
         names = [s.function_name for s in REGISTRY.values() if s.namespace == namespace]
         in_all = [n for n in module.__all__ if n in names]

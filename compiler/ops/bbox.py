@@ -1,4 +1,4 @@
-"""Bounding-box ops: ``bb_flip`` and ``random_bbox_crop``.
+"""Bounding-box ops: ``bb_flip``, ``random_bbox_crop`` and ``bbox_rotate``.
 
 Source: DALI 2.4 ``bb_flip`` (arguments, and the float32 arithmetic measured on its CPU
 operator).
@@ -6,7 +6,7 @@ operator).
 from __future__ import annotations
 
 from compiler.ir import ValueMeta
-from compiler.schema import ArgSpec, OpSchema, register
+from compiler.schema import REQUIRED, ArgSpec, OpSchema, register
 
 
 def _bb_infer(metas, args):
@@ -88,3 +88,54 @@ register(OpSchema(
         "absolute with ``crop_shape``), the kept boxes in window coordinates, then the kept "
         "labels (with a labels input) and indices (``output_bbox_indices``). Source: DALI "
         "``random_bbox_crop`` (its random streams are not reproduced)."))
+
+
+def _bbox_rotate_infer(metas, args):
+    m = metas[0]
+    if m.dtype is not None and m.dtype != "float32":
+        raise ValueError(f"expected float32 boxes, got {m.dtype}")
+    if m.ndim not in (None, 2):
+        raise ValueError(f"expected boxes as a 2-D tensor (boxes x 4 coordinates), got "
+                         f"{m.ndim}-D samples")
+    if args.get("bbox_layout") not in (None, "xyXY", "xyWH"):
+        raise ValueError(f"bbox_layout must be 'xyXY' or 'xyWH', got {args['bbox_layout']!r}")
+    if args.get("keep_size") and args.get("size") is not None:
+        raise ValueError("`keep_size` is mutually exclusive with `size` (as in DALI)")
+    if args.get("size") is not None and len(args["size"]) != 2:
+        raise ValueError(f"`size` must be 2 values (H, W), got {list(args['size'])}")
+    outs = [ValueMeta(dtype="float32", ndim=2, layout="")]
+    if len(metas) > 1:
+        if metas[1].dtype is not None and metas[1].dtype != "int32":
+            raise ValueError(f"expected int32 labels, got {metas[1].dtype}")
+        outs.append(metas[1].with_(layout=""))
+    return outs
+
+
+register(OpSchema(
+    "bbox_rotate", ("bboxes", "labels"), (
+        ArgSpec("angle", "float", REQUIRED, tensor=True,
+                doc="Rotation angle in degrees (counter-clockwise, as ``rotate``)."),
+        ArgSpec("bbox_layout", "layout", "xyXY", doc="Boxes as 'xyXY' or 'xyWH'."),
+        ArgSpec("bbox_normalized", "bool", True,
+                doc="Boxes are relative (0..1) coordinates (False: pixels)."),
+        ArgSpec("input_shape", "int[]", REQUIRED, tensor=True,
+                doc="Shape of the image the boxes belong to, in ``shape_layout`` order."),
+        ArgSpec("keep_size", "bool", False,
+                doc="The rotated image keeps the input's size (as ``rotate(keep_size=True)``)."),
+        ArgSpec("mode", "str", "expand", choices=("expand", "fixed", "halfway"),
+                doc="expand: the box of the rotated corners; fixed: the original width and "
+                    "height about the rotated center; halfway: between the two."),
+        ArgSpec("remove_threshold", "float", 0.1,
+                doc="Drop boxes keeping less than this fraction of their area inside the "
+                    "canvas."),
+        ArgSpec("shape_layout", "layout", "HW",
+                doc="Order of ``input_shape`` (H and W found by their letters)."),
+        ArgSpec("size", "float[]", None, tensor=True,
+                doc="The rotated canvas (H, W) given to ``rotate`` (floored); default the "
+                    "canvas ``rotate`` computes."),
+    ), _bbox_rotate_infer, min_inputs=1, public_name="bbox_rotate",
+    doc="Moves boxes (float32 (N, 4)) with their image when it is rotated by ``angle`` about "
+        "its center onto ``rotate``'s canvas: the rotated corners' bounding box (``mode``), "
+        "clipped to the canvas; boxes keeping less than ``remove_threshold`` of their area are "
+        "removed with their labels (second input and output). Source: DALI 2.4 "
+        "``bbox_rotate`` (float32 arithmetic as its CPU operator)."))

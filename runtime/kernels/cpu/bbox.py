@@ -7,16 +7,23 @@ so even an unflipped ``xywh`` box may change its size by an ulp, as in DALI.
 ``random_bbox_crop`` draws windows as DALI's operator describes (a threshold, or no crop, drawn
 uniformly; extents uniform in ``scaling`` within the ``aspect_ratio`` range; the anchor uniform),
 from per-sample numpy generators: the values differ from DALI's streams.
-Registers ``bb_flip`` and ``random_bbox_crop``.
+``bbox_rotate`` follows DALI 2.4's CPU operator step by step in float32 (corners centered on
+the image, rotated by ``(x cos + y sin, -x sin + y cos)``, moved onto the canvas, their bounding
+box, the ``fixed`` / ``halfway`` size correction, clipping, removal by remaining area,
+normalization by the reciprocal canvas size).
+Registers ``bb_flip``, ``random_bbox_crop`` and ``bbox_rotate``.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from runtime.kernels.params.seeds import sample_rng
+from runtime.kernels.params.warp import rotate_output_size
 from runtime.kernels.registry import per_sample, register
 
-__all__ = ["bb_flip", "random_bbox_crop"]
+__all__ = ["bb_flip", "random_bbox_crop", "bbox_rotate"]
 
 _ONE = np.float32(1)
 
@@ -246,3 +253,133 @@ def random_bbox_crop_kernel(ctx, ins, a, i):
     """``random_bbox_crop`` of sample ``i`` (its own generator from the node's seeds)."""
     return random_bbox_crop(ins[0], ins[1] if len(ins) > 1 else None,
                             sample_rng(a["_seeds"], i), a)
+
+
+# ----------------------------------------------------------------------------- bbox_rotate
+def _shape_wh(shape, layout):
+    """(W, H) of ``input_shape`` in ``layout`` order ("HW" by default; extra axes allowed)."""
+    shape = [int(v) for v in np.asarray(shape).reshape(-1).tolist()]
+    layout = layout or "HW"
+    if "H" not in layout or "W" not in layout:
+        raise ValueError(f"shape_layout must contain 'H' and 'W', got {layout!r}")
+    hi, wi = layout.index("H"), layout.index("W")
+    if len(shape) < max(hi, wi) + 1:
+        raise ValueError(f"`input_shape` {shape} has fewer dimensions than `shape_layout` "
+                         f"{layout!r}")
+    return shape[wi], shape[hi]
+
+
+def rotation_canvas(in_wh, angle, keep_size=False, size=None):
+    """(W, H) of the canvas the rotated image lies on: the input's (``keep_size``), ``size``
+    (H, W, floored) or ``rotate``'s own (:func:`rotate_output_size`)."""
+    if keep_size:
+        return in_wh
+    if size is not None:
+        size = np.asarray(size, np.float64).reshape(-1)
+        if size.size != 2:
+            raise ValueError(f"`size` must be 2 values (H, W), got {size.tolist()}")
+        return math.floor(size[1]), math.floor(size[0])
+    h, w = rotate_output_size((in_wh[1], in_wh[0]), angle)
+    return w, h
+
+
+def bbox_rotate(boxes, labels=None, *, angle, input_shape, shape_layout="HW", ltrb=True,
+                normalized=True, keep_size=False, size=None, mode="expand",
+                remove_threshold=0.1):
+    """Boxes of an image rotated by ``angle`` degrees (see the module docstring).
+
+    Parameters
+    ----------
+    boxes : numpy.ndarray
+        float32 (N, 4), ``[l, t, r, b]`` (``ltrb``) or ``[x, y, w, h]``; relative
+        (``normalized``) or pixels.
+    labels : numpy.ndarray, optional
+        int32 (N,) or (N, 1): the kept boxes' labels are returned too.
+    angle : float
+    input_shape : sequence of int
+        The image's shape in ``shape_layout`` order.
+    keep_size, size, mode, remove_threshold
+        As the ``bbox_rotate`` schema.
+
+    Returns
+    -------
+    numpy.ndarray or (numpy.ndarray, numpy.ndarray)
+        float32 (M, 4) kept boxes in the input's format, on the rotated canvas; with labels,
+        also the kept labels (same dtype and number of dimensions).
+
+    Raises
+    ------
+    ValueError
+        Boxes that are not (N, 4) float32, labels not matching them, a bad ``input_shape``.
+    """
+    f = np.float32
+    boxes = np.asarray(boxes)
+    if boxes.dtype != np.float32:
+        raise ValueError(f"bbox_rotate: expected float32 boxes, got {boxes.dtype}")
+    if boxes.size == 0:
+        boxes = boxes.reshape(0, 4)
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"bbox_rotate: expected boxes of shape (N, 4), got {boxes.shape}")
+    in_w, in_h = _shape_wh(input_shape, shape_layout)
+    rad = f(angle) * f(math.pi / 180)
+    out_w, out_h = rotation_canvas((in_w, in_h), float(angle), keep_size, size)
+    c, s = f(math.cos(float(rad))), f(math.sin(float(rad)))
+    x1, y1, x2, y2 = (boxes[:, k] for k in range(4))
+    if not ltrb:
+        x2, y2 = x2 + x1, y2 + y1
+    xs = np.stack([x1, x2, x1, x2], axis=1)
+    ys = np.stack([y1, y1, y2, y2], axis=1)
+    w_, h_ = f(in_w), f(in_h)
+    if normalized:
+        xs, ys = (xs - f(0.5)) * w_, (ys - f(0.5)) * h_
+    else:
+        xs, ys = xs - w_ / f(2), ys - h_ / f(2)
+    old_w, old_h = xs[:, 1] - xs[:, 0], ys[:, 2] - ys[:, 0]
+    rx = xs * c + ys * s
+    ry = -xs * s + ys * c
+    rx, ry = rx + f(out_w) / f(2), ry + f(out_h) / f(2)
+    out = np.stack([rx.min(1), ry.min(1), rx.max(1), ry.max(1)], axis=1).astype(f)
+    if mode != "expand":
+        new_w, new_h = out[:, 2] - out[:, 0], out[:, 3] - out[:, 1]
+        flipped = (old_w < old_h) ^ (new_w < new_h)
+        dw = (new_w - np.where(flipped, old_h, old_w)) * f(0.5)
+        dh = (new_h - np.where(flipped, old_w, old_h)) * f(0.5)
+        if mode == "halfway":
+            dw, dh = dw * f(0.5), dh * f(0.5)
+        out[:, 0] += dw
+        out[:, 1] += dh
+        out[:, 2] -= dw
+        out[:, 3] -= dh
+    old_area = (out[:, 2] - out[:, 0]) * (out[:, 3] - out[:, 1])
+    lim = np.array([out_w, out_h, out_w, out_h], f)
+    out = np.clip(out, f(0), lim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = (out[:, 2] - out[:, 0]) * (out[:, 3] - out[:, 1]) / old_area
+    keep = frac >= f(remove_threshold)       # a box of no area (0 / 0) is removed, as in DALI
+    out = out[keep]
+    if not ltrb:
+        out[:, 2] -= out[:, 0]
+        out[:, 3] -= out[:, 1]
+    if normalized:
+        out = out * np.array([f(1) / f(out_w), f(1) / f(out_h)] * 2, f)
+    out = np.ascontiguousarray(out, f)
+    if labels is None:
+        return out
+    labels = np.asarray(labels)
+    if labels.shape[:1] != boxes.shape[:1]:
+        raise ValueError(f"bbox_rotate: {boxes.shape[0]} boxes but labels of shape "
+                         f"{labels.shape}")
+    return out, labels[keep].copy()
+
+
+@register("bbox_rotate", "cpu")
+@per_sample
+def bbox_rotate_kernel(ctx, ins, a, i):
+    """``bbox_rotate`` of sample ``i``."""
+    return bbox_rotate(ins[0], ins[1] if len(ins) > 1 else None, angle=float(
+        np.asarray(a["angle"]).reshape(-1)[0]), input_shape=a["input_shape"],
+        shape_layout=a.get("shape_layout") or "HW",
+        ltrb=(a.get("bbox_layout") or "xyXY") == "xyXY",
+        normalized=a.get("bbox_normalized", True), keep_size=a.get("keep_size", False),
+        size=a.get("size"), mode=a.get("mode", "expand"),
+        remove_threshold=a.get("remove_threshold", 0.1))
