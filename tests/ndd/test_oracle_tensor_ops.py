@@ -337,3 +337,169 @@ def test_inflate_matches_dali(dyn):
     o = _np(ndd.decoders.inflate(ndd.batch(enc), shape=[3, 4, 5], dtype=ndd.int16))
     for a, b in zip(o, t):
         np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------------ tensor_resize
+def _tr_data():
+    rng = np.random.default_rng(0)
+    img = [rng.integers(0, 256, (37 + i, 53 - 2 * i, 3)).astype(np.uint8) for i in range(2)]
+    vol = [rng.standard_normal((9 + i, 10, 11)).astype(np.float32) for i in range(2)]
+    ramp = [np.arange(10, dtype=np.float32) ** 1.5]
+    i16 = [rng.integers(-3000, 3000, (20, 30)).astype(np.int16)]
+    u16 = [rng.integers(0, 60000, (17, 9)).astype(np.uint16)]
+    return {"img": (img, "HWC"), "vol": (vol, "DHW"), "ramp": (ramp, ""), "i16": (i16, ""),
+            "u16": (u16, "")}
+
+
+TR_CASES = [
+    ("img", dict(sizes=(20, 30), axes=(0, 1))), ("img", dict(scales=(0.5, 0.5),
+                                                             axis_names="HW")),
+    ("img", dict(sizes=(20, 30, 5))), ("img", dict(sizes=(20, 0), axes=(0, 1))),
+    ("img", dict(sizes=(20, 30), axes=(0, 1), mode="not_larger")),
+    ("img", dict(sizes=(70, 90), axes=(0, 1), dtype="float32")),
+    ("img", dict(sizes=(20, 30), axes=(0, 1), antialias=False)),
+    ("img", dict(sizes=(11, 12, 2))), ("img", dict(scales=(0.5, 0.5), axes=(-3, -2))),
+    ("vol", dict(sizes=(5, 6, 7))), ("vol", dict(scales=(1.7, 0.6, 1.0))),
+    ("vol", dict(sizes=(5,), axes=(1,))), ("vol", dict(sizes=(4, 8), axes=(1, 2),
+                                                       interp_type="cubic")),
+    ("vol", dict(sizes=(5, 6, 7), interp_type="lanczos3")),
+    ("ramp", dict(sizes=(4,))), ("ramp", dict(sizes=(25,))),
+    ("ramp", dict(scales=(0.33,), alignment=0.0)), ("ramp", dict(scales=(0.33,), alignment=1.0)),
+    ("ramp", dict(sizes=(4,), interp_type="nn")), ("ramp", dict(sizes=(4.5,))),
+    ("ramp", dict(sizes=(4.5,), subpixel_scale=False)),
+    ("ramp", dict(sizes=(7,), roi_start=(0.8,), roi_end=(0.2,), roi_relative=True)),
+    ("ramp", dict(sizes=(6,), interp_type="cubic")),
+    ("i16", dict(sizes=(13, 41))), ("i16", dict(scales=(0.33, 0.33), size_rounding="ceil")),
+    ("u16", dict(sizes=(30, 4), mode="stretch")),
+]
+
+
+def _dali_kwargs(dyn, kw):
+    from nvidia.dali import types
+    out = dict(kw)
+    if "interp_type" in out:
+        out["interp_type"] = getattr(types, "INTERP_" + out["interp_type"].upper())
+    if "dtype" in out:
+        out["dtype"] = getattr(dyn, out["dtype"])
+    return out
+
+
+def _close(o, t):
+    """Resampled integers within 1, floats within 1e-4 relative (issue 16's tolerances)."""
+    assert o.shape == t.shape and o.dtype == t.dtype
+    if o.dtype.kind == "f":
+        np.testing.assert_allclose(o, t, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(t).max())))
+    else:
+        assert np.abs(o.astype(np.int64) - t.astype(np.int64)).max() <= 1
+
+
+def test_tensor_resize_api():
+    data, layout = _tr_data()["img"]
+    b = ndd.batch(data, layout=layout)
+    out = ndd.tensor_resize(b, sizes=(20, 30), axes=(0, 1))
+    assert out.layout == "HWC" and out.dtype == ndd.uint8
+    assert [tuple(np.shape(x)) for x in _np(out)] == [(20, 30, 3)] * 2
+    per = ndd.tensor_resize(b, sizes=ndd.batch([np.array([10, 11], np.float32),
+                                                np.array([12, 13], np.float32)]), axes=(0, 1))
+    assert [np.shape(x) for x in _np(per)] == [(10, 11, 3), (12, 13, 3)]
+    with ndd.EvalMode.deferred:
+        d = ndd.tensor_resize(b, scales=(0.5, 0.5), axes=(0, 1))
+    e = ndd.tensor_resize(b, scales=(0.5, 0.5), axes=(0, 1))
+    for x, y in zip(_np(d), _np(e)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_tensor_resize_errors():
+    b = ndd.batch([np.zeros((5, 6), np.uint8)])
+    with pytest.raises(ValueError, match="Need one of"):
+        _np(ndd.tensor_resize(b))
+    with pytest.raises(ValueError, match="Need one of"):
+        ndd.tensor_resize(b, sizes=(2, 2), scales=(1, 1))
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        ndd.tensor_resize(b, sizes=(2,), axes=(0,), axis_names="H")
+    with pytest.raises(ValueError, match="original type or float"):
+        ndd.tensor_resize(b, sizes=(2, 2), dtype=ndd.int16)
+    with pytest.raises(TypeError, match="Unsupported type"):
+        ndd.tensor_resize(ndd.batch([np.zeros((5, 6), np.int32)]), sizes=(2, 2))
+    with pytest.raises(ValueError, match="expects either a single value or a list of 2"):
+        _np(ndd.tensor_resize(b, sizes=(2, 2, 2)))
+    with pytest.raises(ValueError, match="more than 3"):
+        _np(ndd.tensor_resize(ndd.batch([np.zeros((5, 6, 7, 8), np.float32)]),
+                              sizes=(3, 4, 5, 6)))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name,kw", TR_CASES, ids=[f"{n}-{sorted(k)}" for n, k in TR_CASES])
+def test_tensor_resize_matches_dali(dyn, name, kw):
+    data, layout = _tr_data()[name]
+    mk = (lambda m: m.batch(data, layout=layout)) if layout else (lambda m: m.batch(data))
+    ours = dict(kw, dtype=getattr(ndd, kw["dtype"])) if "dtype" in kw else kw
+    o = _np(ndd.tensor_resize(mk(ndd), **ours))
+    t = _np(dyn.tensor_resize(mk(dyn), **_dali_kwargs(dyn, kw)))
+    for a, b in zip(o, t):
+        _close(a, b)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", [{}, dict(sizes=(2, 2), scales=(1, 1)),
+                                dict(sizes=(2, 2), dtype="int16"),
+                                dict(scales=(0.5, 0.5), mode="not_smaller")])
+def test_tensor_resize_errors_like_dali(dyn, kw):
+    data = [np.zeros((5, 6), np.uint8)]
+    with pytest.raises(RuntimeError):
+        _np(dyn.tensor_resize(dyn.batch(data), **_dali_kwargs(dyn, kw)))
+    ours = dict(kw, dtype=getattr(ndd, kw["dtype"])) if "dtype" in kw else kw
+    with pytest.raises(ValueError):
+        _np(ndd.tensor_resize(ndd.batch(data), **ours))
+    for bad in (np.int32, np.int8, np.float64, np.float16):
+        with pytest.raises(RuntimeError):
+            _np(dyn.tensor_resize(dyn.batch([np.zeros((5, 6), bad)]), sizes=(2, 2)))
+        with pytest.raises(TypeError):
+            ndd.tensor_resize(ndd.batch([np.zeros((5, 6), bad)]), sizes=(2, 2))
+
+
+# ------------------------------------------------------------------ resize_crop_mirror
+RCM_CASES = [
+    dict(resize_shorter=64, crop=(48, 40)), dict(resize_shorter=64, crop=(48, 40), mirror=1),
+    dict(resize_shorter=64, crop=(48, 40), mirror=2),
+    dict(size=(50, 70), crop=(31, 33), crop_pos_x=0.2, crop_pos_y=0.9),
+    dict(size=(50, 70), mirror=1), dict(resize_x=37.5, resize_y=41, crop_h=20, crop_w=21),
+    dict(size=(50, 70), crop=(60, 80)), dict(size=(50, 70), crop=(30, 40), mirror=3,
+                                             dtype="float32"),
+    dict(size=(50, 70), crop=(31, 33), crop_pos_x=0.3, rounding="truncate"),
+    dict(resize_shorter=64, crop=(48, 40), interp_type="cubic"),
+    dict(resize_longer=90, crop=(40, 41), interp_type="nn", mirror=1),
+]
+
+
+def _rcm_images():
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 256, (120 + 7 * i, 161 - 5 * i, 3)).astype(np.uint8)
+            for i in range(3)]
+
+
+def test_resize_crop_mirror_api():
+    imgs = _rcm_images()
+    b = ndd.batch(imgs, layout="HWC")
+    out = ndd.resize_crop_mirror(b, resize_shorter=64, crop=(48, 40),
+                                 mirror=ndd.batch([np.int32(0), np.int32(1), np.int32(2)]))
+    ref = ndd.crop(ndd.resize(b, resize_shorter=64), crop=(48, 40))
+    o, r = _np(out), _np(ref)
+    np.testing.assert_array_equal(o[0], r[0])
+    np.testing.assert_array_equal(o[1], r[1][:, ::-1])
+    np.testing.assert_array_equal(o[2], r[2][::-1])
+    assert out.layout == "HWC" and out.dtype == ndd.uint8
+    with pytest.raises(ValueError, match="layout"):
+        ndd.resize_crop_mirror(ndd.batch([np.zeros((4, 4, 3), np.uint8)], layout="WHC"),
+                               size=(2, 2))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", RCM_CASES, ids=lambda k: "-".join(sorted(k)))
+def test_resize_crop_mirror_matches_dali(dyn, kw):
+    imgs = _rcm_images()
+    ours = dict(kw, dtype=getattr(ndd, kw["dtype"])) if "dtype" in kw else kw
+    o = _np(ndd.resize_crop_mirror(ndd.batch(imgs, layout="HWC"), **ours))
+    t = _np(dyn.resize_crop_mirror(dyn.batch(imgs, layout="HWC"), **_dali_kwargs(dyn, kw)))
+    for a, b in zip(o, t):
+        _close(a, b)

@@ -25,6 +25,8 @@ from runtime.kernels.cpu.cast import cast
 from runtime.kernels.cpu.reductions import fixed_sum
 from runtime.kernels.registry import register, sample_args
 
+from .reduce_jit import affine, block_sqdev, view3
+
 __all__ = ["normalize_batch", "unflatten", "given_params"]
 
 
@@ -85,6 +87,49 @@ def _factor(var, epsilon, scale, computed):
     return f.astype(np.float32)
 
 
+#: input types whose float32 conversion is exact: their sums can read the input directly
+_EXACT_IN_F32 = frozenset(np.dtype(t) for t in ("uint8", "int8", "uint16", "int16", "float32",
+                                                "bool"))
+
+
+def _as_f32(s):
+    """The sample as the float32 the formulation starts from; input types float32 holds
+    exactly are left as they are (the compiled loops convert each element as they read it)."""
+    s = np.asarray(s)
+    return s if s.dtype in _EXACT_IN_F32 and s.dtype.kind != "b" else s.astype(np.float32)
+
+
+def _to3(p, x3, kept):
+    """A kept-dims parameter (scalar or ``kept``-broadcastable) as ``(A, B)`` or a scalar."""
+    p = np.asarray(p)
+    if p.size == 1:
+        return p.reshape(())
+    return np.broadcast_to(p, kept).reshape(x3.shape[0], x3.shape[2])
+
+
+def _sqdev_sum(x, m, red):
+    """Sum over ``red`` of ``float64(float32(x) - m) ** 2`` (fixed order), kept-dims less."""
+    x3 = view3(x, red)
+    if x3 is not None:
+        kept = _kept_shape(x, red)
+        out = block_sqdev(x3, _to3(m, x3, kept), float32_diff=True)
+        return out.reshape(tuple(e for k, e in enumerate(x.shape) if k not in red))
+    d = (x.astype(np.float32, copy=False) - m).astype(np.float64)
+    return fixed_sum(d * d, red)
+
+
+def _apply(x, m, f, shift32, red, dtype):
+    """``cast((float32(x) - m) * f + shift, dtype)`` (float32 arithmetic)."""
+    x3 = view3(x, red)
+    if x3 is not None:
+        kept = _kept_shape(x, red)
+        y = affine(x3, _to3(m, x3, kept), _to3(f, x3, kept), shift32).reshape(x.shape)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = (x.astype(np.float32, copy=False) - m) * f + shift32
+    return y if np.dtype(dtype) == np.float32 else cast(y, dtype)
+
+
 def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=False, ddof=0,
                     dtype="float32", epsilon=0.0, mean=None, scale=1.0, shift=0.0,
                     stddev=None):
@@ -118,7 +163,7 @@ def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=Fal
         shaped = [p for p in shaped if p.ndim == ndim and p.size > 1]
         red = [k for k in range(ndim) if shaped and shaped[0].shape[k] == 1] \
             if shaped else list(range(ndim))
-    xs = [np.asarray(s).astype(np.float32) for s in samples]
+    xs = [_as_f32(s) for s in samples]
     shift32 = np.float32(shift)
     if batch:
         if any(p is not None and np.asarray(p[0]).size > 1 for p in (mean, stddev)):
@@ -142,15 +187,13 @@ def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=Fal
         if stddev is None:
             acc = np.zeros(kept, np.float64)
             for x in xs:
-                d = (x - m).astype(np.float64)
-                acc += fixed_sum(d * d, red).reshape(kept)
+                acc += _sqdev_sum(x, m, red).reshape(kept)
             with np.errstate(invalid="ignore", divide="ignore"):
                 f = _factor(acc / np.float64(n - ddof), epsilon, scale, True)
         else:
             s = np.float64(np.float32(np.asarray(stddev[0]).reshape(())))
             f = _factor(s * s, epsilon, scale, False)
-        with np.errstate(invalid="ignore", over="ignore"):
-            return [cast((x - m) * f + shift32, dtype) for x in xs]
+        return [_apply(x, m, f, shift32, red, dtype) for x in xs]
     out = []
     for i, x in enumerate(xs):
         n = math.prod(x.shape[k] for k in red)
@@ -160,15 +203,13 @@ def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=Fal
         else:
             m = _param(mean[i], x, red, "mean")
         if stddev is None:
-            d = (x - m).astype(np.float64)
             with np.errstate(invalid="ignore", divide="ignore"):
-                var = fixed_sum(d * d, red) / np.float64(n - ddof)
+                var = _sqdev_sum(x, m, red) / np.float64(n - ddof)
             f = _factor(var.reshape(_kept_shape(x, red)), epsilon, scale, True)
         else:
             s = _param(stddev[i], x, red, "stddev").astype(np.float64)
             f = _factor(s * s, epsilon, scale, False)
-        with np.errstate(invalid="ignore", over="ignore"):
-            out.append(cast((x - m) * f + shift32, dtype))
+        out.append(_apply(x, m, f, shift32, red, dtype))
     return out
 
 

@@ -18,7 +18,9 @@ import numpy as np
 from compiler.ops.reductions import reduced_axes
 from runtime.kernels.registry import per_sample, register
 
-__all__ = ["fixed_sum", "reduce_sample"]
+from .reduce_jit import block_sqdev, block_sum, extreme, int_sum, view3, warm_up
+
+__all__ = ["fixed_sum", "reduce_sample", "warm_up"]
 
 
 def fixed_sum(x, axes):
@@ -45,6 +47,9 @@ def fixed_sum(x, axes):
     axes = list(axes)
     kept = [k for k in range(x.ndim) if k not in axes]
     out_shape = tuple(x.shape[k] for k in kept)
+    x3 = view3(x, axes) if x.dtype.kind in "biuf" else None
+    if x3 is not None:      # adjacent axes: one compiled pass, the same order (reduce_jit)
+        return block_sum(x3).reshape(out_shape)
     y = np.transpose(x, axes + kept).astype(np.float64, copy=False)
     r = math.prod(x.shape[k] for k in axes)
     y = y.reshape((r, math.prod(out_shape)))
@@ -103,6 +108,12 @@ def reduce_sample(op, x, axes, dtype, keep_dims=False, mean=None, ddof=0):
     dt = np.dtype(dtype)
     n = math.prod(x.shape[k] for k in axes)
     ax = tuple(axes)
+    x3 = view3(x, axes) if x.dtype.kind in "biuf" and x.dtype != np.float16 else None
+    if x3 is not None:
+        res = _reduce3(op, x3, x.shape, axes, dt, n, mean, ddof)
+        if res is not None:
+            out_shape = tuple(e for k, e in enumerate(x.shape) if k not in axes)
+            return _keep(res.reshape(out_shape).astype(dt), x.shape, axes, keep_dims)
     if op in ("min", "max"):
         info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
         fn, init = (np.min, info.max) if op == "min" else (np.max, info.min)
@@ -132,6 +143,35 @@ def reduce_sample(op, x, axes, dtype, keep_dims=False, mean=None, ddof=0):
             if op == "std_dev":
                 res = np.sqrt(res)
     return _keep(np.asarray(res).astype(dt), x.shape, axes, keep_dims)
+
+
+def _reduce3(op, x3, x_shape, axes, dt, n, mean, ddof):
+    """``reduce_sample`` on the ``(A, R, B)`` view (:mod:`.reduce_jit`), the same values as
+    the numpy formulation below it; None where that one applies (a mean of another shape)."""
+    if op in ("min", "max"):
+        return extreme(x3.view(np.uint8) if x3.dtype == np.bool_ else x3, op == "max")
+    if x3.dtype == np.bool_:
+        x3 = x3.view(np.uint8)
+    if op == "sum" and x3.dtype.kind in "iu":
+        return int_sum(x3)
+    if op == "mean" and dt.kind in "iu":
+        s = int_sum(x3)
+        d = s.dtype.type(max(n, 1))
+        return s // d if s.dtype.kind == "u" else np.where(s >= 0, s // d, -(-s // d))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if op == "sum":
+            return block_sum(x3)
+        if op == "mean":
+            return block_sum(x3) / n
+        if op in ("mean_square", "rms"):
+            res = block_sqdev(x3, 0.0) / n
+            return np.sqrt(res) if op == "rms" else res
+        m = _broadcast_mean(mean, x_shape, axes)
+        if m.size not in (1, x3.shape[0] * x3.shape[2]):
+            return None
+        res = block_sqdev(x3, m.reshape(x3.shape[0], x3.shape[2]) if m.size > 1 else m) \
+            / np.float64(n - ddof)
+        return np.sqrt(res) if op == "std_dev" else res
 
 
 def _make_kernel(op):

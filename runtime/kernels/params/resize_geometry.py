@@ -24,7 +24,7 @@ import numpy as np
 from runtime.kernels.registry import given
 
 __all__ = ["ResizeParams", "resize_output_shape", "crop_resize_params", "RESIZE_MODES",
-           "SIZE_ARGS", "resize_size_args"]
+           "SIZE_ARGS", "resize_size_args", "adjust_output_size"]
 
 RESIZE_MODES = ("default", "stretch", "not_larger", "not_smaller")
 
@@ -165,6 +165,10 @@ def _adjust_output_size(out_size, in_size, mode, max_size):
         if not mask[d] or abs(scale[d]) != final:
             scale[d] = math.copysign(final, scale[d])
             out_size[d] = _f32(float(in_size[d]) * scale[d])
+
+
+#: public name of the N-D extent rule (shared with ``tensor_resize``'s geometry)
+adjust_output_size = _adjust_output_size
 
 
 def resize_output_shape(in_hw, *, size=None, resize_x=None, resize_y=None, resize_shorter=None,
