@@ -7,6 +7,7 @@ from compiler.ops import arithmetic, geometry, basic, decoders, random  # noqa: 
 from compiler.ops import constant, warp, noise, dims, bbox, color, blur  # noqa: F401
 from compiler.ops import shaping, detection, reductions, transforms, reorder  # noqa: F401
 from compiler.ops import masking, io, filters, audio  # noqa: F401
+from compiler.ops import segmentation  # noqa: F401
 from compiler.ops import resampling  # noqa: F401
 from compiler.ops import aliases  # noqa: F401  (after the ops they alias)
 from compiler.ops import fused  # noqa: F401  (fused ops, created by the fuse pass)
