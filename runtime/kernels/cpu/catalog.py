@@ -88,7 +88,8 @@ MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random
            noise, dims, bbox, color, color_hist, debayer, jpeg_distortion, slicing, blur,
            shaping, detection,
            reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
-           inflate, filters, filters_morph, audio, audio_fft, roi_crop, segmentation, aliases)
+           inflate, tensor_resize, resize_crop_mirror, filters, filters_morph, audio, audio_fft,
+           roi_crop, segmentation, aliases)
 
 
 def warm_up() -> None:
