@@ -24,6 +24,9 @@ DLPACK_CUDA = (2, 13)
 NO_SYNC = -1
 
 
+_HOST_TYPES = (list, tuple, int, float, bool, bytes, type(None))
+
+
 def _torch_cuda(obj) -> bool:
     dev = getattr(obj, "device", None)
     return type(obj).__module__.startswith("torch") and getattr(dev, "type", None) == "cuda"
@@ -32,6 +35,8 @@ def _torch_cuda(obj) -> bool:
 def is_device_array(obj) -> bool:
     """Whether ``obj`` is data in CUDA device memory: a cupy array, a torch CUDA tensor, any
     object with ``__cuda_array_interface__`` or a DLPack CUDA device (no CUDA call is made)."""
+    if type(obj) in _HOST_TYPES or type(obj).__module__ == "numpy":
+        return False                    # the common host data, decided at once
     if _torch_cuda(obj):
         return True
     if type(obj).__module__.startswith("torch"):
