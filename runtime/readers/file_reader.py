@@ -18,6 +18,7 @@ import numpy as np
 from runtime.readers.epoch import EpochIterator, EpochRun
 from runtime.readers.file_index import DEFAULT_FILE_FILTERS, build_file_index
 from runtime.readers.file_io import make_loader
+from runtime.readers.heap import keep_heap_pages
 from runtime.readers.prefetch import Prefetcher
 from runtime.readers.sharding import ShardSpec, epoch_order, split_batches
 
@@ -144,6 +145,7 @@ class FileReaderCore:
                  prefetch_queue_depth=1, dont_use_mmap=False, read_ahead=False,
                  lazy_init=False, name=None, defer_shard_check=False):
         self.name = name
+        keep_heap_pages()       # batches reuse the freed pages of the last ones (heap.py)
         num_shards = _check_int(num_shards, "num_shards", minimum=1)
         shard_id = _check_int(shard_id, "shard_id")
         if not 0 <= shard_id < num_shards:

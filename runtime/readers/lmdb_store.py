@@ -39,7 +39,10 @@ def _acquire(path, who):
         return real, entry[0]
 
 
-def _release(reals):
+def _release(txns, reals):
+    for txn in txns:
+        txn.abort()
+    txns.clear()
     with _SHARED_LOCK:
         for real in reals:
             entry = _SHARED.get(real)
@@ -78,14 +81,25 @@ class LMDBStore:
         self.paths = list(paths)
         self.who = who
         self._envs, reals = [], []
-        self._release = weakref.finalize(self, _release, reals)
+        # one read transaction per database, kept open: beginning one costs ~0.4 ms here
+        # (13 us a record in batches of 32, against 4 us for the read itself), and it reads
+        # the snapshot the keys were listed from
+        self._txns = []
+        self._read_lock = threading.Lock()
+        self._release = weakref.finalize(self, _release, self._txns, reals)
         self.keys = []          # per database: list of bytes keys, sorted
         for p in self.paths:
             real, env = _acquire(p, who)
             reals.append(real)
             self._envs.append(env)
-            with env.begin(buffers=False) as txn:
-                self.keys.append(list(txn.cursor().iternext(keys=True, values=False)))
+            try:
+                txn = env.begin(buffers=False)
+            except lmdb.Error as e:
+                self.close()
+                raise ValueError(f"{who}: {p!r} cannot be read as an LMDB database: "
+                                 f"{e}") from None
+            self._txns.append(txn)
+            self.keys.append(list(txn.cursor().iternext(keys=True, values=False)))
         if not any(self.keys):
             self.close()
             raise ValueError(f"{who}: the LMDB database(s) {self.paths} hold no records")
@@ -111,19 +125,22 @@ class LMDBStore:
         by_db = {}
         for j, (db, key) in enumerate(wanted):
             by_db.setdefault(db, []).append((j, key))
-        for db, items in by_db.items():
-            try:
-                with self._envs[db].begin(buffers=False) as txn:
+        with self._read_lock:       # a transaction serves one thread at a time
+            if not self._txns:
+                raise RuntimeError(f"{self.who}: the LMDB databases {self.paths} were closed")
+            for db, items in by_db.items():
+                txn = self._txns[db]
+                try:
                     for j, key in items:
                         value = txn.get(key)
                         if value is None:
                             raise RuntimeError(
-                                f"{self.who}: record {self.name(db, key)} is missing: the "
-                                f"database changed after the reader listed it")
+                                f"{self.who}: record {self.name(db, key)} is missing from "
+                                f"the database")
                         out[j] = value
-            except lmdb.Error as e:
-                raise RuntimeError(f"{self.who}: reading LMDB database {self.paths[db]!r} "
-                                   f"failed: {e}") from None
+                except lmdb.Error as e:
+                    raise RuntimeError(f"{self.who}: reading LMDB database "
+                                       f"{self.paths[db]!r} failed: {e}") from None
         return out
 
     def close(self):
