@@ -34,6 +34,7 @@ Every failure names the database and the key of the record.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -61,7 +62,7 @@ _EMPTY_I32 = np.zeros(0, np.int32)
 
 
 def _raw_image(data: bytes, shape, where: str):
-    need = int(np.prod(shape))
+    need = math.prod(shape)
     if min(shape) < 0 or len(data) != need:
         raise ValueError(f"{where}: the raw image holds {len(data)} bytes, its shape "
                          f"{tuple(shape)} needs {need}")

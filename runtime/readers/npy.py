@@ -243,9 +243,9 @@ def read_region(path, start=None, end=None, *, use_mmap=True, header=None):
                                 (0,), (1,), path).reshape(())
         elif header.fortran_order and start == (0,) * len(shape) and end == tuple(shape):
             # a whole Fortran-order array: its bytes read at once, then put in C order
-            raw = _pread_region(fd, NpyHeader(header.dtype, (int(np.prod(shape)),), False,
+            raw = _pread_region(fd, NpyHeader(header.dtype, (math.prod(shape),), False,
                                               header.data_offset),
-                                (0,), (int(np.prod(shape)),), path)
+                                (0,), (math.prod(shape),), path)
             out = np.ascontiguousarray(raw.reshape(shape, order="F"))
         elif not header.fortran_order and (not use_mmap or
                                            _runs(shape, start, end)[0] == 0):
@@ -254,7 +254,7 @@ def read_region(path, start=None, end=None, *, use_mmap=True, header=None):
             out = _pread_region(fd, header, start, end, path)
         elif header.fortran_order or use_mmap:
             with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as m:
-                arr = np.frombuffer(m, header.dtype, int(np.prod(shape, dtype=np.int64)),
+                arr = np.frombuffer(m, header.dtype, math.prod(shape),
                                     header.data_offset)
                 arr = arr.reshape(shape, order="F" if header.fortran_order else "C")
                 # a copy in C order: nothing of the map is kept once it is closed

@@ -399,7 +399,7 @@ def parse_example(data) -> dict:
     for key, feat in msg.features.feature.items():
         kind = feat.WhichOneof("kind")
         out[key] = (None, []) if kind is None else (_KINDS[kind],
-                                                      list(getattr(feat, kind).value))
+                                                      getattr(feat, kind).value[:])  # a list
     return out
 
 

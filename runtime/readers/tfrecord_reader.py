@@ -15,6 +15,7 @@ returns an empty array (a missing VarLenFeature) or raises naming the file and o
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -126,12 +127,12 @@ def extract_feature(name, feat: Feature, parsed: dict, where: str):
     if feat.var_len:
         if feat.shape is None:
             return arr
-        m = int(np.prod(feat.shape))
+        m = math.prod(feat.shape)
         if m == 0 or arr.size % m:
             raise ValueError(f"{where}: feature {name!r} has {arr.size} values, not a "
                              f"multiple of the partial shape {list(feat.shape)}")
         return arr.reshape((arr.size // m,) + feat.shape)
-    need = int(np.prod(feat.shape))
+    need = math.prod(feat.shape)   # math.prod: np.prod costs ~9 us a call
     if arr.size != need:
         raise ValueError(f"{where}: feature {name!r} has {arr.size} value(s), its "
                          f"FixedLenFeature shape {list(feat.shape)} needs {need}")
