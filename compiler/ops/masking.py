@@ -1,4 +1,5 @@
-"""Masking and pasting ops: ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``.
+"""Masking and pasting ops: ``erase``, ``paste``, ``grid_mask``, ``jitter``, ``water``,
+``multi_paste`` (its kernel: ``runtime/kernels/cpu/multi_paste.py``).
 
 Source: DALI 2.4's operators of the same names (argument names and defaults from its schema;
 region rounding, fill conversion and errors measured on its CPU backend; see
@@ -201,3 +202,49 @@ register(OpSchema(
     doc="Performs a water augmentation (a wave-shaped remap) of HWC images: output pixel "
         "``(x, y)`` reads the input at ``(x + ampl_x sin(freq_x y + phase_x), y + ampl_y "
         "cos(freq_y x + phase_y))``. Source: DALI ``water``."))
+
+
+def _multi_paste_infer(metas, args):
+    if args.get("in_ids") is not None and len(metas) != 1:
+        raise ValueError(f"with `in_ids` exactly one input batch is expected, got {len(metas)}")
+    m = metas[0]
+    for k, other in enumerate(metas[1:], 1):
+        if m.dtype is not None and other.dtype is not None and other.dtype != m.dtype:
+            raise ValueError(f"all inputs must have the same type; input 0 is {m.dtype}, "
+                             f"input {k} is {other.dtype}")
+    if m.ndim not in (None, 3, 4):
+        raise ValueError(f"The number of dimensions {m.ndim} does not match any of the allowed "
+                         f"layouts for input 0. Valid layouts are: HWC, FHWC")
+    for a, b in (("in_anchors", "in_anchors_rel"), ("out_anchors", "out_anchors_rel"),
+                 ("shapes", "shapes_rel")):
+        if args.get(a) is not None and args.get(b) is not None:
+            raise ValueError(f"`{a}` and `{b}` are mutually exclusive")
+    layout = m.layout if m.layout else ("HWC" if m.ndim == 3 else "FHWC" if m.ndim == 4
+                                        else m.layout)
+    return [m.with_(dtype=args.get("dtype") or m.dtype, layout=layout)]
+
+
+register(OpSchema(
+    "multi_paste", ("images",), (
+        ArgSpec("dtype", "dtype", None, doc="Output type (default the input's)."),
+        ArgSpec("in_anchors", "int[]", None, tensor=True,
+                doc="(K, 2) [y, x] corners of the regions in their sources (default 0)."),
+        ArgSpec("in_anchors_rel", "float[]", None, tensor=True,
+                doc="``in_anchors`` relative to the source's extents (floored)."),
+        ArgSpec("in_ids", "int[]", None, tensor=True,
+                doc="(K,) the sample of the one input batch each region comes from."),
+        ArgSpec("out_anchors", "int[]", None, tensor=True,
+                doc="(K, 2) [y, x] corners of the regions on the canvas (default 0)."),
+        ArgSpec("out_anchors_rel", "float[]", None, tensor=True,
+                doc="``out_anchors`` relative to the canvas extents (floored)."),
+        ArgSpec("output_size", "int[]", None, tensor=True,
+                doc="(H, W) of the canvas (default: the inputs' common shape)."),
+        ArgSpec("shapes", "int[]", None, tensor=True,
+                doc="(K, 2) [h, w] of the regions (default: to the source's end)."),
+        ArgSpec("shapes_rel", "float[]", None, tensor=True,
+                doc="``shapes`` relative to the source's extents (rounded up)."),
+    ), _multi_paste_infer, variadic=True, min_inputs=1, public_name="multi_paste",
+    doc="Pastes K regions per output sample onto a zero canvas, in order (later regions "
+        "cover earlier ones): from the samples ``in_ids`` of one input batch, or, without "
+        "``in_ids``, region k from sample i of input k. HWC (or FHWC) inputs; converted to "
+        "``dtype`` with DALI's rounding and saturation. Source: DALI 2.4 ``multi_paste``."))

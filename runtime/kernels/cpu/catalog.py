@@ -51,6 +51,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``audio``                  ``preemphasis_filter``, ``to_decibels``, ``mel_filter_bank``, ``mfcc``,
                            ``nonsilent_region`` (``audio_jit``: the compiled loops)
 ``audio_fft``              ``spectrogram``, ``power_spectrum``
+``multi_paste``            ``multi_paste``
 ``roi_crop``               ``roi_random_crop``, ``random_crop_generator``
 ``segmentation``           ``segmentation.select_masks``, ``random_mask_pixel``,
                            ``random_object_bbox``
@@ -72,7 +73,7 @@ from . import cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
-from . import roi_crop, segmentation
+from . import multi_paste, roi_crop, segmentation
 from . import color_hist, debayer, jpeg_distortion, warp_perspective
 from . import filters, filters_conv, filters_morph
 from . import file_read, inflate, numpy_decode
@@ -89,7 +90,7 @@ MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random
            shaping, detection,
            reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
            inflate, tensor_resize, resize_crop_mirror, filters, filters_morph, audio, audio_fft,
-           roi_crop, segmentation, aliases)
+           multi_paste, roi_crop, segmentation, aliases)
 
 
 def warm_up() -> None:
