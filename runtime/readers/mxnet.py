@@ -110,7 +110,8 @@ def unpack_image(payload, where: str = "RecordIO record"):
 
 def join_record(buf, offset: int, path: str, index_path: str | None = None):
     """The data of the record whose first part starts ``buf`` (read from ``path`` at
-    ``offset``), its parts joined; returns ``(data, bytes consumed)``.
+    ``offset``), its parts joined; returns ``(data, bytes consumed)``: bytes, or for a
+    one-part record in a memoryview ``buf`` a view into it (no copy).
 
     Raises
     ------
@@ -139,10 +140,11 @@ def join_record(buf, offset: int, path: str, index_path: str | None = None):
         if cflag not in expect:
             raise ValueError(f"RecordIO {path!r}: part at offset {at} has continuation flag "
                              f"{cflag}, expected {' or '.join(map(str, expect))}{idx}")
-        parts.append(bytes(buf[pos + 8:pos + 8 + ln]))
+        parts.append(buf[pos + 8:pos + 8 + ln])     # a view when buf is a memoryview
         pos += 8 + ln + (-ln % 4)
         if cflag in (0, 3):
-            return _MAGIC_BYTES.join(parts), min(pos, n)
+            data = parts[0] if len(parts) == 1 else _MAGIC_BYTES.join(parts)
+            return data, min(pos, n)
 
 
 def read_index(index_path, data_path, size=None):
@@ -297,7 +299,8 @@ class MXNetReaderCore(FileReaderCore):
                                                f"{e.strerror or e}") from e
                     try:
                         buf = os.pread(fds[fi], size, off)
-                        data, _ = join_record(buf, off, paths[fi], ipaths[min(fi, len(ipaths) - 1)])
+                        data, _ = join_record(memoryview(buf), off, paths[fi],
+                                              ipaths[min(fi, len(ipaths) - 1)])
                         img, lab = unpack_image(
                             data, f"RecordIO {paths[fi]!r}, record at offset {off}")
                     except ValueError as e:     # DALI's readers raise RuntimeError
