@@ -13,6 +13,8 @@ module             ops                                                        CU
 ``elementwise``    ``arithmetic``, ``elementwise_fused``                      generated per
                                                                               program
 ``resize``         ``resize``, ``random_resized_crop``                        ``resize.cu``
+``fused``          ``fused.image`` after the decode: resize/rrc -> [flip] ->  ``resize.cu``,
+                   crop_mirror_normalize; flip -> crop_mirror_normalize      ``resize_cmn.cu``
 =================  =========================================================  ==================
 
 A schema claims ``"gpu"`` in its ``devices`` only when the GPU runtime can run it; this
@@ -20,16 +22,16 @@ catalogue does not change any schema.
 """
 from __future__ import annotations
 
-from . import cmn, copies, elementwise, resize
+from . import cmn, copies, elementwise, fused, resize
 
 __all__ = ["MODULES", "GPU_OPS"]
 
 #: the kernel modules, in the order above
-MODULES = (copies, cmn, elementwise, resize)
+MODULES = (copies, cmn, elementwise, resize, fused)
 
 #: op -> the kernel module that registers its GPU kernel
 GPU_OPS = {
     "crop": copies, "flip": copies, "transpose": copies, "cast": copies, "cast_like": copies,
     "crop_mirror_normalize": cmn, "arithmetic": elementwise, "elementwise_fused": elementwise,
-    "resize": resize, "random_resized_crop": resize,
+    "resize": resize, "random_resized_crop": resize, "fused.image": fused,
 }

@@ -1,69 +1,24 @@
-// cmn.cu: crop_mirror_normalize of a batch in one launch.
-//
-// Output pixel (h, w, c) of a sample, in the output layout (dims/roles below), is
-//   c >= c_in (pad_output's extra channels):    fill[c] with policy "pad", else 0;
-//   (y0 + h, x0 + w') outside the image:          fill[c] (policy "pad" only), w' = mirror ?
-//                                                 w_out - 1 - w : w;
-//   otherwise  cast<D>((float(in) - base[c]) * inv[c] (+ post when post != 0)),
-// in float32 without contraction, exactly as runtime/kernels/cpu/cmn_pixels.py computes it.
+// cmn.cu: crop_mirror_normalize of a batch in one launch (the rule: cmn.cuh).
 //
 // Kernels: cmn_<in>_<out>. Launch: grid (x, samples), any x.
-#include "ndd_common.cuh"
+#include "cmn.cuh"
 
-struct CmnDesc {
-  i64 in_ptr, out_ptr, par_ptr, fill_ptr;   // par: float32 base[n_par] then inv[n_par]
-  i64 H, W, y0, x0, h, w, c_in;              // image, window anchor, output extent
-  i64 in_sh, in_sw, in_sc;                   // input strides (elements)
-  i64 dim[3], role[3];                       // output extents in memory order; role 0 H, 1 W, 2 C
-  i64 count, mirror, n_par, n_fill, pad, post_bits;
-};
-NDD_EXPORT_SIZE(CmnDesc)
-
-template <class S, class D, class I>
-__device__ __forceinline__ void cmn_sample(const CmnDesc& d) {
-  const S* in = (const S*)d.in_ptr;
-  D* out = (D*)d.out_ptr;
-  const f32* base = (const f32*)d.par_ptr;
-  const f32* inv = base + d.n_par;
-  const D* fill = (const D*)d.fill_ptr;
-  f32 post = ndd_bits_f32((u32)d.post_bits);
-  bool has_post = post != 0.0f;
-  NDD_SAMPLE_LOOP_T(I, d.count, idx) {
-    i64 coord[3];
-    I rest = idx;
-    for (int k = 2; k >= 0; --k) {
-      I c = rest % (I)d.dim[k];
-      rest /= (I)d.dim[k];
-      coord[d.role[k]] = (i64)c;
-    }
-    i64 h = coord[0], w = coord[1], c = coord[2];
-    i64 fc = d.n_fill > 1 ? c : 0;
-    if (c >= d.c_in) {
-      out[idx] = d.pad ? fill[fc] : ndd_cast<D>(0);
-      continue;
-    }
-    i64 y = d.y0 + h;
-    i64 x = d.x0 + (d.mirror ? d.w - 1 - w : w);
-    if (y < 0 || y >= d.H || x < 0 || x >= d.W) {
-      out[idx] = fill[fc];
-      continue;
-    }
-    i64 pc = d.n_par > 1 ? c : 0;
-    f32 v = ndd_to_f32(in[y * d.in_sh + x * d.in_sw + c * d.in_sc]);
-    f32 r = (v - base[pc]) * inv[pc];
-    if (has_post) r = r + post;
-    out[idx] = ndd_cast<D>(r);
+template <class S>
+struct CmnLoad {
+  const S* in; i64 sh, sw, sc;
+  __device__ __forceinline__ f32 operator()(i64 y, i64 x, i64 c) const {
+    return ndd_to_f32(in[y * sh + x * sw + c * sc]);
   }
-}
+};
 
 template <class S, class D>
 __device__ __forceinline__ void cmn_body(const CmnDesc* __restrict__ descs, int n) {
   if ((int)blockIdx.y >= n) return;
   const CmnDesc& d = descs[blockIdx.y];
-  if (d.count <= NDD_SMALL_INDEX_MAX) cmn_sample<S, D, u32>(d);
-  else cmn_sample<S, D, i64>(d);
+  CmnLoad<S> src{(const S*)d.in_ptr, d.in_sh, d.in_sw, d.in_sc};
+  if (d.count <= NDD_SMALL_INDEX_MAX) cmn_sample<D, u32>(d, src);
+  else cmn_sample<D, i64>(d, src);
 }
-
 #define NDD_CMN(S, sname, D, dname) \
   extern "C" __global__ void cmn_##sname##_##dname(const CmnDesc* descs, int n) { \
     cmn_body<S, D>(descs, n); \

@@ -23,7 +23,8 @@ from runtime.kernels.registry import register, sample_args
 
 from .launch import address, family_kernel, launch_batch
 
-__all__ = ["IN_TYPES", "OUT_TYPES", "DESC_WORDS", "cmn_batch", "cmn_kernel"]
+__all__ = ["IN_TYPES", "OUT_TYPES", "DESC_WORDS", "sample_desc", "cmn_batch", "cmn_kernel",
+           "cmn_out_dtype"]
 
 #: element types the kernel reads / writes (cmn.cu's instantiations)
 IN_TYPES = ("uint8", "int8", "uint16", "int16", "float16", "float32")
@@ -40,9 +41,11 @@ def _arg(a, name, default):
     return default if v is None else v
 
 
-def _sample_desc(row, x, a, layout, out_dtype, ctx, keep):
-    """Fill the descriptor of one sample; returns its output array."""
-    shape = tuple(x.shape)
+def sample_desc(row, shape, strides, in_ptr, a, layout, out_dtype, ctx, keep):
+    """Fill the ``CmnDesc`` of one sample (``shape``, element ``strides`` and address
+    ``in_ptr`` of its input in ``layout``; ``a`` its arguments) and return its output array;
+    uploaded tables are appended to ``keep``."""
+    shape = tuple(shape)
     layout, axes = layout_axes(layout, len(shape))
     if layout not in ("HWC", "CHW", "HW"):
         raise NotImplementedError(f"crop_mirror_normalize on the GPU supports HWC, CHW and HW "
@@ -76,11 +79,10 @@ def _sample_desc(row, x, a, layout, out_dtype, ctx, keep):
     extents = {"H": h, "W": w, "C": c_out if c_out is not None else 1}
     out_shape = tuple(extents[c] for c in out_layout)
     out = ctx.empty(out_shape, out_dtype)
-    item = np.dtype(x.dtype).itemsize
-    st = [s // item for s in x.strides]
+    st = list(strides)
     letters = out_layout if "C" in out_layout else out_layout + "C"
     row[:] = 0
-    row[0:4] = (address(x), address(out), address(params), fill_ptr)
+    row[0:4] = (in_ptr, address(out), address(params), fill_ptr)
     row[4:11] = (H, W, y0, x0, h, w, c_in or 1)
     row[11:14] = (st[ah], st[aw], st[ac] if ac is not None else 0)
     row[14:17] = [extents[c] for c in letters]
@@ -91,16 +93,27 @@ def _sample_desc(row, x, a, layout, out_dtype, ctx, keep):
     return out
 
 
+def cmn_out_dtype(per_sample_args) -> np.dtype:
+    """The one output dtype of a batch's ``crop_mirror_normalize`` (default float32).
+
+    Raises
+    ------
+    ValueError
+        The samples ask for different dtypes.
+    """
+    dtypes = {to_numpy_dtype(_arg(a, "dtype", "float32")) for a in per_sample_args}
+    if len(dtypes) != 1:
+        raise ValueError("crop_mirror_normalize on the GPU needs one output dtype for the batch")
+    return dtypes.pop()
+
+
 def cmn_batch(ctx, samples, per_sample_args, layout) -> list:
     """``crop_mirror_normalize`` of a batch (one launch); ``per_sample_args[i]`` are sample
     ``i``'s arguments. Returns the per-sample outputs (``ctx.empty`` arrays)."""
     n = len(samples)
     if n == 0:
         return []
-    dtypes = {to_numpy_dtype(_arg(a, "dtype", "float32")) for a in per_sample_args}
-    if len(dtypes) != 1:
-        raise ValueError("crop_mirror_normalize on the GPU needs one output dtype for the batch")
-    out_dtype = dtypes.pop()
+    out_dtype = cmn_out_dtype(per_sample_args)
     in_dtype = np.dtype(samples[0].dtype)
     if in_dtype.name not in IN_TYPES or out_dtype.name not in OUT_TYPES:
         raise NotImplementedError(f"crop_mirror_normalize on the GPU: {in_dtype} -> "
@@ -108,8 +121,11 @@ def cmn_batch(ctx, samples, per_sample_args, layout) -> list:
                                   f"{OUT_TYPES})")
     descs = np.zeros((n, DESC_WORDS), np.int64)
     keep: list = []
-    outs = [_sample_desc(descs[i], samples[i], per_sample_args[i], layout, out_dtype, ctx, keep)
-            for i in range(n)]
+    outs = []
+    for i, x in enumerate(samples):
+        item = np.dtype(x.dtype).itemsize
+        outs.append(sample_desc(descs[i], x.shape, [s // item for s in x.strides], address(x),
+                                per_sample_args[i], layout, out_dtype, ctx, keep))
     kernel = family_kernel(ctx, "cmn", f"cmn_{in_dtype.name}_{out_dtype.name}")
     launch_batch(ctx, kernel, descs, int(descs[:, 20].max()), reads=[*samples, *keep],
                  writes=outs)

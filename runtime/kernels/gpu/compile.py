@@ -26,7 +26,7 @@ import tempfile
 import threading
 
 __all__ = ["SOURCE_DIR", "OPTIONS", "ARCHS", "FAMILIES", "source_of", "include_options",
-           "find_nvrtc", "nvrtc_compile", "NvrtcError", "raw_module", "source_hash",
+           "find_nvrtc", "nvrtc_compile", "NvrtcError", "raw_module", "source_hash", "headers_text",
            "offline_compile", "compile_all", "spills"]
 
 #: the folder of the ``.cu`` sources and ``ndd_common.cuh``
@@ -39,7 +39,8 @@ OPTIONS = ("--std=c++17", "--fmad=false", "--ftz=false", "--prec-div=true", "--p
 ARCHS = ("sm_80", "sm_90")
 
 #: the hand-written kernel families: name -> source file
-FAMILIES = {"copy": "copy.cu", "cast": "cast.cu", "cmn": "cmn.cu", "resize": "resize.cu"}
+FAMILIES = {"copy": "copy.cu", "cast": "cast.cu", "cmn": "cmn.cu", "resize": "resize.cu",
+            "resize_cmn": "resize_cmn.cu"}
 
 _lock = threading.Lock()
 _modules: dict = {}
@@ -54,10 +55,15 @@ def source_of(family: str) -> str:
     return (SOURCE_DIR / FAMILIES[family]).read_text()
 
 
+def headers_text() -> str:
+    """Every header a source may include (``*.cuh`` here), concatenated: part of cache keys."""
+    return "".join(p.read_text() for p in sorted(SOURCE_DIR.glob("*.cuh")))
+
+
 def source_hash(text: str, *extra: str) -> str:
-    """A short hash of a source with ``ndd_common.cuh`` (and ``extra`` strings): cache keys."""
+    """A short hash of a source with every header (and ``extra`` strings): cache keys."""
     h = hashlib.sha256(text.encode())
-    h.update((SOURCE_DIR / "ndd_common.cuh").read_bytes())
+    h.update(headers_text().encode())
     for e in extra:
         h.update(e.encode())
     return h.hexdigest()[:20]
@@ -179,9 +185,9 @@ _REGS = re.compile(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", r
 def offline_compile(name: str, source: str, arch: str) -> dict:
     """:func:`nvrtc_compile` with :data:`OPTIONS` and ptxas' verbose report, cached on disk.
 
-    The cache (``$TMPDIR/ndd-gpu-nvrtc``) is keyed by the full source, ``ndd_common.cuh`` and
-    ``ndd_ew.cuh``, the architecture, the options and the NVRTC library, so a changed source is
-    always compiled again.
+    The cache (``$TMPDIR/ndd-gpu-nvrtc``) is keyed by the full source, every header, the
+    architecture, the options and the NVRTC library, so a changed source is always compiled
+    again.
 
     Returns
     -------
@@ -195,8 +201,7 @@ def offline_compile(name: str, source: str, arch: str) -> dict:
         As :func:`nvrtc_compile`.
     """
     options = OPTIONS + ("--ptxas-options=-v",)
-    parts = [source, (SOURCE_DIR / "ndd_common.cuh").read_text(),
-             (SOURCE_DIR / "ndd_ew.cuh").read_text(), arch, *options, str(find_nvrtc())]
+    parts = [source, headers_text(), arch, *options, str(find_nvrtc())]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
     cache = pathlib.Path(tempfile.gettempdir()) / "ndd-gpu-nvrtc"
     cache.mkdir(parents=True, exist_ok=True)

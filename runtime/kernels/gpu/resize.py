@@ -32,7 +32,8 @@ from runtime.kernels.registry import register, sample_args
 from .launch import address, family_kernel, launch_batch
 
 __all__ = ["TYPES", "DESC_WORDS", "banded_taps", "axis_kind", "SamplePlan", "plan_sample",
-           "resize_batch"]
+           "PassOne", "prepare_pass_one", "launch_pass_one", "resize_batch", "out_dtype_of",
+           "params_of_resize", "params_of_rrc"]
 
 #: element types read and written (those of the CPU kernel)
 TYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32")
@@ -69,7 +70,14 @@ def axis_kind(out_len, lo, hi, kind_min, kind_mag) -> str:
     return kind_min if out_len < win else kind_mag
 
 
-def _out_dtype(dtype, in_dtype) -> np.dtype:
+def out_dtype_of(dtype, in_dtype) -> np.dtype:
+    """The output dtype of a resize (``dtype`` argument, default the input's).
+
+    Raises
+    ------
+    ValueError
+        Not one of :data:`TYPES`.
+    """
     dt = np.dtype(in_dtype) if dtype is None else to_numpy_dtype(dtype)
     if dt.name not in TYPES:
         raise ValueError(f"resize: output `dtype` must be one of {list(TYPES)}, got {dt.name!r}")
@@ -137,19 +145,18 @@ def plan_sample(shape, elem_strides, layout, params, a) -> SamplePlan:
     return p
 
 
-def resize_batch(ctx, samples, plans, out_dtype) -> list:
-    """Run the two passes over a batch (``plans[i]`` from :func:`plan_sample`). Returns the
-    per-sample outputs (``ctx.empty`` arrays, the input layout)."""
-    n = len(samples)
-    outs = [ctx.empty(p.out_shape, out_dtype) for p in plans]
-    if n == 0:
-        return outs
-    in_dtype = np.dtype(samples[0].dtype)
-    if in_dtype.name not in TYPES:
-        raise ValueError(f"resize: input dtype must be one of {list(TYPES)}, got "
-                         f"{in_dtype.name!r}")
-    firsts, weights = [], []
-    f_off, w_off, t_off = [], [], []
+class PassOne:
+    """Resize's first pass over a batch, ready to launch: the descriptors (``RsDesc`` rows),
+    the uploaded tap tables, the float32 intermediate and the largest sample's work."""
+
+    __slots__ = ("descs", "tables", "tmp", "count")
+
+
+def prepare_pass_one(ctx, samples, plans, out_ptrs) -> PassOne:
+    """Build and upload what both passes read: every sample's taps in one int64 and one float32
+    array, one intermediate for the batch, the descriptors (``out_ptrs[i]``: where pass 2
+    writes sample ``i``; 0 when a fused pass 2 writes elsewhere)."""
+    firsts, weights, f_off, t_off = [], [], [], []
     nf = nw = nt = 0
     for p in plans:
         offs = []
@@ -169,23 +176,43 @@ def resize_batch(ctx, samples, plans, out_dtype) -> list:
     f_all = ctx.upload(np.concatenate(firsts) if firsts else np.zeros(1, np.int64))
     w_all = ctx.upload(np.concatenate(weights).astype(np.float32) if weights
                        else np.zeros(1, np.float32))
-    tmp = ctx.empty((max(1, nt),), np.float32)
-    fa, wa, ta = address(f_all), address(w_all), address(tmp)
-    descs = np.zeros((n, DESC_WORDS), np.int64)
-    for i, (x, p, out) in enumerate(zip(samples, plans, outs)):
+    one = PassOne()
+    one.tmp = ctx.empty((max(1, nt),), np.float32)
+    one.tables = [f_all, w_all]
+    fa, wa, ta = address(f_all), address(w_all), address(one.tmp)
+    one.descs = np.zeros((len(plans), DESC_WORDS), np.int64)
+    for i, (x, p) in enumerate(zip(samples, plans)):
         (f1, w1), (f2, w2) = f_off[i]
         k1 = p.taps1[1].shape[1] if p.taps1 is not None else 0
         k2 = p.taps2[1].shape[1] if p.taps2 is not None else 0
-        descs[i] = (address(x), ta + 4 * t_off[i], address(out), *p.in_strides, *p.out_strides,
-                    p.chans, int(p.h_first), int(p.zero), *p.t_shape, p.lo,
-                    fa + 8 * f1, wa + 4 * w1, k1, fa + 8 * f2, wa + 4 * w2, k2, p.oh, p.ow)
-    t_count = max(p.t_shape[0] * p.t_shape[1] * p.chans for p in plans)
+        one.descs[i] = (address(x), ta + 4 * t_off[i], out_ptrs[i], *p.in_strides,
+                        *p.out_strides, p.chans, int(p.h_first), int(p.zero), *p.t_shape, p.lo,
+                        fa + 8 * f1, wa + 4 * w1, k1, fa + 8 * f2, wa + 4 * w2, k2, p.oh, p.ow)
+    one.count = max((p.t_shape[0] * p.t_shape[1] * p.chans for p in plans), default=0)
+    return one
+
+
+def launch_pass_one(ctx, samples, one: PassOne) -> None:
+    """Launch resize's first pass (``resize_pass1_<in>``) for the batch."""
+    in_dtype = np.dtype(samples[0].dtype)
+    if in_dtype.name not in TYPES:
+        raise ValueError(f"resize: input dtype must be one of {list(TYPES)}, got "
+                         f"{in_dtype.name!r}")
+    launch_batch(ctx, family_kernel(ctx, "resize", f"resize_pass1_{in_dtype.name}"), one.descs,
+                 one.count, reads=[*samples, *one.tables], writes=[one.tmp])
+
+
+def resize_batch(ctx, samples, plans, out_dtype) -> list:
+    """Run the two passes over a batch (``plans[i]`` from :func:`plan_sample`). Returns the
+    per-sample outputs (``ctx.empty`` arrays, the input layout)."""
+    outs = [ctx.empty(p.out_shape, out_dtype) for p in plans]
+    if not samples:
+        return outs
+    one = prepare_pass_one(ctx, samples, plans, [address(o) for o in outs])
+    launch_pass_one(ctx, samples, one)
     o_count = max(p.oh * p.ow * p.chans for p in plans)
-    reads = [*samples, f_all, w_all]
-    launch_batch(ctx, family_kernel(ctx, "resize", f"resize_pass1_{in_dtype.name}"), descs,
-                 t_count, reads=reads, writes=[tmp])
     launch_batch(ctx, family_kernel(ctx, "resize", f"resize_pass2_{np.dtype(out_dtype).name}"),
-                 descs, o_count, reads=[tmp, f_all, w_all], writes=outs)
+                 one.descs, o_count, reads=[one.tmp, *one.tables], writes=outs)
     return outs
 
 
@@ -208,26 +235,34 @@ def _run(ctx, inputs, args, params_of):
         in_hw = (x.shape[ax["H"]], x.shape[ax["W"]])
         plans.append(plan_sample(tuple(x.shape), _elem_strides(x), layout,
                                  params_of(in_hw, a, i), a))
-        dtypes.add(_out_dtype(a.get("dtype"), x.dtype))
+        dtypes.add(out_dtype_of(a.get("dtype"), x.dtype))
     if len(dtypes) > 1:
         raise ValueError("resize on the GPU needs one output dtype for the batch")
     out_dtype = dtypes.pop() if dtypes else np.dtype(np.uint8)
     return [ctx.samples(resize_batch(ctx, samples, plans, out_dtype))]
 
 
+def params_of_resize(in_hw, a, i=0):
+    """The ResizeParams of a ``resize`` with arguments ``a`` on an ``in_hw`` input."""
+    return resize_output_shape(in_hw, **resize_size_args(a))
+
+
+def params_of_rrc(in_hw, a, seeds, i):
+    """The ResizeParams of sample ``i`` of a ``random_resized_crop`` (its random window from
+    ``seeds``, the CPU kernel's draw) with arguments ``a``."""
+    y0, x0, h, w = random_window(in_hw, a, seeds, i)
+    return resize_output_shape(in_hw, size=a["size"], roi_start=(y0, x0),
+                               roi_end=(y0 + h, x0 + w))
+
+
 @register("resize", "gpu")
 def resize_kernel(ctx, inputs, args):
     """``resize`` on the GPU: two launches for the batch."""
-    return _run(ctx, inputs, args,
-                lambda in_hw, a, i: resize_output_shape(in_hw, **resize_size_args(a)))
+    return _run(ctx, inputs, args, params_of_resize)
 
 
 @register("random_resized_crop", "gpu")
 def random_resized_crop_kernel(ctx, inputs, args):
     """``random_resized_crop`` on the GPU: each sample's random window (the CPU kernel's draw,
     same seeds) resized to ``size``, two launches for the batch."""
-    def params_of(in_hw, a, i):
-        y0, x0, h, w = random_window(in_hw, a, a["_seeds"], i)
-        return resize_output_shape(in_hw, size=a["size"], roi_start=(y0, x0),
-                                   roi_end=(y0 + h, x0 + w))
-    return _run(ctx, inputs, args, params_of)
+    return _run(ctx, inputs, args, lambda in_hw, a, i: params_of_rrc(in_hw, a, a["_seeds"], i))
