@@ -9,7 +9,9 @@ Semantics follow DALI 2.4 bit for bit (measured on its CPU operator):
 * one pass per data axis, innermost first (W, then H, then D), each accumulating
   ``w[0] * x[i - r] + w[1] * x[i - r + 1] + ...`` in float32 from the left, the borders
   mirrored without repeating the edge (reflect 101);
-* the result converted to the output type with ``cast`` (round half away from zero, saturate).
+* the result converted to the output type with ``cast`` (round half away from zero, saturate);
+* float16 inputs follow DALI's half arithmetic: each product rounded to float16 before the
+  float32 sum, each pass's output stored as float16 (ties away from zero).
 
 Registers ``gaussian_blur``.
 """
@@ -109,27 +111,28 @@ def gaussian_blur(x, layout="", *, sigma=None, window_size=None, dtype=None):
     data_axes = [i for i in range(x.ndim) if not layout or layout[i] not in "CF"]
     frames_axis = layout.index("F") if "F" in layout else None
     channels_last = bool(layout) and layout[-1] == "C"
-    if x.dtype == np.float16:                      # exact in float32; the loops take float32
+    half = x.dtype == np.float16                   # DALI's half arithmetic (conv_axis)
+    if half:
         x = x.astype(_F)
     params = blur_params(sigma, window_size, len(data_axes),
                          None if frames_axis is None else x.shape[frames_axis])
     if isinstance(params, list):                   # per-frame arguments
         frames = [_blur(np.take(x, k, axis=frames_axis), [a - (a > frames_axis)
                                                           for a in data_axes], *params[k],
-                        channels_last)
+                        channels_last, half)
                   for k in range(x.shape[frames_axis])]
         return to_output(np.stack(frames, axis=frames_axis), out_dt)
-    return to_output(_blur(x, data_axes, *params, channels_last), out_dt)
+    return to_output(_blur(x, data_axes, *params, channels_last, half), out_dt)
 
 
-def _blur(x, data_axes, sigmas, windows, channels_last=False):
+def _blur(x, data_axes, sigmas, windows, channels_last=False, half=False):
     out = x
     for ax, s, w in reversed(list(zip(data_axes, sigmas, windows))):   # innermost first
         wts = gaussian_weights(float(s), int(w))
         if len(wts) == 1 and wts[0] == 1:      # a 1-tap window: the identity
             out = out.astype(_F, copy=False)
             continue
-        out = conv_axis(out, wts, ax, channels_last)
+        out = conv_axis(out, wts, ax, channels_last, half=half)
     return out.astype(_F, copy=False)
 
 

@@ -12,7 +12,9 @@
 * the last pass of derivative ``i`` multiplies its sums by ``scale[i]`` (float32); the first
   derivative is written, the next ones added (``acc + sum * scale``), all in float32;
 * the float32 result converted like DALI's ``ConvertSat`` (round half away from zero,
-  saturate).
+  saturate);
+* float16 inputs follow DALI's half arithmetic: every product rounded to float16, every pass
+  output and the running sum stored as float16 (ties away from zero).
 
 ``filter`` (DALI's CPU operator calls OpenCV's ``filter2D``; measured bit-exact on its direct
 path): each 2-D plane padded by the border mode, correlated with the float32 filter summing in
@@ -163,7 +165,8 @@ def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None
         scales = [_F(2.0 ** (n + 2 - sum(row))) for row in sizes]
     else:
         scales = [_F(v) for v in _per_axis(scale, n, "scale", sample, 1.0)]
-    if x.dtype == np.float16:
+    half = x.dtype == np.float16               # DALI's float16 arithmetic (conv_axis)
+    if half:
         x = x.astype(_F)
     acc = np.empty(x.shape, _F)
     for i in range(n):                                  # one partial derivative per axis
@@ -174,10 +177,10 @@ def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None
             smooth_w, deriv_w = laplacian_windows(size)
             w = deriv_w if j == i else smooth_w
             if p < len(passes) - 1:
-                cur = conv_axis(cur, w, axes[j], channels_last)
+                cur = conv_axis(cur, w, axes[j], channels_last, half=half)
             else:
                 conv_axis(cur, w, axes[j], channels_last, scale=scales[i], out=acc,
-                          accumulate=i > 0)
+                          accumulate=i > 0, half=half)
     return to_output(acc, out_dt)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cast import cast
 from .jit import compiled
 
 __all__ = ["border_index", "conv_axis", "correlate2d", "to_integer", "warm_up"]
@@ -271,9 +272,14 @@ _inner = compiled(_build_inner)
 _corr = compiled(_build_corr)
 
 
+def _half(a: np.ndarray) -> np.ndarray:
+    """float32 values rounded to float16 (ties away from zero), as float32."""
+    return cast(a, "float16").astype(_F)
+
+
 def conv_axis(x: np.ndarray, w: np.ndarray, axis: int, channels_last: bool, *,
               border: str = "reflect_101", scale=1.0, out: np.ndarray | None = None,
-              accumulate: bool = False) -> np.ndarray:
+              accumulate: bool = False, half: bool = False) -> np.ndarray:
     """Correlate ``x`` with the odd window ``w`` along ``axis`` (centered), in float32.
 
     Parameters
@@ -293,6 +299,10 @@ def conv_axis(x: np.ndarray, w: np.ndarray, axis: int, channels_last: bool, *,
         Multiplies each sum (float32).
     out : numpy.ndarray, optional
         float32 array of ``x``'s shape to write (or, with ``accumulate``, add) into.
+    half : bool
+        DALI's float16 arithmetic (``x`` holds float16 values): each product rounded to
+        float16 before the float32 sum, the result (after the scale and the addition to
+        ``out``) rounded to float16 (ties away from zero, as DALI's half type).
 
     Returns
     -------
@@ -308,6 +318,13 @@ def conv_axis(x: np.ndarray, w: np.ndarray, axis: int, channels_last: bool, *,
         return out
     r = len(w) // 2
     idx = border_index(n, -r, n + r, border)
+    if half:
+        acc = np.zeros(shape, _F)
+        for k in range(len(w)):
+            acc = acc + _half(np.take(x, idx[k:k + n], axis=axis).astype(_F) * w[k])
+        res = acc * _F(scale)
+        out[...] = _half(out + res if accumulate else res)
+        return out
     x = np.ascontiguousarray(x)
     outer = int(np.prod(shape[:axis], dtype=np.int64))
     if (channels_last and axis == x.ndim - 2) or axis == x.ndim - 1:
@@ -345,8 +362,14 @@ def correlate2d(src: np.ndarray, w: np.ndarray, rows: np.ndarray, cols: np.ndarr
     w = np.asarray(w, dtype=_F)
     ti, tj = np.nonzero(w)                  # row-major; OpenCV skips zero weights too
     # OpenCV's float32 -> float32 path sums 8 lanes at a time with fused multiply-adds (AVX2
-    # with FMA, as on the machines DALI 2.4 was measured on) and the row's tail one by one
-    n_fma = (ow * chans) // 8 * 8 if src.dtype == _F and dt == _F else 0
+    # with FMA, as on the machine DALI 2.4 was measured on) and the row's tail one by one; its
+    # 16-bit -> 16-bit path fuses every position; uint8, and integers -> float32: plain sums
+    if src.dtype == _F and dt == _F:
+        n_fma = (ow * chans) // 8 * 8
+    elif src.dtype.itemsize == 2 and dt == src.dtype:
+        n_fma = ow * chans
+    else:
+        n_fma = 0
     tw = np.ascontiguousarray(w[ti, tj])
     if oh > 0 and ow > 0:
         _corr()(np.ascontiguousarray(src).reshape(src.shape[0], -1), chans,
