@@ -231,3 +231,20 @@ def compile_all(archs=ARCHS, extra: dict | None = None) -> dict:
     sources.update(extra or {})
     return {(name, arch): offline_compile(name, src, arch)
             for name, src in sources.items() for arch in archs}
+
+
+def main() -> int:
+    """``python -m runtime.kernels.gpu.compile``: compile every family for :data:`ARCHS` and
+    print each kernel family's registers and spills; exit status 1 on a spill or an error."""
+    status = 0
+    for (name, arch), res in compile_all().items():
+        regs = res["registers"]
+        bad = spills(res)
+        status |= bool(bad)
+        print(f"{name:12s} {arch}: {len(regs):4d} kernels, registers <= "
+              f"{max(regs.values(), default=0):3d}, spills: {bad or 'none'}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -318,5 +318,6 @@ def cast_kernel(ctx, inputs, args):
 @register("cast_like", "gpu")
 def cast_like_kernel(ctx, inputs, args):
     """``cast_like`` on the GPU: ``cast`` to the second input's dtype."""
-    return [ctx.samples(cast_batch(ctx, _broadcast(inputs[0], ctx.batch_size), ctx.out_metas[0].dtype))]
+    samples = _broadcast(inputs[0], ctx.batch_size)
+    return [ctx.samples(cast_batch(ctx, samples, ctx.out_metas[0].dtype))]
 

@@ -1,4 +1,4 @@
-"""A generated CUDA kernel per element-wise program: ``arithmetic`` and ``elementwise_fused`` on the GPU.
+"""One generated CUDA kernel per element-wise program: ``arithmetic``, ``elementwise_fused`` (GPU).
 
 The compiler's element-wise fusion (``compiler/fusion_rules.py``, ``_rewrite_elementwise``) turns
 a chain of arithmetic / ``ndd.math`` / ``cast`` nodes into one ``elementwise_fused`` node whose
@@ -100,6 +100,8 @@ def _step_expr(op, vals, dts):
         return vals[0], dts[0]
     if name in _SAME1:
         return f"{_SAME1[name]}({vals[0]})", dts[0]
+    if natural == "bool" and name not in ("and", "or", "xor", "mul"):
+        raise Unsupported(f"op {name!r} on bool values is not generated for the GPU")
     conv = [_conv(v, d, natural) for v, d in zip(vals, dts)]
     if name in ("floordiv", "mod", "pow") and not _is_float(natural):
         raise Unsupported(f"integer {name!r} is not generated (a zero divisor or negative "

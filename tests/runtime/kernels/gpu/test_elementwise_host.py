@@ -1,4 +1,4 @@
-"""Generated element-wise kernels (host build) equal the CPU ``elementwise_fused`` kernel bit for bit.
+"""Generated element-wise kernels (host build) equal the CPU ``elementwise_fused`` kernel exactly.
 
 Each program below (and a set of random seeded ones) is turned into CUDA source by
 ``runtime/kernels/gpu/elementwise.py``; all sources are built as host C++ in one library
@@ -14,7 +14,7 @@ import pytest
 from compiler import promotion
 from compiler.ir import ValueMeta
 from runtime.kernels import registry
-from runtime.kernels.cpu import arithmetic as cpu_arithmetic  # noqa: F401 (registers the CPU kernel)
+from runtime.kernels.cpu import arithmetic as cpu_arithmetic  # noqa: F401 (CPU kernels)
 from runtime.kernels.gpu import elementwise as ew
 from runtime.kernels.gpu.compile import find_nvrtc, offline_compile, spills
 from runtime.kernels.gpu.hostbuild import HostContext, host_bundle, host_compiler

@@ -101,7 +101,8 @@ def test_float_resize_matches_cpu(kind):
 def test_types_layouts_and_upscale(dtype, layout):
     rng = np.random.default_rng(11)
     hw = [(71, 45), (15, 90), (3, 2), (40, 40)]
-    shape = {"HWC": lambda h, w: (h, w, 3), "CHW": lambda h, w: (3, h, w), "HW": lambda h, w: (h, w)}
+    shape = {"HWC": lambda h, w: (h, w, 3), "CHW": lambda h, w: (3, h, w),
+             "HW": lambda h, w: (h, w)}
     samples = [(rng.random(shape[layout](h, w)) * 250 - (50 if dtype != "uint8" else 0))
                .astype("float32") for h, w in hw]
     args = {"resize_shorter": 17.5, "interp_type": "cubic", "dtype": dtype}
