@@ -6,7 +6,7 @@ The import order is the declaration order, which is the order of the generated f
 from compiler.ops import arithmetic, geometry, basic, decoders, random  # noqa: F401
 from compiler.ops import constant, warp, noise, dims, bbox, color, blur  # noqa: F401
 from compiler.ops import shaping, detection, reductions, transforms, reorder  # noqa: F401
-from compiler.ops import masking, io, filters, audio  # noqa: F401
+from compiler.ops import masking, io, filters, audio, audio_io  # noqa: F401
 from compiler.ops import segmentation  # noqa: F401
 from compiler.ops import resampling  # noqa: F401
 from compiler.ops import aliases  # noqa: F401  (after the ops they alias)

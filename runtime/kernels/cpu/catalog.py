@@ -51,6 +51,8 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``audio``                  ``preemphasis_filter``, ``to_decibels``, ``mel_filter_bank``, ``mfcc``,
                            ``nonsilent_region`` (``audio_jit``: the compiled loops)
 ``audio_fft``              ``spectrogram``, ``power_spectrum``
+``audio_decode``           ``decoders.audio`` (libsndfile: :mod:`runtime.codecs.audio`)
+``audio_resample``         ``audio_resample`` (windowed sinc, compiled loop)
 ``multi_paste``            ``multi_paste``
 ``roi_crop``               ``roi_random_crop``, ``random_crop_generator``
 ``segmentation``           ``segmentation.select_masks``, ``random_mask_pixel``,
@@ -78,7 +80,7 @@ from . import color_hist, debayer, jpeg_distortion, warp_perspective
 from . import filters, filters_conv, filters_morph
 from . import file_read, inflate, numpy_decode
 from . import resize_crop_mirror, tensor_resize
-from . import audio, audio_fft, audio_jit
+from . import audio, audio_decode, audio_fft, audio_jit, audio_resample
 from . import aliases  # last: registers the kernels of the aliases' originals
 
 __all__ = ["MODULES", "warm_up"]
@@ -90,7 +92,8 @@ MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random
            shaping, detection,
            reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
            inflate, tensor_resize, resize_crop_mirror, filters, filters_morph, audio, audio_fft,
-           multi_paste, roi_crop, segmentation, aliases)
+           audio_decode, audio_resample, multi_paste, roi_crop, segmentation,
+           aliases)
 
 
 def warm_up() -> None:
@@ -105,6 +108,7 @@ def warm_up() -> None:
     filters_conv.warm_up()
     filters_morph.warm_up()
     audio_jit.warm_up()
+    audio_resample.warm_up()
 
 
 prepare_with("runtime.kernels.cpu.catalog:warm_up")
