@@ -139,6 +139,8 @@ def _build(njit):
         oh, ow = out.shape[0], out.shape[1]
         a = np.float32(-0.75)
         one = np.float32(1)
+        wx = np.empty(4, np.float32)
+        wy = np.empty(4, np.float32)
         for y in range(oh):
             for x in range(ow):
                 sx, sy = float_point(m32, x, y)
@@ -146,8 +148,17 @@ def _build(njit):
                 fx = sx - np.float32(ix)
                 fy = sy - np.float32(iy)
                 if interp == 1:
-                    inside = 0 <= ix < w - 1 and 0 <= iy < h - 1
-                    if not inside and mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
+                    if 0 <= ix < w - 1 and 0 <= iy < h - 1:     # all four taps inside
+                        for c in range(cn):
+                            p00 = np.float32(src[iy, ix, c])
+                            p01 = np.float32(src[iy, ix + 1, c])
+                            p10 = np.float32(src[iy + 1, ix, c])
+                            p11 = np.float32(src[iy + 1, ix + 1, c])
+                            v0 = p00 + fx * (p01 - p00)
+                            v1 = p10 + fx * (p11 - p10)
+                            store(out, y, x, c, v0 + fy * (v1 - v0), is_int, lo, hi)
+                        continue
+                    if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
                         for c in range(cn):
                             out[y, x, c] = cval[c]
                         continue
@@ -166,8 +177,6 @@ def _build(njit):
                     for c in range(cn):
                         out[y, x, c] = cval[c]
                     continue
-                wx = np.empty(4, np.float32)
-                wy = np.empty(4, np.float32)
                 for k in range(2):
                     t = fx if k == 0 else fy
                     c0 = ((a * (t + one) - np.float32(5) * a) * (t + one) + np.float32(8) * a) \
@@ -178,13 +187,18 @@ def _build(njit):
                     c3 = one - c0 - c1 - c2
                     ws = wx if k == 0 else wy
                     ws[0], ws[1], ws[2], ws[3] = c0, c1, c2, c3
+                inside = 1 <= ix < w - 2 and 1 <= iy < h - 2
                 for c in range(cn):
                     cf = np.float32(cval[c])
                     v = np.float32(0)
                     for r in range(4):
                         row = np.float32(0)
                         for q in range(4):
-                            row += tap(src, iy - 1 + r, ix - 1 + q, c, h, w, mode, cf) * wx[q]
+                            if inside:
+                                t = np.float32(src[iy - 1 + r, ix - 1 + q, c])
+                            else:
+                                t = tap(src, iy - 1 + r, ix - 1 + q, c, h, w, mode, cf)
+                            row += t * wx[q]
                         v += row * wy[r]
                     store(out, y, x, c, v, is_int, lo, hi)
         return out
