@@ -289,10 +289,10 @@ def run_sample(prepared, out=None):
         where = {p: k for k, p in enumerate(perm)}
         sy, sx, sc = st[where[0]], st[where[1]], st[where[2]]
     omode, olo, ohi = quantizer(out_dt) if out_dt in _STORE else (0, 0.0, 0.0)
+    # base / inv as fresh writable arrays: numba compiles a read-only array type separately
     _loop()(np.ascontiguousarray(src), y0, x0, h, w, flip, prog["kinds"], prog["fp"],
-            prog["qmode"], prog["qlo"], prog["qhi"], np.ascontiguousarray(base, _F),
-            np.ascontiguousarray(inv, _F), _F(post), norm, omode, float(olo), float(ohi),
-            out.reshape(-1), sy, sx, sc)
+            prog["qmode"], prog["qlo"], prog["qhi"], np.array(base, _F), np.array(inv, _F),
+            _F(post), norm, omode, float(olo), float(ohi), out.reshape(-1), sy, sx, sc)
     if out_dt not in _STORE:
         out = cast(out, out_dt)
     if tail is not None:
