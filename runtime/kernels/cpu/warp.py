@@ -26,6 +26,7 @@ from runtime.kernels.params.warp import (affine_matrices, invert_affine, output_
 from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
+from .warp_sample_jit import SUPPORTED, sampler
 
 __all__ = ["fill_in_type", "sample_points", "warp_image", "warp_sample"]
 
@@ -128,6 +129,9 @@ def sample_points(img, sx, sy, *, interp="linear", fill_value=None, dtype=None, 
         out = np.zeros(sx.shape + img.shape[2:], dtype=np.float32)
         out[...] = 0.0 if fill_value is None else fill_value
         return cast(out, out_dtype)
+    fast = _compiled_sample(img, sx, sy, interp, fill_value, out_dtype)
+    if fast is not None:
+        return fast
     if interp == "nn":
         fill = None if fill_value is None else fill_in_type(fill_value, img.dtype)
         out = _gather(img, _index(sy, h), _index(sx, w), fill)
@@ -149,6 +153,27 @@ def sample_points(img, sx, sy, *, interp="linear", fill_value=None, dtype=None, 
     top = a * (one - ax) + b * ax
     bottom = c * (one - ax) + d * ax
     return cast(top + (bottom - top) * ay, out_dtype)
+
+
+def _compiled_sample(img, sx, sy, interp, fill_value, out_dtype):
+    """:func:`sample_points` by the compiled loop (same arithmetic), or None where that loop
+    does not apply (other types, a type change, non-finite points)."""
+    if img.dtype.type not in SUPPORTED or np.dtype(to_numpy_dtype(out_dtype)) != img.dtype \
+            or img.ndim not in (2, 3) or sx.dtype != _F or sy.dtype != _F:
+        return None
+    if not (np.isfinite(sx).all() and np.isfinite(sy).all()):
+        return None
+    src = np.ascontiguousarray(img if img.ndim == 3 else img[:, :, None])
+    out = np.empty(sx.shape + (src.shape[2],), img.dtype)
+    is_int = img.dtype.kind in "iu"
+    info = np.iinfo(img.dtype) if is_int else None
+    has_fill = fill_value is not None
+    fill_nn = fill_in_type(fill_value, img.dtype) if has_fill else img.dtype.type(0)
+    fill_lin = _F(fill_value) if has_fill else _F(0)
+    sampler()(src, np.ascontiguousarray(sx), np.ascontiguousarray(sy), out,
+              interp == "linear", has_fill, fill_nn, fill_lin, is_int,
+              float(info.min) if is_int else 0.0, float(info.max) if is_int else 0.0)
+    return out if img.ndim == 3 else out[:, :, 0]
 
 
 def warp_image(img, m, out_hw, *, interp="linear", fill_value=None, dtype=None):
