@@ -13,6 +13,8 @@ module             ops                                                        CU
 ``elementwise``    ``arithmetic``, ``elementwise_fused``                      generated per
                                                                               program
 ``resize``         ``resize``, ``random_resized_crop``                        ``resize.cu``
+``color``          ``brightness_contrast``, ``brightness``, ``contrast``,       ``color.cu``
+                   ``hsv``, ``hue``, ``saturation``, ``color_twist``
 ``fused``          ``fused.image`` after the decode: resize/rrc -> [flip] ->  ``resize.cu``,
                    crop_mirror_normalize; flip -> crop_mirror_normalize      ``resize_cmn.cu``
 =================  =========================================================  ==================
@@ -22,16 +24,18 @@ catalogue does not change any schema.
 """
 from __future__ import annotations
 
-from . import cmn, copies, elementwise, fused, resize
+from . import cmn, color, copies, elementwise, fused, resize
 
 __all__ = ["MODULES", "GPU_OPS"]
 
 #: the kernel modules, in the order above
-MODULES = (copies, cmn, elementwise, resize, fused)
+MODULES = (copies, cmn, elementwise, resize, fused, color)
 
 #: op -> the kernel module that registers its GPU kernel
 GPU_OPS = {
     "crop": copies, "flip": copies, "transpose": copies, "cast": copies, "cast_like": copies,
     "crop_mirror_normalize": cmn, "arithmetic": elementwise, "elementwise_fused": elementwise,
     "resize": resize, "random_resized_crop": resize, "fused.image": fused,
+    "brightness_contrast": color, "brightness": color, "contrast": color, "hsv": color,
+    "hue": color, "saturation": color, "color_twist": color,
 }

@@ -26,7 +26,7 @@ from .launch import address, family_kernel, launch_batch
 
 __all__ = ["MAX_DIMS", "DESC_WORDS", "CopyPlan", "coalesce", "copy_desc", "run_copies",
            "crop_plan", "flip_plan", "transpose_plan", "crop_batch", "flip_batch",
-           "transpose_batch", "cast_batch"]
+           "transpose_batch", "cast_batch", "is_dense", "dense_copies"]
 
 #: most axes of one sample after :func:`coalesce` (``NDD_COPY_MAX_DIMS`` in copy.cu)
 MAX_DIMS = 6
@@ -159,7 +159,8 @@ def _dense_strides(shape) -> list[int]:
     return out[::-1]
 
 
-def _is_dense(x) -> bool:
+def is_dense(x) -> bool:
+    """Whether a (device) array is C-contiguous (element strides of its shape)."""
     return len(x.shape) == 0 or _elem_strides(x) == _dense_strides(x.shape) or x.size <= 1
 
 
@@ -269,9 +270,7 @@ def transpose_batch(ctx, samples, per_sample_args):
 def cast_batch(ctx, samples, dtype):
     """``cast`` of a batch to ``dtype`` (DALI's rounding and saturation)."""
     dtype = to_numpy_dtype(dtype)
-    if any(not _is_dense(x) for x in samples):
-        samples = run_copies(ctx, samples, [CopyPlan(x.shape, _elem_strides(x))
-                                            for x in samples], samples[0].dtype)
+    samples = dense_copies(ctx, samples)
     outs = [ctx.empty(tuple(x.shape), dtype) for x in samples]
     if not samples:
         return outs
@@ -280,6 +279,15 @@ def cast_batch(ctx, samples, dtype):
     kernel = family_kernel(ctx, "cast", f"cast_{np.dtype(samples[0].dtype).name}_{dtype.name}")
     launch_batch(ctx, kernel, descs, int(descs[:, 2].max()), reads=samples, writes=outs)
     return outs
+
+
+def dense_copies(ctx, samples) -> list:
+    """``samples`` themselves when all are C-contiguous, else C-contiguous copies (one copy
+    launch)."""
+    if all(is_dense(x) for x in samples):
+        return list(samples)
+    return run_copies(ctx, samples, [CopyPlan(x.shape, _elem_strides(x)) for x in samples],
+                      samples[0].dtype)
 
 
 def _per_sample(ctx, args, n):
