@@ -6,8 +6,9 @@ graph) and the capturable *region* after it (GPU steps only). The region is keye
 signature (ops, arguments without per-sample seeds, lanes, input metadata and shapes) and goes
 through three stages per key:
 
-1. **warm-up** -- run eagerly once, recording the sizes of the blocks it asks the pool for, the
-   sizes of its descriptor uploads and its launches (:class:`Tape` in ``record`` mode);
+1. **warm-up** -- run eagerly once, recording the sizes of the blocks it asks the pool for and
+   of its descriptor uploads (:class:`Tape` in ``record`` mode; sizes are bucketed, and every
+   eager run of the key raises them to the largest seen);
 2. **capture** -- dedicated device blocks and pinned upload buffers of those sizes are allocated
    *before* ``begin_capture`` (nothing is allocated during capture); the region's kernels run
    again with the pool handing out the reserved blocks in order, their uploads, copies and
@@ -18,8 +19,10 @@ through three stages per key:
 3. **replay** -- the kernels' host logic runs again (descriptors computed for the new batch and
    written into the graph's pinned buffers), but nothing is enqueued: every launch is compared
    with the captured one (kernel, grid, block, shared memory, scalar arguments and device
-   buffers must be equal; uploaded descriptors may differ), then the graph is launched. A
-   mismatch of any size or launch runs the region eagerly instead (correct, just not faster).
+   buffers must be equal; uploaded descriptors may differ), then the graph is launched. A batch
+   larger than the reserved blocks runs eagerly and drops the graphs (the next batches capture
+   with the larger sizes); a launch unlike the captured one runs eagerly too, and three in a row
+   give up capture for that key. Results never depend on which path ran.
 
 Results of a replay live in the graph's blocks, which the next replay of that instance
 overwrites: they are copied out (device to device, on the launch stream) into pool blocks.
@@ -30,7 +33,7 @@ import os
 import threading
 
 from runtime.gpu import state as gpu_state
-from runtime.gpu.memory import CaptureMismatch
+from runtime.gpu.memory import CaptureMismatch, bucket
 from runtime.gpu.runner import run_gpu_node
 from runtime.storage import DeviceSamples, is_device_storage
 
@@ -76,6 +79,10 @@ def capturable(node) -> bool:
     return node.device.kind == "gpu" and not node.op.startswith(NOT_CAPTURABLE_PREFIXES)
 
 
+class LaunchMismatch(CaptureMismatch):
+    """A replayed launch differs from the captured one (recapturing would not help)."""
+
+
 class _Pending:
     """Stands for the event a replayed step records (the graph's end event, set later)."""
 
@@ -114,8 +121,9 @@ class Tape:
     (``replay``). :class:`runtime.gpu.runner.GpuKernelContext` routes its uploads, copies,
     launches, waits and event records here while a tape is set."""
 
-    def __init__(self, api, staging, mode: str, pinned=None, launches=None):
+    def __init__(self, api, staging, mode: str, pinned=None, launches=None, blocks=()):
         self.api, self.staging, self.mode = api, staging, mode
+        self.blocks = {id(b.mem): b for b in blocks}    # the instance's reserved blocks
         self.pinned = pinned or []          # capture / replay: the instance's upload buffers
         self.uploads: list[int] = []        # record: upload sizes
         self.launches: list = [] if launches is None else launches
@@ -132,14 +140,19 @@ class Tape:
             self.uploads.append(host.nbytes)
             self.staging.upload(host, dst, stream)
             return
-        if self._u >= len(self.pinned) or self.pinned[self._u].nbytes != host.nbytes:
-            raise CaptureMismatch(f"upload {self._u + 1} of {host.nbytes} bytes differs from the "
-                                  f"captured run")
+        if self._u >= len(self.pinned) or self.pinned[self._u].nbytes < host.nbytes:
+            raise CaptureMismatch(f"upload {self._u + 1} of {host.nbytes} bytes does not fit the "
+                                  f"captured run's buffer")
         buf = self.pinned[self._u]
         self._u += 1
-        buf[...] = host.reshape(-1).view("u1")
+        buf[:host.nbytes] = host.reshape(-1).view("u1")
         if self.mode == "capture":
-            self.api.copy_h2d(dst, buf.view(host.dtype).reshape(host.shape), stream)
+            # the whole buffer: a later batch's upload may be longer than this one's
+            api = self.api
+            mem = api.memory_of(dst)
+            off = api.offset_of(dst)
+            n = min(buf.nbytes, self.blocks[id(mem)].nbytes - off)
+            api.copy_h2d(api.array(mem, off, (n,), "u1"), buf[:n], stream)
 
     def copy(self, dst, src, stream) -> None:
         if self.mode != "replay":
@@ -150,7 +163,7 @@ class Tape:
                tuple(_arg_sig(self.api, a) for a in args))
         if self.mode == "replay":
             if self._l >= len(self.launches) or self.launches[self._l] != sig:
-                raise CaptureMismatch(f"launch {self._l + 1} differs from the captured one")
+                raise LaunchMismatch(f"launch {self._l + 1} differs from the captured one")
             self._l += 1
             return
         self.launches.append(sig)
@@ -186,13 +199,22 @@ class _Instance:
 
 
 class _Entry:
-    __slots__ = ("sizes", "uploads", "instances", "turn", "failed")
+    __slots__ = ("sizes", "uploads", "instances", "turn", "failed", "launch_misses")
 
     def __init__(self, sizes, uploads):
         self.sizes, self.uploads = sizes, uploads
         self.instances: list[_Instance] = []
         self.turn = 0
         self.failed = False
+        self.launch_misses = 0
+
+
+def _merge_sizes(old: list, new: list) -> list:
+    """Elementwise maximum of two runs' size lists (the new one when their lengths differ:
+    the run asked for other blocks, so the old sizes say nothing about it)."""
+    if len(old) != len(new):
+        return list(new)
+    return [max(a, b) for a, b in zip(old, new)]
 
 
 class GraphCache:
@@ -222,19 +244,19 @@ class GraphCache:
 
     @staticmethod
     def signature(region, produced) -> tuple:
+        """The key of a region: ops, arguments (without per-sample seeds), lanes and input
+        metadata. Shapes are not in it: the blocks a graph reserves are bucketed
+        (``runtime.gpu.memory.bucket``), a later batch that fits replays, one that does not runs
+        eagerly and the next capture reserves the larger sizes; launches are compared anyway."""
         parts = []
         for step in region:
             n = step.node
             args = tuple(sorted((k, repr(v)) for k, v in n.args.items() if k != "_seeds"))
-            ins = []
-            for v in list(n.inputs) + list(n.tensor_args.values()):
-                m = v.meta
-                shapes = None
-                if id(v) not in produced and v.data is not None:
-                    shapes = tuple((tuple(s.shape), str(s.dtype)) for s in v.data)
-                ins.append((m.dtype, m.ndim, m.layout, str(m.device), m.batch_size, shapes))
+            ins = tuple((v.meta.dtype, v.meta.ndim, v.meta.layout, str(v.meta.device),
+                         v.meta.batch_size, id(v) in produced)
+                        for v in list(n.inputs) + list(n.tensor_args.values()))
             parts.append((n.op, str(n.device), step.lane, args, tuple(sorted(n.tensor_args)),
-                          tuple(ins)))
+                          ins))
         return tuple(parts)
 
     # ---------------------------------------------------------------- running
@@ -254,8 +276,14 @@ class GraphCache:
         key = self.signature(region, produced)
         with self._lock:
             entry = self._entries.get(key)
-        if entry is None:
-            self._warmup(key, region, wrap_error)
+            new = entry is None
+            if new:
+                if len(self._entries) >= self.max_entries:
+                    self._entries.pop(next(iter(self._entries)))
+                entry = self._entries[key] = _Entry([], [])
+        if new:
+            self.stats["warmup"] += 1
+            self._recorded(entry, region, wrap_error)
         elif entry.failed:
             self.stats["eager"] += 1
             self._eager(region, wrap_error)
@@ -275,18 +303,30 @@ class GraphCache:
         lanes = sorted({s.lane for s in region})
         return {lane: st.lane_stream(dev, lane) for lane in lanes}, lanes[0]
 
-    def _warmup(self, key, region, wrap_error) -> None:
+    def _recorded(self, entry, region, wrap_error) -> None:
+        """Run the region eagerly, recording its block and upload sizes into ``entry`` (the
+        elementwise maximum over the runs, so a later capture fits every batch seen)."""
         st = self.state
         tape = Tape(st.api, st.staging, "record")
         with st.pool.recording() as sizes:
             streams, _ = self._streams(region)
             for step in region:
                 run_gpu_node(step.node, wrap_error, streams[step.lane], tape)
-        with self._lock:
-            if len(self._entries) >= self.max_entries:
-                self._entries.pop(next(iter(self._entries)))
-            self._entries[key] = _Entry(list(sizes), list(tape.uploads))
-        self.stats["warmup"] += 1
+        entry.sizes = _merge_sizes(entry.sizes, sizes)
+        entry.uploads = _merge_sizes(entry.uploads, [bucket(n) for n in tape.uploads])
+
+    def _fallback(self, entry, region, wrap_error, exc) -> None:
+        """A batch that does not fit the captured graphs: eagerly, recording its sizes; the
+        graphs are dropped when sizes were the reason (the next batches recapture larger),
+        capture is given up after repeated launch differences."""
+        self.stats["fallback"] += 1
+        if isinstance(exc, LaunchMismatch):
+            entry.launch_misses += 1
+            if entry.launch_misses >= 3:
+                entry.failed = True
+        else:
+            entry.instances = []
+        self._recorded(entry, region, wrap_error)
 
     def _wait_outside(self, region, produced, origin) -> None:
         """Make the origin stream wait for the region's inputs made outside it."""
@@ -308,31 +348,37 @@ class GraphCache:
         blocks = st.pool.reserve(entry.sizes, dev)          # before the capture: no allocation
         pinned = [api.pinned_empty(n) for n in entry.uploads]
         self._wait_outside(region, produced, origin)
-        tape = Tape(api, st.staging, "capture", pinned=pinned)
+        tape = Tape(api, st.staging, "capture", pinned=pinned, blocks=blocks)
         api.begin_capture(origin)
         try:
             fork = api.record_event(origin)
             tape.events.add(id(fork))
-            for lane, s in streams.items():
+            for s in streams.values():
                 if s is not origin:
                     api.wait_event(s, fork)
             with st.pool.reserved(blocks):
                 for step in region:
                     run_gpu_node(step.node, wrap_error, streams[step.lane], tape)
-            for s in streams.values():
-                if s is not origin:
-                    api.wait_event(origin, api.record_event(s))
-        except BaseException:
-            try:
-                api.end_capture(origin)
-            finally:
+        except BaseException as exc:
+            self._end(streams, origin)          # joined and ended: the streams stay usable
+            if not isinstance(exc, CaptureMismatch):
                 entry.failed = True
-            raise
-        graph = api.end_capture(origin)
+                raise
+            self._fallback(entry, region, wrap_error, exc)
+            return
+        graph = self._end(streams, origin)
         inst = _Instance(graph, blocks, pinned, tape.launches, None)
         entry.instances.append(inst)
         self._launch(inst, tape, region, origin, dev)
         self.stats["capture"] += 1
+
+    def _end(self, streams, origin):
+        """Join every other lane's stream into the origin and end the capture."""
+        api = self.state.api
+        for s in streams.values():
+            if s is not origin:
+                api.wait_event(origin, api.record_event(s))
+        return api.end_capture(origin)
 
     def _replay(self, entry, region, produced, wrap_error) -> None:
         st = self.state
@@ -344,17 +390,18 @@ class GraphCache:
         streams, first = self._streams(region)
         origin = streams[first]
         dev = region[0].node.device.index
-        tape = Tape(api, st.staging, "replay", pinned=inst.pinned, launches=inst.launches)
+        tape = Tape(api, st.staging, "replay", pinned=inst.pinned, launches=inst.launches,
+                    blocks=inst.blocks)
         try:
             with st.pool.reserved(inst.blocks):
                 for step in region:
                     run_gpu_node(step.node, wrap_error, streams[step.lane], tape)
             if not tape.finished():
-                raise CaptureMismatch("the replayed run did fewer uploads or launches")
-        except CaptureMismatch:
-            self.stats["fallback"] += 1
-            self._eager(region, wrap_error)
+                raise LaunchMismatch("the replayed run did fewer uploads or launches")
+        except CaptureMismatch as exc:
+            self._fallback(entry, region, wrap_error, exc)
             return
+        entry.launch_misses = 0
         self._wait_outside(region, produced, origin)
         self._launch(inst, tape, region, origin, dev)
         self.stats["replay"] += 1

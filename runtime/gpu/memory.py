@@ -29,7 +29,7 @@ import numpy as np
 
 from runtime.gpu.api import CaptureError
 
-__all__ = ["Block", "DevicePool", "PinnedStaging", "CaptureMismatch", "round_up"]
+__all__ = ["Block", "DevicePool", "PinnedStaging", "CaptureMismatch", "round_up", "bucket"]
 
 
 class CaptureMismatch(CaptureError):
@@ -39,6 +39,19 @@ class CaptureMismatch(CaptureError):
 def round_up(n: int, to: int = 256) -> int:
     """``n`` rounded up to a multiple of ``to`` (CUDA's allocation granularity for alignment)."""
     return (int(n) + to - 1) // to * to
+
+
+def bucket(n: int) -> int:
+    """The block size that serves a request of ``n`` bytes: ``n`` rounded up to the next of
+    2^k, 1.25 * 2^k, 1.5 * 2^k, 1.75 * 2^k (at most 25 % more), a multiple of 256. Batches of
+    slightly different sizes (decoded photos) then share blocks, and a captured graph's blocks
+    fit later batches a little larger than the one it was captured with."""
+    n = round_up(max(1, n))
+    if n <= 1024:
+        return n
+    top = 1 << (n.bit_length() - 1)
+    step = top // 4
+    return round_up(-(-n // step) * step)
 
 
 class Block:
@@ -84,7 +97,7 @@ class DevicePool:
 
     def block(self, nbytes: int, stream, device: int = 0) -> Block:
         """A block of at least ``nbytes`` that ``stream`` may write now."""
-        size = round_up(max(1, nbytes))
+        size = bucket(nbytes)
         with self._lock:
             if self._reserved is not None:
                 return self._next_reserved(size)
@@ -172,7 +185,7 @@ class DevicePool:
         Raises
         ------
         CaptureMismatch
-            A request of another size than the next reserved block's, or more requests.
+            A request larger than the next reserved block, or more requests.
         """
         with self._lock:
             self._reserved = [iter(blocks), 0]
@@ -186,9 +199,9 @@ class DevicePool:
         it = self._reserved
         blk = next(it[0], None)
         it[1] += 1
-        if blk is None or blk.nbytes != size:
-            raise CaptureMismatch(f"request {it[1]} asks for {size} bytes, the captured run had "
-                                  f"{'none' if blk is None else blk.nbytes}")
+        if blk is None or blk.nbytes < size:
+            raise CaptureMismatch(f"request {it[1]} asks for {size} bytes, the captured run "
+                                  f"reserved {'none' if blk is None else blk.nbytes}")
         return blk
 
     def clear(self) -> None:
