@@ -26,7 +26,7 @@ from runtime.kernels.params.warp import (affine_matrices, invert_affine, output_
 from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
-from .warp_sample_jit import SUPPORTED, sampler
+from .warp_sample_jit import SUPPORTED, sampler, source_points as compiled_points
 
 __all__ = ["fill_in_type", "sample_points", "warp_image", "warp_sample"]
 
@@ -44,6 +44,16 @@ def _source_points(m, out_hw):
     ``M11 * BLOCK`` and every step to the right inside a block adding ``M11`` (``M21`` ... for
     the y coordinate), accumulated in float32 from left to right."""
     mm = np.asarray(m, dtype=np.float32)
+    oh, ow = out_hw
+    if oh and ow:       # the compiled walk: the same float32 additions, in the same order
+        return compiled_points()(np.ascontiguousarray(mm[:2, :3]), oh, ow, BLOCK,
+                                 np.empty((oh, ow), _F), np.empty((oh, ow), _F))
+    return numpy_source_points(mm, out_hw)
+
+
+def numpy_source_points(mm, out_hw):
+    """:func:`_source_points` written with numpy accumulations (the reference of the
+    compiled walk)."""
     oh, ow = out_hw
     y = np.arange(oh, dtype=_F) + _F(0.5)
     nb = -(-ow // BLOCK)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["sampler", "SUPPORTED"]
+__all__ = ["sampler", "source_points", "SUPPORTED"]
 
 #: image types the compiled sampler handles (output type = input type)
 SUPPORTED = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
@@ -95,5 +95,32 @@ def _build(njit):
     return sample
 
 
+def _build_points(njit):
+    @njit
+    def points(mm, oh, ow, block, out_x, out_y):
+        half = np.float32(0.5)
+        for r in range(2):
+            out = out_x if r == 0 else out_y
+            m0, m1, m2 = mm[r, 0], mm[r, 1], mm[r, 2]
+            step = m0 * np.float32(block)
+            first = m2 + m0 * half
+            for y in range(oh):
+                start = first + m1 * (np.float32(y) + half)
+                x = 0
+                while x < ow:
+                    v = start
+                    end = min(x + block, ow)
+                    out[y, x] = v
+                    for k in range(x + 1, end):
+                        v = v + m0
+                        out[y, k] = v
+                    start = start + step
+                    x += block
+        return out_x, out_y
+    return points
+
+
 #: getter of the compiled sampler
 sampler = compiled(_build)
+#: getter of the compiled source-point walk of the affine warps
+source_points = compiled(_build_points)

@@ -54,3 +54,17 @@ def test_other_cases_take_the_numpy_path(monkeypatch):
     ok = np.zeros((4, 4), np.float32)
     assert warp._compiled_sample(img, ok, ok, "linear", None, np.float32) is None
     assert warp._compiled_sample(img.astype(np.float64), ok, ok, "nn", None, np.float64) is None
+
+
+def test_compiled_source_points_equal_numpy():
+    from runtime.kernels.params.warp import rotate_matrix
+    rng = np.random.default_rng(4)
+    for t in range(60):
+        m = (rng.standard_normal((2, 3)) * rng.choice([0.01, 1.0, 100.0])).astype(np.float32)
+        if t % 3 == 0:
+            m = np.asarray(rotate_matrix(float(rng.uniform(-180, 180)), (37, 53), (59, 65)),
+                           np.float32)
+        out_hw = (int(rng.integers(0, 90)), int(rng.integers(0, 700)))
+        for a, b in zip(warp._source_points(m, out_hw), warp.numpy_source_points(m, out_hw)):
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
