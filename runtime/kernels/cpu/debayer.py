@@ -1,7 +1,7 @@
 """``debayer`` on the CPU: demosaicing of single-channel Bayer images (uint8 / uint16).
 
 DALI 2.4's CPU operator is OpenCV's ``demosaicing``; ndd matches its ``bilinear_ocv`` (the
-default) and ``gray_ocv`` results bit for bit (measured), written as whole-image integer numpy:
+default) and ``gray_ocv`` results bit for bit (measured), written as one compiled integer loop:
 
 * the Bayer tile: ``blue_position = (by, bx)`` puts blue at the pixels whose row is ``1 + by``
   and column ``1 + bx`` modulo 2 (OpenCV's naming starts at the second row and column), red at
@@ -23,59 +23,71 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-__all__ = ["debayer", "ALGORITHMS"]
+from .jit import compiled
+
+__all__ = ["debayer", "ALGORITHMS", "warm_up"]
 
 #: DALI 2.4's CPU algorithms (``default_npp`` is GPU-only)
 ALGORITHMS = ("bilinear_ocv", "edgeaware_ocv", "vng_ocv", "gray_ocv")
-_R2Y, _G2Y, _B2Y = 4899, 9617, 1868
 
 
-def _estimates(img, blue_position):
-    """``(R, G, B)`` int64 bilinear estimates of the interior ``(H - 2, W - 2)`` pixels."""
-    p = img.astype(np.int64)
-    h, w = p.shape
-    c = p[1:-1, 1:-1]
-    n, s, we, e = p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]
-    cross = (n + s + we + e + 2) >> 2
-    diag = (p[:-2, :-2] + p[:-2, 2:] + p[2:, :-2] + p[2:, 2:] + 2) >> 2
-    horiz = (we + e + 1) >> 1
-    vert = (n + s + 1) >> 1
-    by, bx = blue_position
-    yy = (np.arange(1, h - 1) % 2)[:, None]
-    xx = (np.arange(1, w - 1) % 2)[None, :]
-    blue = (yy == (1 + by) % 2) & (xx == (1 + bx) % 2)
-    red = (yy != (1 + by) % 2) & (xx != (1 + bx) % 2)
-    blue_row = np.broadcast_to(yy == (1 + by) % 2, c.shape)
-    green = ~(blue | red)
-    r = np.where(red, c, np.where(blue, diag, np.where(blue_row, vert, horiz)))
-    b = np.where(blue, c, np.where(red, diag, np.where(blue_row, horiz, vert)))
-    g = np.where(green, c, cross)
-    return r, g, b, green, blue_row, p
+def _build(njit):
+    @njit
+    def interior(p, by, bx, gray, out):
+        """Bilinear RGB (or gray) of the pixels not on the edge, written into ``out``."""
+        h, w = p.shape
+        for y in range(1, h - 1):
+            blue_row = (y % 2) == (1 + by) % 2
+            for x in range(1, w - 1):
+                c = np.int64(p[y, x])
+                n, s = np.int64(p[y - 1, x]), np.int64(p[y + 1, x])
+                we, e = np.int64(p[y, x - 1]), np.int64(p[y, x + 1])
+                site_x = (x % 2) == (1 + bx) % 2
+                if site_x == blue_row:      # blue pixel (blue row) or red pixel (red row)
+                    diag = (np.int64(p[y - 1, x - 1]) + np.int64(p[y - 1, x + 1])
+                            + np.int64(p[y + 1, x - 1]) + np.int64(p[y + 1, x + 1]))
+                    cross = n + s + we + e
+                    if gray:
+                        kc, kd = (1868, 4899) if blue_row else (4899, 1868)
+                        out[y, x, 0] = (diag * kd + cross * 9617 + c * 4 * kc + 32768) >> 16
+                        continue
+                    g = (cross + 2) >> 2
+                    other = (diag + 2) >> 2
+                    if blue_row:
+                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = other, g, c
+                    else:
+                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = c, g, other
+                else:                       # green pixel
+                    if gray:
+                        kh, kv = (1868, 4899) if blue_row else (4899, 1868)
+                        out[y, x, 0] = ((we + e) * 2 * kh + (n + s) * 2 * kv + c * 4 * 9617
+                                        + 32768) >> 16
+                        continue
+                    horiz = (we + e + 1) >> 1
+                    vert = (n + s + 1) >> 1
+                    if blue_row:
+                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = vert, c, horiz
+                    else:
+                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = horiz, c, vert
+        return out
+    return interior
 
 
-def _gray(img, blue_position):
-    r, g, b, green, blue_row, p = _estimates(img, blue_position)
-    h, w = p.shape
-    c = p[1:-1, 1:-1]
-    n, s, we, e = p[:-2, 1:-1], p[2:, 1:-1], p[1:-1, :-2], p[1:-1, 2:]
-    diag_sum = p[:-2, :-2] + p[:-2, 2:] + p[2:, :-2] + p[2:, 2:]
-    cross_sum = n + s + we + e
-    colour_site = (diag_sum * np.where(~green & ~blue_row, _B2Y, _R2Y) + cross_sum * _G2Y
-                   + c * 4 * np.where(blue_row, _B2Y, _R2Y))
-    green_site = ((we + e) * 2 * np.where(blue_row, _B2Y, _R2Y)
-                  + (n + s) * 2 * np.where(blue_row, _R2Y, _B2Y) + c * 4 * _G2Y)
-    total = np.where(green, green_site, colour_site)
-    return (total + (1 << 15)) >> 16
+_interior = compiled(_build)
 
 
-def _fill_edges(inner, h, w, channels, dtype):
-    out = np.zeros((h, w) + ((channels,) if channels else ()), dtype)
+def _fill_edges(out):
+    """OpenCV's edge rule, in place: the first / last columns repeat their neighbours, then
+    the first / last rows; 2 rows or fewer: zeros; 2 columns or fewer: zeros inside."""
+    h, w = out.shape[:2]
     if h <= 2:
+        out[...] = 0
         return out
     if w > 2:
-        out[1:-1, 1:-1] = inner
         out[1:-1, 0] = out[1:-1, 1]
         out[1:-1, -1] = out[1:-1, -2]
+    else:
+        out[1:-1] = 0
     out[0] = out[1]
     out[-1] = out[-2]
     return out
@@ -124,16 +136,16 @@ def debayer(img, *, algorithm="bilinear_ocv", blue_position=(0, 0)) -> np.ndarra
     if algorithm in ("edgeaware_ocv", "vng_ocv"):
         raise NotImplementedError(f"debayer: algorithm {algorithm!r} is not implemented by "
                                   f"ndd yet; use 'bilinear_ocv' or 'gray_ocv'")
-    if algorithm == "gray_ocv":
-        inner = _gray(img, (by, bx)) if h > 2 and w > 2 else None
-        return _fill_edges(None if inner is None else inner.astype(img.dtype), h, w, 0,
-                           img.dtype)[:, :, None]
+    out = np.zeros((h, w, 1 if algorithm == "gray_ocv" else 3), img.dtype)
     if h > 2 and w > 2:
-        r, g, b, *_ = _estimates(img, (by, bx))
-        inner = np.stack([r, g, b], axis=-1).astype(img.dtype)
-    else:
-        inner = None
-    return _fill_edges(inner, h, w, 3, img.dtype)
+        _interior()(np.ascontiguousarray(img), by, bx, algorithm == "gray_ocv", out)
+    return _fill_edges(out)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the demosaicing loop (uint8 and uint16)."""
+    for dt in (np.uint8, np.uint16):
+        debayer(np.zeros((4, 4), dt))
 
 
 @register("debayer", "cpu")
