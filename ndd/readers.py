@@ -17,6 +17,7 @@ from ndd._reader_front import ReaderFront as _ReaderFront, \
 from ndd._readers_caffe import Caffe, Caffe2
 from ndd._readers_coco import COCO
 from ndd._readers_mxnet import MXNet
+from ndd._readers_nemo import NemoAsr
 from ndd._readers_numpy import Numpy
 from ndd._readers_tfrecord import TFRecord
 from ndd._readers_webdataset import Webdataset
@@ -106,4 +107,5 @@ class File(_ReaderFront):
         return f"ndd.readers.File({len(self)} samples, name={self.name!r})"
 
 
-__all__ = ["File", "Numpy", "COCO", "TFRecord", "Webdataset", "MXNet", "Caffe", "Caffe2"]
+__all__ = ["File", "Numpy", "COCO", "TFRecord", "Webdataset", "MXNet", "Caffe", "Caffe2",
+           "NemoAsr"]
