@@ -13,11 +13,13 @@ from runtime.kernels.registry import per_sample, register
 __all__ = ["expand_dims", "stack"]
 
 
-def expand_dims(x, axes):
-    """``x`` with dimensions of extent 1 at the output positions ``axes`` (a copy; numpy's
-    ``expand_dims`` has DALI's meaning of ``axes``)."""
+def expand_dims(x, axes, copy=True):
+    """``x`` with dimensions of extent 1 at the output positions ``axes`` (numpy's
+    ``expand_dims`` has DALI's meaning of ``axes``): a copy, or with ``copy=False`` a view (the
+    kernel's output, as ``reshape``'s: DALI does not copy either)."""
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    return np.expand_dims(np.asarray(x), axes).copy()
+    out = np.expand_dims(np.asarray(x), axes)
+    return out.copy() if copy else out
 
 
 def stack(arrays, axis=0):
@@ -44,7 +46,7 @@ def stack(arrays, axis=0):
 @per_sample
 def expand_dims_kernel(ctx, ins, a, i):
     """``expand_dims`` of sample ``i``."""
-    return expand_dims(ins[0], a["axes"])
+    return expand_dims(ins[0], a["axes"], copy=False)
 
 
 @register("stack", "cpu")

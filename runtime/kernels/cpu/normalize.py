@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from compiler.ops.reductions import normalize_axes
+from runtime.buffers import batch_array
 from runtime.kernels.cpu.cast import cast
 from runtime.kernels.cpu.reductions import fixed_sum
 from runtime.kernels.registry import register, sample_args
@@ -118,27 +119,53 @@ def _sqdev_sum(x, m, red):
     return fixed_sum(d * d, red)
 
 
-def _apply(x, m, f, shift32, red, dtype):
-    """``cast((float32(x) - m) * f + shift, dtype)`` (float32 arithmetic)."""
+def _apply(x, m, f, shift32, red, dtype, out=None):
+    """``cast((float32(x) - m) * f + shift, dtype)`` (float32 arithmetic), float32 results
+    written into ``out`` when given (a view of the batch's recycled buffer)."""
     x3 = view3(x, red)
+    f32 = np.dtype(dtype) == np.float32
     if x3 is not None:
         kept = _kept_shape(x, red)
-        y = affine(x3, _to3(m, x3, kept), _to3(f, x3, kept), shift32).reshape(x.shape)
+        y = affine(x3, _to3(m, x3, kept), _to3(f, x3, kept), shift32,
+                   out if f32 else None).reshape(x.shape)
     else:
         with np.errstate(invalid="ignore", over="ignore"):
             y = (x.astype(np.float32, copy=False) - m) * f + shift32
-    return y if np.dtype(dtype) == np.float32 else cast(y, dtype)
+        if f32 and out is not None:
+            out[...] = y
+            y = out
+    return y if f32 else cast(y, dtype)
+
+
+def _outputs(xs, dtype):
+    """Per-sample float32 output views of one recycled batch buffer
+    (:func:`runtime.buffers.batch_array`: warm pages, no page faults per batch), or Nones."""
+    if np.dtype(dtype) != np.float32:
+        return [None] * len(xs)
+    flat = batch_array((sum(x.size for x in xs),), np.float32)
+    outs, at = [], 0
+    for x in xs:
+        outs.append(flat[at:at + x.size].reshape(x.shape))
+        at += x.size
+    return outs
+
+
+def _serial(fn, n):
+    return [fn(i) for i in range(n)]
 
 
 def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=False, ddof=0,
                     dtype="float32", epsilon=0.0, mean=None, scale=1.0, shift=0.0,
-                    stddev=None):
+                    stddev=None, pmap=_serial):
     """DALI's ``normalize`` of a batch.
 
     Parameters
     ----------
     samples : list of numpy.ndarray
     mean, stddev : list (per sample) of float or numpy.ndarray, or None
+    pmap : callable, optional
+        ``pmap(fn, n) -> [fn(0), ..., fn(n - 1)]`` (e.g. the thread pool's ``map``); the
+        per-sample work runs through it (results do not depend on it).
     Other parameters as the op's arguments.
 
     Returns
@@ -178,24 +205,27 @@ def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=Fal
         n = sum(math.prod(x.shape[k] for k in red) for x in xs)
         if mean is None:
             total = np.zeros(kept, np.float64)
-            for x in xs:
-                total += fixed_sum(x, red).reshape(kept)
+            for part in pmap(lambda i: fixed_sum(xs[i], red), len(xs)):
+                total += part.reshape(kept)         # in sample order
             with np.errstate(invalid="ignore", divide="ignore"):
                 m = (total / n).astype(np.float32)
         else:
             m = np.float32(np.asarray(mean[0]).reshape(()))
         if stddev is None:
             acc = np.zeros(kept, np.float64)
-            for x in xs:
-                acc += _sqdev_sum(x, m, red).reshape(kept)
+            for part in pmap(lambda i: _sqdev_sum(xs[i], m, red), len(xs)):
+                acc += part.reshape(kept)
             with np.errstate(invalid="ignore", divide="ignore"):
                 f = _factor(acc / np.float64(n - ddof), epsilon, scale, True)
         else:
             s = np.float64(np.float32(np.asarray(stddev[0]).reshape(())))
             f = _factor(s * s, epsilon, scale, False)
-        return [_apply(x, m, f, shift32, red, dtype) for x in xs]
-    out = []
-    for i, x in enumerate(xs):
+        outs = _outputs(xs, dtype)
+        return pmap(lambda i: _apply(xs[i], m, f, shift32, red, dtype, outs[i]), len(xs))
+    outs = _outputs(xs, dtype)
+
+    def one(i):
+        x = xs[i]
         n = math.prod(x.shape[k] for k in red)
         if mean is None:
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -209,8 +239,8 @@ def normalize_batch(samples, layout="", *, axes=None, axis_names=None, batch=Fal
         else:
             s = _param(stddev[i], x, red, "stddev").astype(np.float64)
             f = _factor(s * s, epsilon, scale, False)
-        out.append(_apply(x, m, f, shift32, red, dtype))
-    return out
+        return _apply(x, m, f, shift32, red, dtype, outs[i])
+    return pmap(one, len(xs))
 
 
 def given_params(shape, layout, args):
@@ -248,4 +278,4 @@ def normalize_kernel(ctx, inputs, args):
         ddof=int(args.get("ddof") or 0), dtype=ctx.out_metas[0].dtype or "float32",
         epsilon=args.get("epsilon") or 0.0, mean=params["mean"],
         scale=1.0 if args.get("scale") is None else args["scale"],
-        shift=args.get("shift") or 0.0, stddev=params["stddev"])]
+        shift=args.get("shift") or 0.0, stddev=params["stddev"], pmap=ctx.pool.map)]

@@ -10,6 +10,8 @@ of dimensions (DALI's rule: a batch has one ndim).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from runtime.kernels.cpu.cast import cast
@@ -18,6 +20,14 @@ from runtime.readers.npy import parse_header
 from runtime.storage import sample_name
 
 __all__ = ["decode_npy"]
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(head: bytes):
+    """:func:`parse_header` of a whole header, cached: a batch of arrays of one shape and dtype
+    repeats the same header bytes (parsing its dict literal costs more than copying a small
+    array)."""
+    return parse_header(head, "<bytes>")
 
 
 def decode_npy(data) -> np.ndarray:
@@ -45,7 +55,10 @@ def decode_npy(data) -> np.ndarray:
     if raw.size >= 8 and raw[:6].tobytes() == b"\x93NUMPY" and raw[6] != 1:
         raise ValueError(f"unsupported .npy format version {raw[6]}.{raw[7]} (only version 1.0 "
                          f"is supported, as in DALI)")
-    head = parse_header(raw[:min(raw.size, 65546)].tobytes(), "<bytes>")
+    if raw.size >= 10 and raw[6] == 1:      # version 1.0: a uint16 header length at byte 8
+        head = _parse(raw[:10 + int(raw[8]) + (int(raw[9]) << 8)].tobytes())
+    else:
+        head = parse_header(raw[:min(raw.size, 65546)].tobytes(), "<bytes>")
     if head.dtype.byteorder == ">" or (head.dtype.byteorder == "=" and not np.little_endian):
         raise ValueError("Big Endian files are not supported (as in DALI 2.4)")
     end = head.data_offset + head.nbytes

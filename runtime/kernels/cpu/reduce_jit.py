@@ -50,37 +50,37 @@ def _build_sums(njit):
     def sums(x, b, mean, mode):
         # mode 0: sum x; 1: sum (float64(x) - mean)^2; 2: sum float64(float32(x) - float32
         # mean)^2 (normalize's variance); mean is (A, B) float64.  The partial sums of a block
-        # row are one flat run (part[j * B + c]), so the inner loops are contiguous.
+        # row are one flat run (part[j * B + c]); the loops run over slices (no index
+        # arithmetic in the inner loop, so LLVM vectorises them)
         na, nr, nb = x.shape
         out = np.zeros((na, nb), np.float64)
         part = np.empty(b * nb, np.float64)
+        m64 = np.empty(b * nb, np.float64)
+        m32 = np.empty(b * nb, np.float32)
         for a in range(na):
             xa = x[a].ravel()
             part[:] = 0.0
+            for k in range(b):
+                for c in range(nb):
+                    m64[k * nb + c] = mean[a % mean.shape[0], c % mean.shape[1]]
+                    m32[k * nb + c] = np.float32(m64[k * nb + c])
             for k0 in range(0, nr, b):
-                rows = min(b, nr - k0)
-                base = k0 * nb
+                n = min(b, nr - k0) * nb
+                seg = xa[k0 * nb:k0 * nb + n]
+                p = part[:n]
                 if mode == 0:
-                    for t in range(rows * nb):
-                        part[t] += np.float64(xa[base + t])
-                elif nb == 1:
-                    m64 = mean[a, 0]
-                    m32 = np.float32(m64)
-                    for t in range(rows):
-                        if mode == 1:
-                            d = np.float64(xa[base + t]) - m64
-                        else:
-                            d = np.float64(np.float32(xa[base + t]) - m32)
-                        part[t] += d * d
+                    for t in range(n):
+                        p[t] += np.float64(seg[t])
+                elif mode == 1:
+                    mm = m64[:n]
+                    for t in range(n):
+                        d = np.float64(seg[t]) - mm[t]
+                        p[t] += d * d
                 else:
-                    for j in range(rows):
-                        for c in range(nb):
-                            if mode == 1:
-                                d = np.float64(xa[base + j * nb + c]) - mean[a, c]
-                            else:
-                                d = np.float64(np.float32(xa[base + j * nb + c])
-                                               - np.float32(mean[a, c]))
-                            part[j * nb + c] += d * d
+                    mm32 = m32[:n]
+                    for t in range(n):
+                        d = np.float64(np.float32(seg[t]) - mm32[t])
+                        p[t] += d * d
             for j in range(b):
                 for c in range(nb):
                     out[a, c] += part[j * nb + c]
@@ -107,9 +107,10 @@ def _build_int_sum(njit):
             acc[:] = 0
             for r0 in range(0, nr, _RUN):
                 n = min(_RUN, nr - r0) * nb
-                base = r0 * nb
+                seg = xa[r0 * nb:r0 * nb + n]
+                p = acc[:n]
                 for t in range(n):
-                    acc[t] += xa[base + t]
+                    p[t] += seg[t]
             for k in range(_RUN):
                 for c in range(nb):
                     out[a, c] += acc[k * nb + c]
@@ -131,14 +132,18 @@ def _build_extreme(njit):
             acc[:] = out[a, 0]
             for r0 in range(0, nr, _RUN):
                 n = min(_RUN, nr - r0) * nb
-                base = r0 * nb
-                for t in range(n):
-                    v = xa[base + t]
-                    cur = acc[t]
-                    if is_max:
-                        acc[t] = v if (v > cur or v != v) else cur
-                    else:
-                        acc[t] = v if (v < cur or v != v) else cur
+                seg = xa[r0 * nb:r0 * nb + n]
+                p = acc[:n]
+                if is_max:
+                    for t in range(n):
+                        v = seg[t]
+                        cur = p[t]
+                        p[t] = v if (v > cur or v != v) else cur
+                else:
+                    for t in range(n):
+                        v = seg[t]
+                        cur = p[t]
+                        p[t] = v if (v < cur or v != v) else cur
             for k in range(_RUN):
                 for c in range(nb):
                     v = acc[k * nb + c]
@@ -158,7 +163,7 @@ def _build_affine(njit):
     @njit
     def affine(x, mean, factor, shift, out):
         # out = (float32(x) - mean) * factor + shift in float32; the (A, B) parameters are
-        # tiled over _RUN rows so the inner loop is one contiguous run
+        # tiled over _RUN rows so the inner loop runs over one contiguous slice
         na, nr, nb = x.shape
         mrow = np.empty(_RUN * nb, np.float32)
         frow = np.empty(_RUN * nb, np.float32)
@@ -171,9 +176,12 @@ def _build_affine(njit):
                     frow[k * nb + c] = factor[a, c]
             for r0 in range(0, nr, _RUN):
                 n = min(_RUN, nr - r0) * nb
-                base = r0 * nb
+                seg = xa[r0 * nb:r0 * nb + n]
+                dst = oa[r0 * nb:r0 * nb + n]
+                mm = mrow[:n]
+                ff = frow[:n]
                 for t in range(n):
-                    oa[base + t] = (np.float32(xa[base + t]) - mrow[t]) * frow[t] + shift
+                    dst[t] = (np.float32(seg[t]) - mm[t]) * ff[t] + shift
         return out
     return affine
 
@@ -225,14 +233,14 @@ def extreme(x3: np.ndarray, is_max: bool) -> np.ndarray:
     return _extreme()(x3, out, bool(is_max))
 
 
-def affine(x3: np.ndarray, mean, factor, shift) -> np.ndarray:
+def affine(x3: np.ndarray, mean, factor, shift, out=None) -> np.ndarray:
     """``(float32(x) - mean) * factor + shift`` in float32 of ``(A, R, B)``; ``mean`` and
-    ``factor`` broadcast to ``(A, B)`` (the same float32 operations as numpy's, in one
-    pass)."""
+    ``factor`` broadcast to ``(A, B)`` (the same float32 operations as numpy's, in one pass),
+    into ``out`` (float32, C-contiguous, ``x3``'s size) or a new array."""
     shape = (x3.shape[0], x3.shape[2])
     m = np.ascontiguousarray(np.broadcast_to(np.asarray(mean, np.float32), shape))
     f = np.ascontiguousarray(np.broadcast_to(np.asarray(factor, np.float32), shape))
-    out = np.empty(x3.shape, np.float32)
+    out = np.empty(x3.shape, np.float32) if out is None else out.reshape(x3.shape)
     return _affine()(x3, m, f, np.float32(shift), out)
 
 

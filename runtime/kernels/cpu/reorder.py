@@ -10,6 +10,8 @@ from the generator of its first seed. Registers ``sequence_rearrange``, ``permut
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from runtime.kernels.cpu.cast import cast
@@ -38,20 +40,52 @@ def rearrange(x, new_order, i=0):
     return x[order].copy()
 
 
-def lookup(x, keys, values, default_value=0.0, dtype="float32"):
-    """``table[x]`` where ``0 <= x < len(table)``, else ``default_value``, as ``dtype``."""
-    x = np.asarray(x)
-    keys = [int(k) for k in keys]
+def _table(keys, values, default_value, dtype):
+    """``(table, default)``: the table up to the largest key (the last occurrence of a key
+    wins) and the default, both converted to ``dtype`` as ``cast`` does."""
     size = max(keys) + 1 if keys else 0
     table = np.full(size, np.float32(default_value), np.float32)
     for k, v in zip(keys, values):
         table[k] = np.float32(v)
-    table = cast(table, dtype)
-    default = cast(np.array([np.float32(default_value)]), dtype)[0]
-    out = np.full(x.shape, default, dtype=table.dtype)
-    inside = (x >= 0) & (x < size) if x.dtype.kind == "i" else x < size
-    out[inside] = table[x[inside].astype(np.int64)]
-    return out
+    return cast(table, dtype), cast(np.array([np.float32(default_value)]), dtype)[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _domain_table(keys: tuple, values: tuple, default_value, dtype, in_dtype) -> np.ndarray:
+    """The output of every bit pattern of a 1- or 2-byte ``in_dtype``, indexed by the pattern
+    read as unsigned: one gather maps a whole sample (read-only, cached)."""
+    table, default = _table(keys, values, default_value, dtype)
+    in_dt = np.dtype(in_dtype)
+    patterns = np.arange(1 << (8 * in_dt.itemsize), dtype=np.int64)
+    vals = patterns.astype(f"u{in_dt.itemsize}").view(in_dt).astype(np.int64)
+    inside = (vals >= 0) & (vals < table.size)
+    full = np.full(patterns.size, default, table.dtype)
+    full[inside] = table[vals[inside]]
+    full.setflags(write=False)
+    return full
+
+
+def lookup(x, keys, values, default_value=0.0, dtype="float32"):
+    """``table[x]`` where ``0 <= x < len(table)``, else ``default_value``, as ``dtype``.
+
+    1- and 2-byte inputs take one gather from a table of every input value
+    (:func:`_domain_table`); wider ones map the values outside the table to an extra entry
+    holding the default."""
+    x = np.asarray(x)
+    keys = tuple(int(k) for k in keys)
+    values = tuple(float(v) for v in values)
+    if x.dtype.itemsize <= 2:
+        full = _domain_table(keys, values, float(default_value), np.dtype(dtype).name,
+                             x.dtype.name)
+        return np.take(full, x.view(f"u{x.dtype.itemsize}"))
+    table, default = _table(keys, values, default_value, dtype)
+    ext = np.append(table, default)
+    size = table.size
+    if x.dtype.kind == "i":
+        idx = np.where((x >= 0) & (x < size), x, size)
+    else:
+        idx = np.minimum(x, size)
+    return np.take(ext, idx)
 
 
 @register("sequence_rearrange", "cpu")

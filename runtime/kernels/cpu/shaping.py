@@ -78,8 +78,9 @@ def c_convert(value, dtype):
     return np.frombuffer(raw.to_bytes(dt.itemsize, "little"), dt)[0]
 
 
-def squeeze(x, axes):
-    """``x`` without the dimensions ``axes`` (non-negative indices), as a copy.
+def squeeze(x, axes, copy=True):
+    """``x`` without the dimensions ``axes`` (non-negative indices): a copy, or with
+    ``copy=False`` a view when ``x`` is contiguous (the kernel's output, as ``reshape``'s).
 
     Raises
     ------
@@ -94,7 +95,8 @@ def squeeze(x, axes):
                          f"shape. Requested a shape with {new_vol} elements but the original "
                          f"shape has {x.size} elements (squeezing axes {list(axes)} of shape "
                          f"{x.shape}).")
-    return x.reshape(shape).copy()
+    out = x.reshape(shape)
+    return out.copy() if copy else out
 
 
 def cat(arrays, axis):
@@ -114,7 +116,31 @@ def cat(arrays, axis):
                                  f"concatenation axis ({axis}). Input {i} has a shape "
                                  f"{a.shape} which is not compatible with input 0 of shape "
                                  f"{ref}. Mismatch in axis {k}.")
-    return np.concatenate(arrays, axis=axis)
+    if axis == 0 or len({a.dtype for a in arrays}) != 1 or arrays[0].dtype.kind not in "biuf":
+        return np.concatenate(arrays, axis=axis)
+    return _cat_rows(arrays, axis)
+
+
+def _cat_rows(arrays, axis):
+    """``np.concatenate`` along ``axis > 0`` as ``prod(shape[:axis])`` rows, each input adding
+    one contiguous run of bytes per row: every run is copied as one void element (numpy copies
+    the elements of a short trailing extent, e.g. the 3 channels of an HWC image, one by one;
+    this is several times faster).  Same bytes as ``np.concatenate``."""
+    dt = arrays[0].dtype
+    rows = math.prod(arrays[0].shape[:axis])
+    runs = [math.prod(a.shape[axis:]) * dt.itemsize for a in arrays]
+    total = sum(runs)
+    shape = arrays[0].shape[:axis] + (sum(a.shape[axis] for a in arrays),) \
+        + arrays[0].shape[axis + 1:]
+    out = np.empty(rows * total, np.uint8)
+    off = 0
+    for a, run in zip(arrays, runs):
+        if run and rows:
+            dst = np.ndarray((rows,), dtype=f"V{run}", buffer=out, offset=off,
+                             strides=(total,))
+            dst[...] = np.ascontiguousarray(a).reshape(-1).view(np.uint8).view(f"V{run}")
+        off += run
+    return out.view(dt).reshape(shape)
 
 
 def _per_axis(values, n, name, *, broadcast):
@@ -215,7 +241,8 @@ def squeeze_kernel(ctx, ins, a, i):
     """``squeeze`` of sample ``i``."""
     m = ctx.in_metas[0]
     x = np.asarray(ins[0])
-    return squeeze(x, axes_of(x.ndim, m.layout or "", a.get("axes"), a.get("axis_names")))
+    return squeeze(x, axes_of(x.ndim, m.layout or "", a.get("axes"), a.get("axis_names")),
+                   copy=False)
 
 
 @register("cat", "cpu")
