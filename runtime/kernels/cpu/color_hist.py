@@ -26,6 +26,7 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
+from . import libm
 from .jit import compiled
 
 __all__ = ["equalize", "equalize_channel", "clahe", "clahe_channel", "rgb_to_lab",
@@ -69,9 +70,49 @@ def equalize(img) -> np.ndarray:
         Not uint8.
     """
     img = _check_u8(img, "equalize")
-    if img.ndim == 2:
-        return equalize_channel(img)
-    return np.stack([equalize_channel(img[..., c]) for c in range(img.shape[-1])], axis=-1)
+    src = np.ascontiguousarray(img if img.ndim == 3 else img[:, :, None])
+    if src.size == 0:
+        return img.copy()
+    hists, apply_luts = _hist_kernels()
+    hist = hists(src, np.zeros((src.shape[2], 256), np.int64))
+    n = src.shape[0] * src.shape[1]
+    luts = np.empty((src.shape[2], 256), np.uint8)
+    for c in range(src.shape[2]):
+        h = hist[c]
+        i0 = int(np.flatnonzero(h)[0])
+        if h[i0] == n:
+            luts[c] = i0
+            continue
+        scale = np.float32(255.0) / np.float32(n - h[i0])
+        lut = _round_u8((np.cumsum(h) - h[i0]).astype(np.float32) * scale)
+        lut[:i0 + 1] = 0
+        luts[c] = lut
+    out = apply_luts(src, luts, np.empty_like(src))
+    return out if img.ndim == 3 else out[:, :, 0]
+
+
+def _build_hist(njit):
+    @njit
+    def hists(src, hist):
+        h, w, cn = src.shape
+        for y in range(h):
+            for x in range(w):
+                for c in range(cn):
+                    hist[c, src[y, x, c]] += 1
+        return hist
+
+    @njit
+    def apply_luts(src, luts, out):
+        h, w, cn = src.shape
+        for y in range(h):
+            for x in range(w):
+                for c in range(cn):
+                    out[y, x, c] = luts[c, src[y, x, c]]
+        return out
+    return hists, apply_luts
+
+
+_hist_kernels = compiled(_build_hist)
 
 
 def _build(njit):
@@ -160,27 +201,41 @@ _RGB2XYZ = np.array([[0.412453, 0.357580, 0.180423],
                      [0.019334, 0.119193, 0.950227]])
 
 
-def _srgb_to_linear(v):
-    return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+def _mix(v, m):
+    """``v @ m.T`` for 3-vectors, summed left to right elementwise (no BLAS: its summation
+    order depends on the CPU)."""
+    return np.stack([v[..., 0] * m[k, 0] + v[..., 1] * m[k, 1] + v[..., 2] * m[k, 2]
+                     for k in range(3)], axis=-1)
 
 
-def _linear_to_srgb(v):
-    return np.where(v <= 0.0031308, v * 12.92, 1.055 * np.power(np.maximum(v, 0), 1 / 2.4)
-                    - 0.055)
+_GAMMA = []
+
+
+def _srgb_lut():
+    """sRGB -> linear of the 256 uint8 levels (C's ``pow``, see ``libm.py``)."""
+    if not _GAMMA:
+        x = np.arange(256, dtype=np.float64) / 255.0
+        p = libm.binary("pow", (x + 0.055) / 1.055, np.full(256, 2.4), np.float64)
+        _GAMMA.append(np.where(x <= 0.04045, x / 12.92, p))
+    return _GAMMA[0]
 
 
 def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
     """uint8 RGB -> 8-bit CIE Lab (D65, sRGB gamma; ``L * 255 / 100``, ``a + 128``, ``b +
     128``) in float64 and rounded: OpenCV's ``COLOR_RGB2Lab`` formula (OpenCV computes it with
     fixed-point tables, so single values may differ by one)."""
-    c = _srgb_to_linear(rgb.astype(np.float64) / 255.0)
-    xyz = (c @ _RGB2XYZ.T) / _D65
-    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
+    c = _srgb_lut()[rgb]
+    xyz = _mix(c, _RGB2XYZ) / _D65
+    cube = libm.unary("cbrt", xyz.reshape(-1), np.float64).reshape(xyz.shape)
+    f = np.where(xyz > 0.008856, cube, 7.787 * xyz + 16.0 / 116.0)
     y = xyz[..., 1]
     L = np.where(y > 0.008856, 116.0 * f[..., 1] - 16.0, 903.3 * y)
     a = 500.0 * (f[..., 0] - f[..., 1]) + 128.0
     b = 200.0 * (f[..., 1] - f[..., 2]) + 128.0
     return _round_u8(np.stack([L * 255.0 / 100.0, a, b], axis=-1))
+
+
+_XYZ2RGB = np.linalg.inv(_RGB2XYZ)
 
 
 def lab_to_rgb(lab: np.ndarray) -> np.ndarray:
@@ -189,15 +244,18 @@ def lab_to_rgb(lab: np.ndarray) -> np.ndarray:
     L = lab[..., 0] * 100.0 / 255.0
     a, b = lab[..., 1] - 128.0, lab[..., 2] - 128.0
     fy = (L + 16.0) / 116.0
-    y = np.where(L <= 8.0, L / 903.3, fy ** 3)
+    y = np.where(L <= 8.0, L / 903.3, fy * fy * fy)
     fy = np.where(L <= 8.0, 7.787 * y + 16.0 / 116.0, fy)
     fx, fz = fy + a / 500.0, fy - b / 200.0
 
     def inv(f):
-        return np.where(f > 0.206893, f ** 3, (f - 16.0 / 116.0) / 7.787)
+        return np.where(f > 0.206893, f * f * f, (f - 16.0 / 116.0) / 7.787)
     xyz = np.stack([inv(fx), y, inv(fz)], axis=-1) * _D65
-    rgb = xyz @ np.linalg.inv(_RGB2XYZ).T
-    return _round_u8(_linear_to_srgb(np.clip(rgb, 0.0, 1.0)) * 255.0)
+    rgb = np.clip(_mix(xyz, _XYZ2RGB), 0.0, 1.0)
+    flat = rgb.reshape(-1)
+    p = libm.binary("pow", flat, np.full(flat.shape, 1 / 2.4), np.float64).reshape(rgb.shape)
+    srgb = np.where(rgb <= 0.0031308, rgb * 12.92, 1.055 * p - 0.055)
+    return _round_u8(srgb * 255.0)
 
 
 def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool = True):
@@ -233,8 +291,9 @@ def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the CLAHE interpolation loop."""
+    """Compile (or load from numba's cache) the CLAHE and equalize loops."""
     clahe_channel(np.zeros((2, 2), np.uint8), 1, 1, 2.0)
+    equalize(np.zeros((2, 2, 1), np.uint8))
 
 
 def _frames(ctx):
