@@ -116,6 +116,11 @@ def _arg_sig(api, a):
     return ("val", repr(a))
 
 
+def _bytes(api, arr):
+    """A device array's bytes as a flat uint8 device array (same memory)."""
+    return api.array(api.memory_of(arr), api.offset_of(arr), (arr.nbytes,), "u1")
+
+
 class Tape:
     """What a region's kernels do, recorded (``record``: eager warm-up; ``capture``) or checked
     (``replay``). :class:`runtime.gpu.runner.GpuKernelContext` routes its uploads, copies,
@@ -140,12 +145,22 @@ class Tape:
             self.uploads.append(host.nbytes)
             self.staging.upload(host, dst, stream)
             return
-        if self._u >= len(self.pinned) or self.pinned[self._u].nbytes < host.nbytes:
-            raise CaptureMismatch(f"upload {self._u + 1} of {host.nbytes} bytes does not fit the "
+        flat = host.reshape(-1).view("u1")
+        self.fill(lambda buf: buf.__setitem__(slice(0, flat.nbytes), flat), host.nbytes, dst,
+                  stream)
+
+    def fill(self, write, nbytes: int, dst, stream) -> None:
+        """An upload of ``nbytes`` that ``write(buf)`` puts into the pinned buffer."""
+        if self.mode == "record":
+            self.uploads.append(nbytes)
+            self.staging.fill(write, nbytes, _bytes(self.api, dst), stream)
+            return
+        if self._u >= len(self.pinned) or self.pinned[self._u].nbytes < nbytes:
+            raise CaptureMismatch(f"upload {self._u + 1} of {nbytes} bytes does not fit the "
                                   f"captured run's buffer")
         buf = self.pinned[self._u]
         self._u += 1
-        buf[:host.nbytes] = host.reshape(-1).view("u1")
+        write(buf)
         if self.mode == "capture":
             # the whole buffer: a later batch's upload may be longer than this one's
             api = self.api

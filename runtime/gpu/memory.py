@@ -254,6 +254,14 @@ class PinnedStaging:
         """The copy reading ``slot`` was queued; ``event`` follows it."""
         slot[1] = event
 
+    def fill(self, write, nbytes: int, dst, stream) -> None:
+        """Copy ``nbytes`` into device array ``dst`` (uint8, at least ``nbytes``) on ``stream``
+        through a pinned buffer that ``write(buf)`` fills (the host call returns at once)."""
+        buf, slot = self.take(nbytes)
+        write(buf)
+        self.api.copy_h2d(dst, buf, stream)
+        self.sent(slot, self.api.record_event(stream))
+
     def upload(self, host: np.ndarray, dst, stream) -> None:
         """Copy host array ``host`` into device array ``dst`` on ``stream`` through a pinned
         buffer (the host call returns at once)."""

@@ -138,10 +138,7 @@ def transfer(ctx, inputs, args):
     if not samples:
         return [DeviceSamples([], index, source_info=getattr(data, "source_info", None))]
     offsets, total = _layout(samples)
-    packed = np.empty(total, np.uint8)
-    for s, off in zip(samples, offsets):
-        packed[off:off + s.nbytes] = s.reshape(-1).view(np.uint8)
-    whole = ctx.upload(packed)              # one H2D copy (captured / replayed like a kernel)
+    whole = ctx.upload_packed(samples, offsets, total)     # one H2D copy (captured / replayed)
     api, mem, base = ctx.gpu, ctx.gpu.memory_of(whole), ctx.gpu.offset_of(whole)
     out = [api.array(mem, base + off, s.shape, s.dtype) for s, off in zip(samples, offsets)]
     return [DeviceSamples(out, index, source_info=getattr(data, "source_info", None))]

@@ -101,6 +101,21 @@ class GpuKernelContext(KernelContext):
             self.state.staging.upload(host, dst, self.stream)
         return dst
 
+    def upload_packed(self, samples, offsets, total: int):
+        """One uint8 device array of ``total`` bytes holding host ``samples`` at byte
+        ``offsets``: written straight into the pinned buffer, sent with one H2D copy (a batch's
+        transfer; no intermediate host copy)."""
+        dst = self.empty((total,), np.uint8)
+
+        def write(buf):
+            for s, off in zip(samples, offsets):
+                buf[off:off + s.nbytes] = s.reshape(-1).view(np.uint8)
+        if self.tape is not None:
+            self.tape.fill(write, total, dst, self.stream)
+        else:
+            self.state.staging.fill(write, total, dst, self.stream)
+        return dst
+
     def copy(self, dst, src) -> None:
         """Device-to-device copy on the stream."""
         if self.tape is not None:

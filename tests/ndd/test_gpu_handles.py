@@ -104,6 +104,8 @@ def test_ops_on_the_gpu_equal_the_cpu_kernels(fake):
         np.testing.assert_array_equal(np.asarray(got), w)
     inferred = invoke("gputest.scale", (gpu,), {"factor": 2.0})        # the input's device
     assert inferred.device.kind == "gpu"
+    for got, w in zip(inferred.cpu().tensors, want):
+        np.testing.assert_array_equal(np.asarray(got), w * np.float32(2))
     with ndd.EvalMode.deferred:
         g = ndd.batch(xs).gpu()
         out = invoke("gputest.sum", (invoke("gputest.add", (g,), {"value": vals}),
