@@ -27,7 +27,7 @@ from runtime.kernels.registry import KernelContext
 from .compile import SOURCE_DIR, source_hash
 
 __all__ = ["HostKernel", "HostModule", "HostContext", "host_module", "host_bundle",
-           "host_compiler", "address", "HOST_FLAGS"]
+           "host_compiler", "address", "HOST_FLAGS", "HOST_MAX_BLOCKS_X"]
 
 #: g++ flags of the host build (exactness: no contraction, no fast math, IEEE semantics)
 HOST_FLAGS = ("-std=c++17", "-O1", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math",
@@ -59,8 +59,15 @@ def address(arr) -> int:
     return arr.data.ptr
 
 
+#: the host build runs at most this many blocks along x: every kernel strides over its
+#: sample's elements by ``blockDim.x * gridDim.x``, so a smaller grid computes the same
+#: results (still with several blocks, so the striding is exercised), far faster on the CPU
+HOST_MAX_BLOCKS_X = 4
+
+
 class HostKernel:
-    """One kernel of a :class:`HostModule`, called as ``kernel(grid, block, args)``."""
+    """One kernel of a :class:`HostModule`, called as ``kernel(grid, block, args)`` (the x grid
+    capped at :data:`HOST_MAX_BLOCKS_X`)."""
 
     __slots__ = ("name", "fn", "_keep")
 
@@ -69,6 +76,7 @@ class HostKernel:
 
     def __call__(self, grid, block, args, shared_mem=0, **_):
         grid = tuple(grid) + (1,) * (3 - len(grid))
+        grid = (min(int(grid[0]), HOST_MAX_BLOCKS_X),) + tuple(grid[1:])
         block = tuple(block) + (1,) * (3 - len(block))
         dims = (ctypes.c_uint * 6)(*grid, *block)
         holders = []

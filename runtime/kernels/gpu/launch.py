@@ -5,7 +5,8 @@ A kernel module asks :func:`get_kernel` for ``(ctx, key, source, name)``: on the
 :data:`runtime.kernels.gpu.compile.OPTIONS`), anywhere else (the fake GPU, the host tests) the
 host-C++ build of the same source (:mod:`runtime.kernels.gpu.hostbuild`). Launches go through
 ``ctx.launch`` on the lane's stream, one per batch: blockIdx.y is the sample, the x dimension of
-the grid strides over the sample's elements (:func:`batch_grid`).
+the grid strides over the sample's elements; the grid depends on the batch size only
+(:func:`batch_grid`), so CUDA-graph replays of equal-size batches match their capture.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ __all__ = ["BLOCK", "get_kernel", "family_kernel", "batch_grid", "launch_batch",
 BLOCK = 256
 #: most blocks along x (each thread strides over the rest)
 _MAX_BLOCKS_X = 2048
+#: blocks of one launch in all (an H200 has 132 SMs: ~16 resident blocks of 256 threads each)
+_TARGET_BLOCKS = 8192
 #: most samples per launch (CUDA's grid limit along y)
 MAX_SAMPLES = 65535
 
@@ -53,12 +56,18 @@ def family_kernel(ctx, family: str, name: str):
     return get_kernel(ctx, family, source_of(family), name)
 
 
-def batch_grid(n: int, max_count: int, per_thread: int = 1) -> tuple[tuple, tuple]:
-    """``(grid, block)`` of a batch launch: ``n`` samples of at most ``max_count`` work items."""
+def batch_grid(n: int, max_count: int = 0) -> tuple[tuple, tuple]:
+    """``(grid, block)`` of a batch launch over ``n`` samples.
+
+    The grid depends on ``n`` only (about :data:`_TARGET_BLOCKS` blocks in all, each thread
+    striding over its sample): batches of one size launch identical grids whatever their
+    samples' extents, so a captured CUDA graph replays them (``max_count`` is not used for
+    the shape).
+    """
     if n > MAX_SAMPLES:
         raise ValueError(f"a GPU launch handles at most {MAX_SAMPLES} samples, got {n}")
-    blocks = -(-max(1, max_count) // (BLOCK * per_thread))
-    return (min(max(1, blocks), _MAX_BLOCKS_X), n, 1), (BLOCK, 1, 1)
+    blocks = max(1, min(_MAX_BLOCKS_X, -(-_TARGET_BLOCKS // max(1, n))))
+    return (blocks, n, 1), (BLOCK, 1, 1)
 
 
 def launch_batch(ctx, kernel, descs: np.ndarray, max_count: int, extra=(), reads=(),
@@ -71,6 +80,6 @@ def launch_batch(ctx, kernel, descs: np.ndarray, max_count: int, extra=(), reads
     if n == 0 or max_count <= 0:
         return
     dev = ctx.upload(np.ascontiguousarray(descs))
-    grid, block = batch_grid(n, max_count)
+    grid, block = batch_grid(n)
     ctx.launch(kernel, grid, block, (dev, np.int32(n), *extra),
                reads=[dev, *reads], writes=list(writes))
