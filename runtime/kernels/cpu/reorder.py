@@ -18,6 +18,8 @@ from runtime.kernels.cpu.cast import cast
 from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register, sample_args
 
+from .jit import compiled
+
 __all__ = ["rearrange", "lookup", "batch_permutation"]
 
 
@@ -65,6 +67,19 @@ def _domain_table(keys: tuple, values: tuple, default_value, dtype, in_dtype) ->
     return full
 
 
+def _build_gather(njit):
+    @njit
+    def gather(idx, table, out):
+        # out[t] = table[idx[t]] over flat contiguous arrays (idx unsigned, < table.size)
+        for t in range(idx.size):
+            out[t] = table[idx[t]]
+        return out
+    return gather
+
+
+_gather = compiled(_build_gather)
+
+
 def lookup(x, keys, values, default_value=0.0, dtype="float32"):
     """``table[x]`` where ``0 <= x < len(table)``, else ``default_value``, as ``dtype``.
 
@@ -77,7 +92,10 @@ def lookup(x, keys, values, default_value=0.0, dtype="float32"):
     if x.dtype.itemsize <= 2:
         full = _domain_table(keys, values, float(default_value), np.dtype(dtype).name,
                              x.dtype.name)
-        return np.take(full, x.view(f"u{x.dtype.itemsize}"))
+        idx = np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}")
+        out = np.empty(x.shape, full.dtype)
+        _gather()(idx.reshape(-1), full, out.reshape(-1))     # numpy's take: ~10x slower
+        return out
     table, default = _table(keys, values, default_value, dtype)
     ext = np.append(table, default)
     size = table.size
