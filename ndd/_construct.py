@@ -10,6 +10,7 @@ from compiler.ir import Value, ValueMeta
 from ndd._arrays import stack_samples
 from ndd._batch import Batch
 from ndd._callsite import callsite
+from ndd._device_move import stacked_value
 from ndd._errors import call_site, raise_stored
 from ndd._eval_mode import EvalMode
 from ndd._tensor import Tensor
@@ -77,6 +78,10 @@ def _batch_as_tensor(data, dtype, device, layout, pad, copy, what) -> Tensor:
     traceback ends at the user's call, as DALI 2.4 raises it from its lazy ``as_tensor``.
     """
     samples = data._samples()
+    lay = ("N" + data.layout) if data.layout else ""
+    if data.device.kind == "gpu":           # stacked on the GPU (ndd/_device_move.py)
+        stacked = Tensor(stacked_value(samples, pad, lay, f"{what}(batch)"), 0)
+        return Tensor(stacked, dtype=dtype, device=device, layout=layout, copy=copy)
     try:
         arr = stack_samples(samples, pad=pad, what=f"{what}(batch)")
     except ValueError as err:
@@ -85,7 +90,6 @@ def _batch_as_tensor(data, dtype, device, layout, pad, copy, what) -> Tensor:
             raise
         err._ndd_site = call_site(callsite(), 1, mode)
         raise_stored(err)
-    lay = ("N" + data.layout) if data.layout else ""
     return Tensor(arr, dtype=dtype, device=device, layout=layout if layout is not None else lay,
                   copy=copy)
 

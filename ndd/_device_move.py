@@ -98,6 +98,20 @@ def to_gpu_value(value: Value, index: int) -> Value:
     return Value(value.meta.with_(device=Device("gpu", index)), data=moved)
 
 
+def stacked_value(samples: DeviceSamples, pad: bool, layout: str, what: str) -> Value:
+    """A GPU batch's samples stacked into one sample (``(N, *shape)``, zero-padded when
+    ``pad``), as a one-sample GPU Value with layout ``layout``.
+
+    Raises
+    ------
+    ValueError
+        Ragged samples without ``pad`` (the CPU's words); an empty batch.
+    """
+    arr, stream, ready = moves.stack(samples, pad=pad, what=what)
+    one = DeviceSamples([arr], samples.device, stream, ready)
+    return device_value(one, layout or "")
+
+
 def tensor_samples(tensor) -> DeviceSamples:
     """A GPU Tensor's one sample as a one-sample GPU batch."""
     return _samples(tensor)

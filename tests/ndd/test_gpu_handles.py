@@ -155,3 +155,18 @@ def test_streams_on_the_fake_gpu(fake):
     assert s.device_id == 0 and isinstance(s.handle, int)
     s.synchronize()
     assert ("host", f"sync {fake.external_stream(s.handle).name}") in fake.log
+
+
+def test_a_gpu_batch_as_one_tensor(fake):
+    samples = [np.full((2, 3), k, np.float32) for k in range(3)]
+    b = ndd.batch(samples, layout="HW").gpu()
+    t = ndd.as_tensor(b)
+    assert t.device.kind == "gpu" and t.shape == (3, 2, 3) and t.layout == "NHW"
+    assert t._value.data[0].mem is b._value.data[0].mem          # a view of the batch's block
+    np.testing.assert_array_equal(np.asarray(t.cpu()), np.stack(samples))
+    ragged = ndd.batch([np.ones((1, 2), np.int32), np.ones((2, 1), np.int32)]).gpu()
+    with pytest.raises(ValueError, match="pad=True"):
+        ndd.as_tensor(ragged)
+    padded = ndd.tensor(ragged, pad=True)
+    assert padded.device.kind == "gpu"
+    np.testing.assert_array_equal(np.asarray(padded.cpu()), [[[1, 1], [0, 0]], [[1, 0], [1, 0]]])
