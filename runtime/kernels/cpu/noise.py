@@ -15,6 +15,7 @@ from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register
 
 from .cast import cast
+from .jit import compiled
 from .warp import fill_in_type
 
 __all__ = ["gaussian", "salt_and_pepper", "shot", "salt_pepper_defaults"]
@@ -83,12 +84,45 @@ def salt_and_pepper(x, rng, *, prob=0.05, salt_vs_pepper=0.5, salt_val=None, pep
     if axis is not None and x.ndim > 1:
         shape[axis] = 1      # one draw per pixel, broadcast over the channels
     u = rng.random(size=tuple(shape))
+    if x.ndim >= 1 and x.size and x.dtype.kind in "iufb" and x.dtype != np.float16:
+        # one compiled pass: u broadcast over the drawn-once axis, the same comparisons
+        lead = int(np.prod(x.shape[:axis])) if axis is not None and x.ndim > 1 else x.size
+        per = x.shape[axis] if axis is not None and x.ndim > 1 else 1
+        trail = int(np.prod(x.shape[axis + 1:])) if axis is not None and x.ndim > 1 else 1
+        src = np.ascontiguousarray(x).reshape(lead, per, trail)
+        uu = np.ascontiguousarray(u).reshape(lead, 1 if per > 1 else per, trail)
+        out = np.empty_like(src)
+        _salt_pepper_kernel()(src, uu, float(prob * salt_vs_pepper), float(prob),
+                              src.dtype.type(salt), src.dtype.type(pepper), out)
+        return out.reshape(x.shape)
     out = x.copy()
     is_salt = np.broadcast_to(u < prob * salt_vs_pepper, x.shape)
     is_pepper = np.broadcast_to((u < prob) & ~(u < prob * salt_vs_pepper), x.shape)
     out[is_salt] = salt
     out[is_pepper] = pepper
     return out
+
+
+def _build_salt_pepper(njit):
+    @njit
+    def apply(src, u, p_salt, p_any, salt, pepper, out):
+        lead, per, trail = src.shape
+        shared = u.shape[1] == 1
+        for i in range(lead):
+            for j in range(per):
+                for k in range(trail):
+                    v = u[i, 0 if shared else j, k]
+                    if v < p_salt:
+                        out[i, j, k] = salt
+                    elif v < p_any:
+                        out[i, j, k] = pepper
+                    else:
+                        out[i, j, k] = src[i, j, k]
+        return out
+    return apply
+
+
+_salt_pepper_kernel = compiled(_build_salt_pepper)
 
 
 def shot(x, rng, *, factor=20.0):

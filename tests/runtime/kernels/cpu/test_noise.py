@@ -78,3 +78,29 @@ def test_shot_statistics_quantization_and_identity():
     v = np.array([0, 1, 254], np.uint8)
     np.testing.assert_array_equal(shot(v, _rng(), factor=0.0), v)
     np.testing.assert_array_equal(shot(np.full(3, -5.0, np.float32), _rng(), factor=2.0), 0)
+
+
+def test_salt_and_pepper_compiled_pass_equals_the_masks():
+    """The compiled pass replaces boolean-mask assignments: same draws, same values."""
+    from runtime.kernels.cpu import noise as nz
+    for t, (dt, shape) in enumerate([(np.uint8, (7, 9, 3)), (np.float32, (5, 4)),
+                                     (np.int16, (2, 6, 8, 3)), (np.bool_, (11,)),
+                                     (np.float64, (3, 4, 1))]):
+        x = (np.random.default_rng(t).random(shape) * 200).astype(dt)
+        for per_channel in (False, True):
+            for layout in ("", "HWC", "CHW"):
+                if layout and len(shape) != 3:
+                    continue
+                got = nz.salt_and_pepper(x, np.random.default_rng(99), prob=0.3,
+                                         salt_vs_pepper=0.4, per_channel=per_channel,
+                                         layout=layout)
+                draw = list(x.shape)
+                axis = None if per_channel else nz._channel_axis(layout, x.ndim)
+                if axis is not None and x.ndim > 1:
+                    draw[axis] = 1
+                u = np.random.default_rng(99).random(size=tuple(draw))
+                s, p = (nz.fill_in_type(v, x.dtype) for v in nz.salt_pepper_defaults(x.dtype))
+                want = x.copy()
+                want[np.broadcast_to(u < 0.3 * 0.4, x.shape)] = s
+                want[np.broadcast_to((u < 0.3) & ~(u < 0.3 * 0.4), x.shape)] = p
+                np.testing.assert_array_equal(got, want)
