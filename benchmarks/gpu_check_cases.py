@@ -230,7 +230,7 @@ def interop_slow_producer(seed: int) -> dict:
     st = state.current()
     s0 = st.lane_stream(0, 0)
     spin = cupy.RawKernel(SPIN, "ndd_check_spin")
-    with ndd.EvalMode.sync_full:
+    with ndd.EvalMode.eager:
         x = ndd.batch(imgs, layout="HWC").gpu()
         st.api.sync_stream(s0)
         st.api.launch(spin, (1,), (1,), (np.int64(400_000_000),), s0)
