@@ -89,7 +89,7 @@ class SamplePlan:
     pass order and the two tap tables, or ``zero`` for an empty input."""
 
     __slots__ = ("out_shape", "in_strides", "out_strides", "chans", "h_first", "zero",
-                 "t_shape", "lo", "taps1", "taps2", "oh", "ow")
+                 "t_shape", "lo", "taps1", "taps2", "oh", "ow", "t_bound")
 
 
 def _strides(layout, shape, elem_strides):
@@ -122,6 +122,9 @@ def plan_sample(shape, elem_strides, layout, params, a) -> SamplePlan:
     p.out_strides = _strides(layout, p.out_shape, dense)
     p.in_strides = _strides(layout, shape, elem_strides)
     p.zero = oh == 0 or ow == 0 or in_h == 0 or in_w == 0 or chans == 0
+    # the intermediate's size whatever the window (taps stay inside the image), so a batch of
+    # one input and output shape always asks for the same scratch (CUDA-graph replays)
+    p.t_bound = 0 if p.zero else chans * max(oh * in_w, in_h * ow)
     p.h_first, p.t_shape, p.lo, p.taps1, p.taps2 = True, (0, 0), 0, None, None
     if p.zero:
         return p
@@ -172,7 +175,7 @@ def prepare_pass_one(ctx, samples, plans, out_ptrs) -> PassOne:
             nw += w.size
         f_off.append(offs)
         t_off.append(nt)
-        nt += p.t_shape[0] * p.t_shape[1] * p.chans if not p.zero else 0
+        nt += p.t_bound
     f_all = ctx.upload(np.concatenate(firsts) if firsts else np.zeros(1, np.int64))
     w_all = ctx.upload(np.concatenate(weights).astype(np.float32) if weights
                        else np.zeros(1, np.float32))

@@ -153,3 +153,26 @@ def test_the_64_bit_index_path():
     args = {"size": (41, 47), "interp_type": "linear"}
     want, got = run_both("resize", samples, args, "HWC", defines={"NDD_SMALL_INDEX_MAX": 0})
     compare(want, got, [not cpu_is_dense(s.shape, "HWC", args) for s in samples], 1e-3)
+
+
+def test_scratch_size_does_not_depend_on_the_random_window():
+    class Recording(HostContext):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.allocs = []
+
+        def empty(self, shape, dtype):
+            self.allocs.append((tuple(shape), np.dtype(dtype).name))
+            return super().empty(shape, dtype)
+
+    rng = np.random.default_rng(16)
+    samples = [(rng.random((90, 120, 3)) * 255).astype(np.float32) for _ in range(3)]
+    seen = set()
+    for seeds in ((1, 2, 3), (40, 50, 60)):
+        args = {"size": (32, 32), "_seeds": seeds, "random_area": (0.08, 1.0),
+                "random_aspect_ratio": (0.75, 4 / 3), "num_attempts": 10}
+        ctx = Recording(SerialPool(), [ValueMeta("float32", 3, "HWC")],
+                        [ValueMeta("float32", 3, "HWC")], set(), 3, "random_resized_crop")
+        registry.lookup("random_resized_crop", "gpu")(ctx, [samples], args)
+        seen.add(tuple(ctx.allocs))
+    assert len(seen) == 1, seen
