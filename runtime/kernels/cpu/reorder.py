@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from runtime.buffers import batch_array
 from runtime.kernels.cpu.cast import cast
 from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register, sample_args
@@ -80,8 +81,9 @@ def _build_gather(njit):
 _gather = compiled(_build_gather)
 
 
-def lookup(x, keys, values, default_value=0.0, dtype="float32"):
-    """``table[x]`` where ``0 <= x < len(table)``, else ``default_value``, as ``dtype``.
+def lookup(x, keys, values, default_value=0.0, dtype="float32", out=None):
+    """``table[x]`` where ``0 <= x < len(table)``, else ``default_value``, as ``dtype`` (into
+    ``out``, C-contiguous of ``x``'s shape, when given).
 
     1- and 2-byte inputs take one gather from a table of every input value
     (:func:`_domain_table`); wider ones map the values outside the table to an extra entry
@@ -93,7 +95,7 @@ def lookup(x, keys, values, default_value=0.0, dtype="float32"):
         full = _domain_table(keys, values, float(default_value), np.dtype(dtype).name,
                              x.dtype.name)
         idx = np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}")
-        out = np.empty(x.shape, full.dtype)
+        out = np.empty(x.shape, full.dtype) if out is None else out
         _gather()(idx.reshape(-1), full, out.reshape(-1))     # numpy's take: ~10x slower
         return out
     table, default = _table(keys, values, default_value, dtype)
@@ -103,7 +105,11 @@ def lookup(x, keys, values, default_value=0.0, dtype="float32"):
         idx = np.where((x >= 0) & (x < size), x, size)
     else:
         idx = np.minimum(x, size)
-    return np.take(ext, idx)
+    res = np.take(ext, idx)
+    if out is not None:
+        out[...] = res
+        return out
+    return res
 
 
 @register("sequence_rearrange", "cpu")
@@ -134,11 +140,23 @@ def permute_batch_kernel(ctx, inputs, args):
 
 
 @register("lookup_table", "cpu")
-@per_sample
-def lookup_table_kernel(ctx, ins, a, i):
-    """``lookup_table`` of sample ``i``."""
-    return lookup(ins[0], a.get("keys") or (), a.get("values") or (),
-                  a.get("default_value") or 0.0, ctx.out_metas[0].dtype or "float32")
+def lookup_table_kernel(ctx, inputs, args):
+    """``lookup_table``: every sample on the pool, written into one recycled batch buffer
+    (:func:`runtime.buffers.batch_array`: warm pages instead of a fresh array per sample)."""
+    xs = [np.asarray(x) for x in inputs[0]]
+    dt = np.dtype(ctx.out_metas[0].dtype or "float32")
+    flat = batch_array((sum(x.size for x in xs),), dt)
+    outs, at = [], 0
+    for x in xs:
+        outs.append(flat[at:at + x.size].reshape(x.shape))
+        at += x.size
+
+    def one(i):
+        a = sample_args(ctx, args, i)
+        lookup(xs[i], a.get("keys") or (), a.get("values") or (), a.get("default_value") or 0.0,
+               dt.name, out=outs[i])
+    ctx.pool.map(one, len(xs))
+    return [outs]
 
 
 def batch_permutation(n: int, rng: np.random.Generator, allow_repetitions=False,
