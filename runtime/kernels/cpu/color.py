@@ -23,7 +23,7 @@ import numpy as np
 from runtime.kernels.registry import register
 
 from .cast import cast, to_numpy_dtype
-from .color_pixels import (apply_mat3, apply_scale, gray_into, into_batch,
+from .color_pixels import (apply_mat3, apply_scale, gray_into, grey_to_ycbcr_into, into_batch,
                            luma_from_ycbcr_into, mat3_into, reorder_into, ycbcr_to_rgb_into)
 
 __all__ = ["brightness_contrast", "default_center", "output_range", "hsv", "hsv_matrix",
@@ -296,8 +296,7 @@ def color_space_conversion(x, image_type: str, output_type: str, out=None) -> np
             ycbcr_to_rgb_into(x, _YCC_TO_RGB, out, bgr=output_type == "BGR")
     elif image_type == "GRAY":
         if output_type == "YCbCr":
-            out[..., :1] = apply_scale(x, _F(_Y_SCALE), _F(16), np.uint8)
-            out[..., 1:] = 128
+            grey_to_ycbcr_into(x, _F(_Y_SCALE), _F(16), out)
         else:
             reorder_into(x, (0, 0, 0), out)
     elif output_type == "GRAY":

@@ -27,8 +27,8 @@ from .cast import cast
 from .jit import compiled
 
 __all__ = ["scale_into", "scale_table", "mat3_into", "quantizer", "gray_into",
-           "ycbcr_to_rgb_into", "luma_from_ycbcr_into", "reorder_into", "warm_up", "apply_scale",
-           "apply_mat3", "into_batch"]
+           "ycbcr_to_rgb_into", "luma_from_ycbcr_into", "grey_to_ycbcr_into", "reorder_into",
+           "warm_up", "apply_scale", "apply_mat3", "into_batch"]
 
 _F = np.float32
 
@@ -111,59 +111,85 @@ def _kernels(njit):
         o0, o1, o2 = off[0], off[1], off[2]
         i0, i2 = (2, 0) if bgr else (0, 2)
         lo16, hi16 = np.float32(lo), np.float32(hi)
-        n = src.shape[0]
+        n = src.size // 3
         if mode == 1:
             for k in range(n):
-                r = np.float32(src[k, i0])
-                g = np.float32(src[k, 1])
-                b = np.float32(src[k, i2])
-                out[k, 0] = q16(m00 * r + m01 * g + m02 * b + o0, lo16, hi16)
-                out[k, 1] = q16(m10 * r + m11 * g + m12 * b + o1, lo16, hi16)
-                out[k, 2] = q16(m20 * r + m21 * g + m22 * b + o2, lo16, hi16)
+                j = 3 * k
+                r = np.float32(src[j + i0])
+                g = np.float32(src[j + 1])
+                b = np.float32(src[j + i2])
+                out[j + 0] = q16(m00 * r + m01 * g + m02 * b + o0, lo16, hi16)
+                out[j + 1] = q16(m10 * r + m11 * g + m12 * b + o1, lo16, hi16)
+                out[j + 2] = q16(m20 * r + m21 * g + m22 * b + o2, lo16, hi16)
         elif mode == 2:
             for k in range(n):
-                r = np.float32(src[k, i0])
-                g = np.float32(src[k, 1])
-                b = np.float32(src[k, i2])
-                out[k, 0] = q32(m00 * r + m01 * g + m02 * b + o0, lo, hi)
-                out[k, 1] = q32(m10 * r + m11 * g + m12 * b + o1, lo, hi)
-                out[k, 2] = q32(m20 * r + m21 * g + m22 * b + o2, lo, hi)
+                j = 3 * k
+                r = np.float32(src[j + i0])
+                g = np.float32(src[j + 1])
+                b = np.float32(src[j + i2])
+                out[j + 0] = q32(m00 * r + m01 * g + m02 * b + o0, lo, hi)
+                out[j + 1] = q32(m10 * r + m11 * g + m12 * b + o1, lo, hi)
+                out[j + 2] = q32(m20 * r + m21 * g + m22 * b + o2, lo, hi)
         else:
             for k in range(n):
-                r = np.float32(src[k, i0])
-                g = np.float32(src[k, 1])
-                b = np.float32(src[k, i2])
-                out[k, 0] = m00 * r + m01 * g + m02 * b + o0
-                out[k, 1] = m10 * r + m11 * g + m12 * b + o1
-                out[k, 2] = m20 * r + m21 * g + m22 * b + o2
+                j = 3 * k
+                r = np.float32(src[j + i0])
+                g = np.float32(src[j + 1])
+                b = np.float32(src[j + i2])
+                out[j + 0] = m00 * r + m01 * g + m02 * b + o0
+                out[j + 1] = m10 * r + m11 * g + m12 * b + o1
+                out[j + 2] = m20 * r + m21 * g + m22 * b + o2
 
     @njit
     def gray(src, bgr, out):
         i0, i2 = (2, 0) if bgr else (0, 2)
-        for k in range(src.shape[0]):
-            acc = (np.int32(src[k, i0]) * 9798 + np.int32(src[k, 1]) * 19235
-                   + np.int32(src[k, i2]) * 3735 + 16384)
+        for k in range(src.size // 3):
+            j = 3 * k
+            acc = (np.int32(src[j + i0]) * 9798 + np.int32(src[j + 1]) * 19235
+                   + np.int32(src[j + i2]) * 3735 + 16384)
             out[k] = acc >> 15
 
     @njit
-    def ycbcr_rgb(src, inv_y, kr, kgb, kgr, kb, order, out):
-        c16, c128 = np.float32(16.0), np.float32(128.0)
+    def ycc_px(src, j, inv_y, kr, kgb, kgr, kb, lo, hi):
+        y = inv_y * (np.float32(src[j]) - np.float32(16.0))
+        cb = np.float32(src[j + 1]) - np.float32(128.0)
+        cr = np.float32(src[j + 2]) - np.float32(128.0)
+        return (q16(y + kr * cr, lo, hi), q16(y - kgb * cb - kgr * cr, lo, hi),
+                q16(y + kb * cb, lo, hi))
+
+    @njit
+    def ycbcr_rgb(src, inv_y, kr, kgb, kgr, kb, bgr, out):
+        # stores at constant offsets in each loop (vectorisable)
         lo, hi = np.float32(0.0), np.float32(255.0)
-        j0, j1, j2 = order[0], order[1], order[2]
-        for k in range(src.shape[0]):
-            y = inv_y * (np.float32(src[k, 0]) - c16)
-            cb = np.float32(src[k, 1]) - c128
-            cr = np.float32(src[k, 2]) - c128
-            out[k, j0] = q16(y + kr * cr, lo, hi)
-            out[k, j1] = q16(y - kgb * cb - kgr * cr, lo, hi)
-            out[k, j2] = q16(y + kb * cb, lo, hi)
+        if bgr:
+            for k in range(src.size // 3):
+                j = 3 * k
+                r, g, b = ycc_px(src, j, inv_y, kr, kgb, kgr, kb, lo, hi)
+                out[j] = b
+                out[j + 1] = g
+                out[j + 2] = r
+        else:
+            for k in range(src.size // 3):
+                j = 3 * k
+                r, g, b = ycc_px(src, j, inv_y, kr, kgb, kgr, kb, lo, hi)
+                out[j] = r
+                out[j + 1] = g
+                out[j + 2] = b
+
+    @njit
+    def grey_ycc(src, table, out):
+        for k in range(src.size):
+            out[3 * k] = table[src[k]]
+            out[3 * k + 1] = 128
+            out[3 * k + 2] = 128
 
     @njit
     def luma(src, inv_y, out):
         c16 = np.float32(16.0)
         lo, hi = np.float32(0.0), np.float32(255.0)
-        for k in range(src.shape[0]):
-            out[k, 0] = q16(inv_y * (np.float32(src[k, 0]) - c16), lo, hi)
+        for k in range(src.size // 3):
+            j = 3 * k
+            out[k] = q16(inv_y * (np.float32(src[j]) - c16), lo, hi)
 
     @njit
     def reorder(src, order, out):
@@ -174,23 +200,24 @@ def _kernels(njit):
 
     @njit
     def swap3(src, out):
-        for k in range(src.shape[0]):
-            a, b, c = src[k, 0], src[k, 1], src[k, 2]
-            out[k, 0] = c
-            out[k, 1] = b
-            out[k, 2] = a
+        for k in range(src.size // 3):
+            j = 3 * k
+            a, b, c = src[j], src[j + 1], src[j + 2]
+            out[j] = c
+            out[j + 1] = b
+            out[j + 2] = a
 
     @njit
     def grey3(src, out):
-        for k in range(src.shape[0]):
-            v = src[k, 0]
-            out[k, 0] = v
-            out[k, 1] = v
-            out[k, 2] = v
+        for k in range(src.size):
+            v = src[k]
+            out[3 * k] = v
+            out[3 * k + 1] = v
+            out[3 * k + 2] = v
 
     return {"scale": scale, "gather": gather, "mat3": mat3, "gray": gray,
             "ycbcr_rgb": ycbcr_rgb, "luma": luma, "reorder": reorder, "swap3": swap3,
-            "grey3": grey3}
+            "grey3": grey3, "grey_ycc": grey_ycc}
 
 
 def _flat_input(x: np.ndarray) -> np.ndarray:
@@ -236,8 +263,6 @@ def apply_scale(x, mul, add, dtype, out=None) -> np.ndarray:
     return out
 
 
-_RGB = np.array([0, 1, 2], np.int64)
-_BGR = np.array([2, 1, 0], np.int64)
 #: "no offset": x + -0.0 is x for every float32 x (-0.0 included), unlike x + 0.0
 _NO_OFF = np.full(3, -0.0, _F)
 
@@ -247,16 +272,16 @@ def mat3_into(x: np.ndarray, m, off, out: np.ndarray, *, bgr: bool = False) -> N
     adds nothing), ``x`` and ``out`` with 3 channels last, ``out`` C-contiguous.
     ``bgr``: the input's channels are B, G, R."""
     k = _kernels()
-    src = _flat_input(x).reshape(-1, 3)
+    src = _flat_input(x).reshape(-1)
     m = np.ascontiguousarray(m, dtype=_F)
     o = _NO_OFF if off is None else np.ascontiguousarray(off, dtype=_F).reshape(3)
     if out.dtype in _DIRECT:
         mode, lo, hi = quantizer(out.dtype)
-        k["mat3"](src, m, o, bgr, mode, float(lo), float(hi), out.reshape(-1, 3))
+        k["mat3"](src, m, o, bgr, mode, float(lo), float(hi), out.reshape(-1))
     else:
         tmp = np.empty(src.shape, _F)
         k["mat3"](src, m, o, bgr, 0, 0.0, 0.0, tmp)
-        out.reshape(-1, 3)[...] = cast(tmp, out.dtype)
+        out.reshape(-1)[...] = cast(tmp, out.dtype)
 
 
 def apply_mat3(x, m, off, dtype, *, bgr=False, out=None) -> np.ndarray:
@@ -302,7 +327,7 @@ def into_batch(out_shape=None):
 def gray_into(x: np.ndarray, out: np.ndarray, *, bgr: bool = False) -> None:
     """uint8 luma ``(9798 r + 19235 g + 3735 b + 2^14) >> 15`` of uint8 ``(..., 3)`` ``x``
     into uint8 ``(..., 1)`` ``out``."""
-    _kernels()["gray"](np.ascontiguousarray(x).reshape(-1, 3), bgr, out.reshape(-1))
+    _kernels()["gray"](np.ascontiguousarray(x).reshape(-1), bgr, out.reshape(-1))
 
 
 def ycbcr_to_rgb_into(x: np.ndarray, consts, out: np.ndarray, *, bgr: bool = False) -> None:
@@ -310,13 +335,20 @@ def ycbcr_to_rgb_into(x: np.ndarray, consts, out: np.ndarray, *, bgr: bool = Fal
     ``g = y - kgb cb - kgr cr``, ``b = y + kb cb`` in float32, ``consts = (inv_y, kr, kgb, kgr,
     kb)`` float32."""
     inv_y, kr, kgb, kgr, kb = (_F(c) for c in consts)
-    _kernels()["ycbcr_rgb"](np.ascontiguousarray(x).reshape(-1, 3), inv_y, kr, kgb, kgr, kb,
-                            _BGR if bgr else _RGB, out.reshape(-1, 3))
+    _kernels()["ycbcr_rgb"](np.ascontiguousarray(x).reshape(-1), inv_y, kr, kgb, kgr, kb,
+                            bgr, out.reshape(-1))
 
 
 def luma_from_ycbcr_into(x: np.ndarray, inv_y, out: np.ndarray) -> None:
     """uint8 ``cast(inv_y * (Y - 16))`` of uint8 YCbCr ``(..., 3)`` into ``(..., 1)``."""
-    _kernels()["luma"](np.ascontiguousarray(x).reshape(-1, 3), _F(inv_y), out.reshape(-1, 1))
+    _kernels()["luma"](np.ascontiguousarray(x).reshape(-1), _F(inv_y), out.reshape(-1))
+
+
+def grey_to_ycbcr_into(x: np.ndarray, mul, add, out: np.ndarray) -> None:
+    """uint8 grey ``(..., 1)`` -> YCbCr ``(..., 3)``: ``Y = cast(x * mul + add)`` (float32,
+    through :func:`scale_table`), Cb = Cr = 128."""
+    _kernels()["grey_ycc"](np.ascontiguousarray(x).reshape(-1), scale_table(mul, add, np.uint8),
+                           out.reshape(-1))
 
 
 def reorder_into(x: np.ndarray, order, out: np.ndarray) -> None:
@@ -325,9 +357,9 @@ def reorder_into(x: np.ndarray, order, out: np.ndarray) -> None:
     src, dst = x.reshape(-1, x.shape[-1]), out.reshape(-1, out.shape[-1])
     k = _kernels()
     if tuple(order) == (2, 1, 0) and src.shape[1] == 3:
-        k["swap3"](src, dst)
+        k["swap3"](src.reshape(-1), dst.reshape(-1))
     elif tuple(order) == (0, 0, 0) and src.shape[1] == 1:
-        k["grey3"](src, dst)
+        k["grey3"](src.reshape(-1), dst.reshape(-1))
     else:
         k["reorder"](src, np.asarray(order, np.int64), dst)
 

@@ -77,11 +77,20 @@ def _loop(njit):
         buf = np.empty((chans, w), np.float32)
         nk = kinds.shape[0]
         olo16, ohi16 = np.float32(olo), np.float32(ohi)
+        width = src.shape[1]
+        flat = src.reshape(-1)
         for y in range(h):
-            row = src[y0 + y]
-            for x in range(w):
-                for c in range(chans):
-                    buf[c, x] = np.float32(row[x0 + x, c])
+            at0 = ((y0 + y) * width + x0) * chans
+            if chans == 3:      # constant stride: the compiler vectorises the loads
+                b0, b1, b2 = buf[0], buf[1], buf[2]
+                for x in range(w):
+                    b0[x] = np.float32(flat[at0 + 3 * x])
+                    b1[x] = np.float32(flat[at0 + 3 * x + 1])
+                    b2[x] = np.float32(flat[at0 + 3 * x + 2])
+            else:
+                for x in range(w):
+                    for c in range(chans):
+                        buf[c, x] = np.float32(flat[at0 + x * chans + c])
             for s in range(nk):
                 kind = kinds[s]
                 a0 = fp[s, 0]
