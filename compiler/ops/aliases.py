@@ -48,7 +48,7 @@ def alias(original: str, public_name: str, extra_args: tuple[ArgSpec, ...] = (),
         base, name=public_name, public_name=public_name, args=base.args + tuple(extra_args),
         doc=doc or f"{base.doc} Alias of ``{base.public_name or original}`` (DALI "
                    f"``{public_name}``).",
-        deprecated=dict(base.deprecated))
+        deprecated={})     # DALI's deprecated spellings stay with the original's name
     ALIASES[public_name] = original
     return register(schema)
 
