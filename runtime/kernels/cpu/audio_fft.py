@@ -34,6 +34,8 @@ def _reflect_pad(x: np.ndarray, before: int, after: int) -> np.ndarray:
     n = x.shape[0]
     if n == 1:
         return np.full(n + before + after, x[0], x.dtype)
+    if before < n and after < n:
+        return np.pad(x, (before, after), mode="reflect")
     idx = np.arange(-before, n + after)
     period = 2 * (n - 1)
     idx = np.abs(np.mod(idx, period))
@@ -74,9 +76,12 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
     else:
         frames = sliding_window_view(sig, wl)[::step][:count]
         w = hann_window(wl) if window_fn is None else np.asarray(window_fn, np.float64)
-        spec = np.abs(np.fft.rfft(frames * w, n=nfft, axis=1))
-        if int(power) == 2:
-            spec = spec * spec
+        buf = np.zeros((count, nfft))           # zero-padded frames: one plan, no copies
+        np.multiply(frames, w, out=buf[:, :wl])
+        c = np.fft.rfft(buf, axis=1)
+        spec = c.real * c.real + c.imag * c.imag
+        if int(power) == 1:
+            spec = np.sqrt(spec)
     out = spec.astype(np.float32)
     return np.ascontiguousarray(out.T) if layout == "ft" else out
 
