@@ -128,6 +128,26 @@ def _build_inner(njit):
     return inner_axis
 
 
+def _fma_intrinsic():
+    """``fma(a, b, c)`` for float32 in compiled code: LLVM's ``llvm.fma.f32`` (a hardware FMA,
+    or the C library's ``fmaf`` where there is none; the same correctly rounded result)."""
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        sig = types.float32(types.float32, types.float32, types.float32)
+
+        def codegen(context, builder, signature, args):
+            f32 = ir.FloatType()
+            fn = builder.module.declare_intrinsic("llvm.fma", [f32],
+                                                  ir.FunctionType(f32, [f32, f32, f32]))
+            return builder.call(fn, args)
+        return sig, codegen
+    return fma
+
+
 def _build_corr(njit):
     @njit
     def corr2d(src, chans, rows, cols, c0, c1, fill, kh, ti, tj, tw, out, is_int, lo, hi, n_fma):
@@ -144,26 +164,23 @@ def _build_corr(njit):
             _load(src, chans, rows[p], cols, c0, c1, fill, lines[p % kh])
         for y in range(n_y):
             _load(src, chans, rows[y + kh - 1], cols, c0, c1, fill, lines[(y + kh - 1) % kh])
-            # the non-zero taps in row-major order, up to three at a time through one pass
+            # the non-zero taps in row-major order, up to five at a time through one pass
             # over the row: the same additions, in the same order, as one tap at a time
-            # from 0 (the first pass starts from 0 instead of reading acc)
-            if n_taps == 0:
-                acc[:] = np.float32(0)
+            acc[:] = np.float32(0)
             t = 0
             while t < n_taps:
-                g = min(3, n_taps - t)
-                o0 = tj[t] * chans
-                s0 = lines[(y + ti[t]) % kh][o0:o0 + flat]
-                o1 = tj[t + 1] * chans if g >= 2 else o0
-                s1 = lines[(y + ti[t + 1]) % kh][o1:o1 + flat] if g >= 2 else s0
-                o2 = tj[t + 2] * chans if g == 3 else o0
-                s2 = lines[(y + ti[t + 2]) % kh][o2:o2 + flat] if g == 3 else s0
-                w1 = tw[t + 1] if g >= 2 else tw[t]
-                w2 = tw[t + 2] if g == 3 else tw[t]
+                g = min(5, n_taps - t)
+                last = t + g - 1
+                s0 = _seg(lines, y, ti, tj, chans, flat, t)
+                s1 = _seg(lines, y, ti, tj, chans, flat, min(t + 1, last))
+                s2 = _seg(lines, y, ti, tj, chans, flat, min(t + 2, last))
+                s3 = _seg(lines, y, ti, tj, chans, flat, min(t + 3, last))
+                s4 = _seg(lines, y, ti, tj, chans, flat, last)
+                ws = tw[t:t + g]
                 if n_fma:
-                    _accum_fma(acc, s0, s1, s2, tw[t], w1, w2, g, t == 0, n_fma)
+                    _accum_fma(acc, s0, s1, s2, s3, s4, ws, g, n_fma)
                 else:
-                    _accum(acc, s0, s1, s2, tw[t], w1, w2, g, t == 0)
+                    _accum(acc, s0, s1, s2, s3, s4, ws, g)
                 t += g
             orow = out[y]
             if is_int:
@@ -176,47 +193,65 @@ def _build_corr(njit):
                     orow[f] = acc[f]
 
     @njit
-    def _accum(acc, s0, s1, s2, w0, w1, w2, g, first):
-        # acc[f] (+)= w0 * s0[f] (+ w1 * s1[f] (+ w2 * s2[f])), in float32
-        zero = np.float32(0)
-        n = acc.shape[0]
-        if g == 3:
-            if first:
-                for f in range(n):
-                    acc[f] = ((zero + w0 * s0[f]) + w1 * s1[f]) + w2 * s2[f]
-            else:
-                for f in range(n):
-                    acc[f] = ((acc[f] + w0 * s0[f]) + w1 * s1[f]) + w2 * s2[f]
-        elif g == 2:
-            if first:
-                for f in range(n):
-                    acc[f] = (zero + w0 * s0[f]) + w1 * s1[f]
-            else:
-                for f in range(n):
-                    acc[f] = (acc[f] + w0 * s0[f]) + w1 * s1[f]
-        else:
-            if first:
-                for f in range(n):
-                    acc[f] = zero + w0 * s0[f]
-            else:
-                for f in range(n):
-                    acc[f] = acc[f] + w0 * s0[f]
+    def _seg(lines, y, ti, tj, chans, flat, v):
+        o = tj[v] * chans
+        return lines[(y + ti[v]) % lines.shape[0]][o:o + flat]
 
     @njit
-    def _accum_fma(acc, s0, s1, s2, w0, w1, w2, g, first, n_fma):
-        # as _accum, the first n_fma positions as fused multiply-adds (one rounding of the
-        # exact product plus acc; emulated in float64, where the product is exact)
-        zero = np.float32(0)
-        d0, d1, d2 = np.float64(w0), np.float64(w1), np.float64(w2)
-        for f in range(n_fma):
-            a = zero if first else acc[f]
-            a = np.float32(np.float64(a) + d0 * np.float64(s0[f]))
-            if g >= 2:
-                a = np.float32(np.float64(a) + d1 * np.float64(s1[f]))
-            if g == 3:
-                a = np.float32(np.float64(a) + d2 * np.float64(s2[f]))
-            acc[f] = a
-        _accum(acc[n_fma:], s0[n_fma:], s1[n_fma:], s2[n_fma:], w0, w1, w2, g, first)
+    def _accum(acc, s0, s1, s2, s3, s4, ws, g):
+        # acc[f] += ws[0] * s0[f], then += ws[1] * s1[f] ... (g taps), in float32
+        n = acc.shape[0]
+        w0 = ws[0]
+        if g == 5:
+            w1, w2, w3, w4 = ws[1], ws[2], ws[3], ws[4]
+            for f in range(n):
+                acc[f] = ((((acc[f] + w0 * s0[f]) + w1 * s1[f]) + w2 * s2[f]) + w3 * s3[f]) \
+                    + w4 * s4[f]
+        elif g == 4:
+            w1, w2, w3 = ws[1], ws[2], ws[3]
+            for f in range(n):
+                acc[f] = (((acc[f] + w0 * s0[f]) + w1 * s1[f]) + w2 * s2[f]) + w3 * s3[f]
+        elif g == 3:
+            w1, w2 = ws[1], ws[2]
+            for f in range(n):
+                acc[f] = ((acc[f] + w0 * s0[f]) + w1 * s1[f]) + w2 * s2[f]
+        elif g == 2:
+            w1 = ws[1]
+            for f in range(n):
+                acc[f] = (acc[f] + w0 * s0[f]) + w1 * s1[f]
+        else:
+            for f in range(n):
+                acc[f] = acc[f] + w0 * s0[f]
+
+    fma = _fma_intrinsic()
+
+    @njit
+    def _accum_fma(acc, s0, s1, s2, s3, s4, ws, g, n_fma):
+        # as _accum, the first n_fma positions as fused multiply-adds (LLVM's llvm.fma: one
+        # rounding of the exact product plus acc, on every CPU)
+        w0 = ws[0]
+        if g == 5:
+            w1, w2, w3, w4 = ws[1], ws[2], ws[3], ws[4]
+            for f in range(n_fma):
+                acc[f] = fma(w4, s4[f], fma(w3, s3[f], fma(w2, s2[f], fma(w1, s1[f],
+                                                                          fma(w0, s0[f],
+                                                                              acc[f])))))
+        elif g == 4:
+            w1, w2, w3 = ws[1], ws[2], ws[3]
+            for f in range(n_fma):
+                acc[f] = fma(w3, s3[f], fma(w2, s2[f], fma(w1, s1[f], fma(w0, s0[f], acc[f]))))
+        elif g == 3:
+            w1, w2 = ws[1], ws[2]
+            for f in range(n_fma):
+                acc[f] = fma(w2, s2[f], fma(w1, s1[f], fma(w0, s0[f], acc[f])))
+        elif g == 2:
+            w1 = ws[1]
+            for f in range(n_fma):
+                acc[f] = fma(w1, s1[f], fma(w0, s0[f], acc[f]))
+        else:
+            for f in range(n_fma):
+                acc[f] = fma(w0, s0[f], acc[f])
+        _accum(acc[n_fma:], s0[n_fma:], s1[n_fma:], s2[n_fma:], s3[n_fma:], s4[n_fma:], ws, g)
 
     @njit
     def _load(src, chans, row, cols, c0, c1, fill, line):
