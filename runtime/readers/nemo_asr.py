@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from runtime.kernels.cpu.audio_decode import decode_sample
+from runtime.threadpool import get_pool
 
 from .file_index import FileIndex
 from .file_io import path_list
@@ -132,24 +133,27 @@ class NemoAsrReaderCore(FileReaderCore):
     def make_loader(self, index, with_indices):
         entries, args = self._entries, self.decode_args
 
+        def one(i):
+            path = entries[i]["audio_filepath"]
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise RuntimeError(f"NemoAsr reader: cannot read {path!r} (entry {i}): "
+                                   f"{e.strerror or e}") from e
+            return decode_sample(np.frombuffer(data, np.uint8), sample=repr(path), **args)
+
         def load(indices):
-            audio, rates, texts, idxs = [], [], [], []
-            for i in indices.tolist():
-                path = entries[i]["audio_filepath"]
-                try:
-                    with open(path, "rb") as f:
-                        data = f.read()
-                except OSError as e:
-                    raise RuntimeError(f"NemoAsr reader: cannot read {path!r} (entry {i}): "
-                                       f"{e.strerror or e}") from e
-                a, rate = decode_sample(np.frombuffer(data, np.uint8), sample=repr(path),
-                                        **args)
-                audio.append(a)
-                rates.append(np.array(rate, np.float32))
-                texts.append(np.frombuffer(entries[i]["text"].encode("utf-8"), np.uint8))
-                idxs.append(np.array([i], np.int64))
+            order = indices.tolist()
+            # libsndfile and the resampler run without the GIL: decode on the thread pool
+            decoded = get_pool().map(lambda k: one(order[k]), len(order))
+            audio = [a for a, _ in decoded]
+            rates = [np.array(rate, np.float32) for _, rate in decoded]
+            texts = [np.frombuffer(entries[i]["text"].encode("utf-8"), np.uint8)
+                     for i in order]
+            idxs = [np.array([i], np.int64) for i in order]
             out = [audio, rates, texts, idxs]
-            return [*out, indices.tolist()] if with_indices else out
+            return [*out, order] if with_indices else out
 
         return load
 
