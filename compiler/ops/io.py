@@ -30,3 +30,25 @@ register(OpSchema(
         "up to the first NUL; relative to the working directory) into a 1-D uint8 tensor. "
         "Raises RuntimeError naming the sample and path when a file cannot be read. Source: "
         "DALI ``io.file.read``."))
+
+
+def _dump_infer(metas, args):
+    m = metas[0]
+    if (args.get("input_layout") or "HWC") != "HWC":
+        raise ValueError("CHW not supported yet.")
+    if m.ndim is not None and m.ndim != 3:
+        raise ValueError(f"Input images must have three dimensions, got input with `{m.ndim}` "
+                         f"dimensions.")
+    if m.dtype is not None and m.dtype != "uint8":
+        raise TypeError(f"dump_image writes uint8 images, got {m.dtype}")
+    return [m]
+
+
+register(OpSchema(
+    "dump_image", ("input",), (
+        ArgSpec("input_layout", "layout", "HWC", doc="Layout of the images (only HWC)."),
+        ArgSpec("suffix", "str", "", doc="Middle part of the file names."),
+    ), _dump_infer, traits=frozenset({"has_side_effects"}), public_name="dump_image",
+    doc="Writes every image (HWC uint8, 1 or 3 channels) to ``<sample>-<suffix>-0.ppm`` in "
+        "the working directory as an ASCII PGM (P2) / PPM (P3) file, and passes the batch "
+        "through; for debugging. Source: DALI ``dump_image``."))

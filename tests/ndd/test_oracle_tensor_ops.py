@@ -503,3 +503,41 @@ def test_resize_crop_mirror_matches_dali(dyn, kw):
     t = _np(dyn.resize_crop_mirror(dyn.batch(imgs, layout="HWC"), **_dali_kwargs(dyn, kw)))
     for a, b in zip(o, t):
         _close(a, b)
+
+
+# ------------------------------------------------------------------ dump_image
+def _dump_images():
+    rng = np.random.default_rng(5)
+    return [rng.integers(0, 256, (5, 7, 3)).astype(np.uint8),
+            rng.integers(0, 256, (3, 2, 3)).astype(np.uint8)]
+
+
+def test_dump_image_writes_and_passes_through(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    imgs = _dump_images()
+    out = ndd.dump_image(ndd.batch(imgs, layout="HWC"), suffix="s")
+    for o, a in zip(_np(out), imgs):
+        np.testing.assert_array_equal(o, a)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0-s-0.ppm", "1-s-0.ppm"]
+    text = (tmp_path / "1-s-0.ppm").read_text().split()
+    assert text[:4] == ["P3", "2", "3", "255"]
+    assert [int(v) for v in text[4:]] == imgs[1].ravel().tolist()
+    with pytest.raises(ValueError, match="CHW not supported"):
+        ndd.dump_image(ndd.batch(imgs, layout="HWC"), input_layout="CHW")
+    with pytest.raises(ValueError, match="three dimensions"):
+        ndd.dump_image(ndd.batch([np.zeros((2, 2), np.uint8)]))
+
+
+@pytest.mark.oracle
+def test_dump_image_files_match_dali(dyn, tmp_path, monkeypatch):
+    imgs = _dump_images()
+    gray = [np.arange(6, dtype=np.uint8).reshape(2, 3, 1)]
+    for name, mod in (("dali", dyn), ("ndd", ndd)):
+        (tmp_path / name).mkdir()
+        monkeypatch.chdir(tmp_path / name)
+        _np(mod.dump_image(mod.batch(imgs, layout="HWC"), suffix="x"))
+        _np(mod.dump_image(mod.batch(gray, layout="HWC")))
+    files = sorted(p.name for p in (tmp_path / "dali").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "ndd").iterdir())
+    for f in files:
+        assert (tmp_path / "ndd" / f).read_bytes() == (tmp_path / "dali" / f).read_bytes()

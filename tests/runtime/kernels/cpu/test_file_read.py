@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from runtime.kernels.cpu.file_read import path_of, read_file
+from runtime.kernels.cpu.file_read import path_of, read_file, write_ppm
 
 
 def _enc(s: str) -> np.ndarray:
@@ -39,3 +39,14 @@ def test_errors(tmp_path):
         path_of(_enc("abc").reshape(1, 3))
     with pytest.raises(ValueError, match="empty"):
         path_of(np.zeros(3, np.uint8))
+
+
+def test_write_ppm_ascii_format(tmp_path):
+    img = np.arange(18, dtype=np.uint8).reshape(2, 3, 3)
+    write_ppm(str(tmp_path / "a.ppm"), img)
+    rows = [" ".join(str(v) for v in img[r].ravel()) + " " for r in range(2)]
+    assert (tmp_path / "a.ppm").read_text() == "P3\n3 2\n255\n" + "\n".join(rows) + "\n"
+    write_ppm(str(tmp_path / "g.ppm"), np.full((1, 2, 1), 255, np.uint8))
+    assert (tmp_path / "g.ppm").read_text() == "P2\n2 1\n255\n255 255 \n"
+    with pytest.raises(ValueError, match="1 or 3 channels"):
+        write_ppm(str(tmp_path / "x.ppm"), np.zeros((2, 2, 4), np.uint8))
