@@ -16,7 +16,8 @@ whole tile where an extent divides evenly, as OpenCV) at the bottom / right by m
 ``max(256 // remainder, 1)``-th bin from 0), and turned into a table ``round(cumsum * 255 /
 tile_area)``; pixel ``(x, y)`` blends the tables of the four nearest tile centers bilinearly
 (float32 weights ``x / tile_w - 0.5``, rounded half to even). 3-channel images with
-``luma_only`` are processed on the L channel of CIE Lab (see :func:`rgb_to_lab`); otherwise
+``luma_only`` are processed on the L channel of CIE Lab (see :func:`rgb_to_lab`; cube roots and
+the inverse gamma from interpolated tables of C's functions); otherwise
 every channel alone. ``bins`` is accepted and, as in DALI's CPU operator, not used (256).
 Registers ``equalize`` and ``clahe``.
 """
@@ -201,14 +202,24 @@ _RGB2XYZ = np.array([[0.412453, 0.357580, 0.180423],
                      [0.019334, 0.119193, 0.950227]])
 
 
-def _mix(v, m):
-    """``v @ m.T`` for 3-vectors, summed left to right elementwise (no BLAS: its summation
-    order depends on the CPU)."""
-    return np.stack([v[..., 0] * m[k, 0] + v[..., 1] * m[k, 1] + v[..., 2] * m[k, 2]
-                     for k in range(3)], axis=-1)
-
-
 _GAMMA = []
+_TABLES = {}
+#: entries of the cube-root and inverse-gamma tables (interpolated linearly between them)
+TABLE_SIZE = 8192
+
+
+def _table(name):
+    """``(table, upper end)`` of ``cbrt`` on [0, 1.25] or ``1.055 x^(1/2.4) - 0.055`` on [0,
+    1], sampled by C's functions (libm.py) at ``TABLE_SIZE + 1`` points."""
+    if name not in _TABLES:
+        top = 1.25 if name == "cbrt" else 1.0
+        x = np.linspace(0.0, top, TABLE_SIZE + 1)
+        if name == "cbrt":
+            v = libm.unary("cbrt", x, np.float64)
+        else:
+            v = 1.055 * libm.binary("pow", x, np.full(x.shape, 1 / 2.4), np.float64) - 0.055
+        _TABLES[name] = (v, top)
+    return _TABLES[name]
 
 
 def _srgb_lut():
@@ -220,42 +231,91 @@ def _srgb_lut():
     return _GAMMA[0]
 
 
+def _build_lab(njit):
+    @njit
+    def lookup(tab, top, n, x):
+        pos = min(max(x, 0.0), top) * (n / top)
+        i = min(np.int64(pos), n - 1)
+        return tab[i] + (tab[i + 1] - tab[i]) * (pos - i)
+
+    @njit
+    def to_u8(v):
+        r = np.rint(v)
+        return 0 if r < 0 else (255 if r > 255 else np.uint8(r))
+
+    @njit
+    def rgb_to_lab(rgb, gamma, m, d65, cbrt_tab, top, n, out):
+        h, w, _ = rgb.shape
+        f = np.empty(3)
+        xyz = np.empty(3)
+        for y in range(h):
+            for x in range(w):
+                c0, c1, c2 = gamma[rgb[y, x, 0]], gamma[rgb[y, x, 1]], gamma[rgb[y, x, 2]]
+                for k in range(3):
+                    t = (c0 * m[k, 0] + c1 * m[k, 1] + c2 * m[k, 2]) / d65[k]
+                    xyz[k] = t
+                    f[k] = lookup(cbrt_tab, top, n, t) if t > 0.008856 \
+                        else 7.787 * t + 16.0 / 116.0
+                lum = 116.0 * f[1] - 16.0 if xyz[1] > 0.008856 else 903.3 * xyz[1]
+                out[y, x, 0] = to_u8(lum * 255.0 / 100.0)
+                out[y, x, 1] = to_u8(500.0 * (f[0] - f[1]) + 128.0)
+                out[y, x, 2] = to_u8(200.0 * (f[1] - f[2]) + 128.0)
+        return out
+
+    @njit
+    def lab_to_rgb(lab, minv, d65, gamma_tab, top, n, out):
+        h, w, _ = lab.shape
+        xyz = np.empty(3)
+        for y in range(h):
+            for x in range(w):
+                lum = np.float64(lab[y, x, 0]) * 100.0 / 255.0
+                a = np.float64(lab[y, x, 1]) - 128.0
+                b = np.float64(lab[y, x, 2]) - 128.0
+                fy = (lum + 16.0) / 116.0
+                if lum <= 8.0:
+                    yy = lum / 903.3
+                    fy = 7.787 * yy + 16.0 / 116.0
+                else:
+                    yy = fy * fy * fy
+                fx, fz = fy + a / 500.0, fy - b / 200.0
+                xyz[0] = (fx * fx * fx if fx > 0.206893 else (fx - 16.0 / 116.0) / 7.787) \
+                    * d65[0]
+                xyz[1] = yy * d65[1]
+                xyz[2] = (fz * fz * fz if fz > 0.206893 else (fz - 16.0 / 116.0) / 7.787) \
+                    * d65[2]
+                for k in range(3):
+                    v = xyz[0] * minv[k, 0] + xyz[1] * minv[k, 1] + xyz[2] * minv[k, 2]
+                    v = min(max(v, 0.0), 1.0)
+                    s = v * 12.92 if v <= 0.0031308 else lookup(gamma_tab, top, n, v)
+                    out[y, x, k] = to_u8(s * 255.0)
+        return out
+    return rgb_to_lab, lab_to_rgb
+
+
+_lab_kernels = compiled(_build_lab)
+
+
 def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
-    """uint8 RGB -> 8-bit CIE Lab (D65, sRGB gamma; ``L * 255 / 100``, ``a + 128``, ``b +
-    128``) in float64 and rounded: OpenCV's ``COLOR_RGB2Lab`` formula (OpenCV computes it with
-    fixed-point tables, so single values may differ by one)."""
-    c = _srgb_lut()[rgb]
-    xyz = _mix(c, _RGB2XYZ) / _D65
-    cube = libm.unary("cbrt", xyz.reshape(-1), np.float64).reshape(xyz.shape)
-    f = np.where(xyz > 0.008856, cube, 7.787 * xyz + 16.0 / 116.0)
-    y = xyz[..., 1]
-    L = np.where(y > 0.008856, 116.0 * f[..., 1] - 16.0, 903.3 * y)
-    a = 500.0 * (f[..., 0] - f[..., 1]) + 128.0
-    b = 200.0 * (f[..., 1] - f[..., 2]) + 128.0
-    return _round_u8(np.stack([L * 255.0 / 100.0, a, b], axis=-1))
+    """uint8 RGB ``(H, W, 3)`` -> 8-bit CIE Lab (D65, sRGB gamma; ``L * 255 / 100``, ``a +
+    128``, ``b + 128``) in float64, rounded half to even: OpenCV's ``COLOR_RGB2Lab`` formula
+    (OpenCV computes it with fixed-point tables, so single values may differ by one). The cube
+    root comes from a table of C's ``cbrt`` interpolated linearly (:data:`TABLE_SIZE` intervals)."""
+    tab, top = _table("cbrt")
+    out = np.empty(rgb.shape, np.uint8)
+    return _lab_kernels()[0](np.ascontiguousarray(rgb), _srgb_lut(), _RGB2XYZ, _D65, tab, top,
+                             TABLE_SIZE, out)
 
 
 _XYZ2RGB = np.linalg.inv(_RGB2XYZ)
 
 
 def lab_to_rgb(lab: np.ndarray) -> np.ndarray:
-    """The inverse of :func:`rgb_to_lab` (OpenCV's ``COLOR_Lab2RGB`` formula, float64)."""
-    lab = lab.astype(np.float64)
-    L = lab[..., 0] * 100.0 / 255.0
-    a, b = lab[..., 1] - 128.0, lab[..., 2] - 128.0
-    fy = (L + 16.0) / 116.0
-    y = np.where(L <= 8.0, L / 903.3, fy * fy * fy)
-    fy = np.where(L <= 8.0, 7.787 * y + 16.0 / 116.0, fy)
-    fx, fz = fy + a / 500.0, fy - b / 200.0
-
-    def inv(f):
-        return np.where(f > 0.206893, f * f * f, (f - 16.0 / 116.0) / 7.787)
-    xyz = np.stack([inv(fx), y, inv(fz)], axis=-1) * _D65
-    rgb = np.clip(_mix(xyz, _XYZ2RGB), 0.0, 1.0)
-    flat = rgb.reshape(-1)
-    p = libm.binary("pow", flat, np.full(flat.shape, 1 / 2.4), np.float64).reshape(rgb.shape)
-    srgb = np.where(rgb <= 0.0031308, rgb * 12.92, 1.055 * p - 0.055)
-    return _round_u8(srgb * 255.0)
+    """The inverse of :func:`rgb_to_lab` (OpenCV's ``COLOR_Lab2RGB`` formula, float64; the
+    inverse gamma from an interpolated table of C's ``pow``)."""
+    tab, top = _table("gamma")
+    out = np.empty(lab.shape, np.uint8)
+    return _lab_kernels()[1](np.ascontiguousarray(lab), _XYZ2RGB, _D65, tab, top, TABLE_SIZE,
+                             out)
 
 
 def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool = True):
