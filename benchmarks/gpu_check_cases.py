@@ -12,8 +12,9 @@ import numpy as np
 import ndd
 from compiler.schema import REGISTRY
 from pipelines import MEAN, PIPELINES, STD
-from runtime.gpu import capture, runner, state
+from runtime.gpu import capture, moves, runner, state
 from runtime.kernels.registry import KERNELS
+from runtime.storage import DeviceSamples
 
 
 # --------------------------------------------------------------------------- the GPU ops
@@ -114,9 +115,45 @@ def _outcome(fn, batch):
         return "error", type(exc).__name__
 
 
-#: the GPU ops :func:`_case` makes random cases of
-CASE_OPS = {"flip", "crop", "cast", "transpose", "crop_mirror_normalize", "arithmetic", "resize",
-            "random_resized_crop"}
+#: the GPU ops :func:`_case` makes API-level cases of: those that must be bit-exact through the
+#: whole path (resize and random_resized_crop have documented tolerances: the kernel cases of
+#: ``runtime/kernels/gpu/cases.py`` check them)
+CASE_OPS = {"flip", "crop", "cast", "transpose", "crop_mirror_normalize", "arithmetic"}
+
+
+def kernel_cases(n: int, seed: int, log) -> dict:
+    """``runtime/kernels/gpu/cases.py``'s ``n`` cases (every GPU kernel family, with their
+    documented tolerances), each run on the CPU kernel and on the GPU kernel in this runtime's
+    context on lane 0's stream."""
+    import runtime.kernels.cpu.catalog  # noqa: F401 - the CPU references
+    from runtime.kernels.gpu import cases as kc
+    runner.load_gpu_kernels()
+    st = state.current()
+    stream = st.lane_stream(0, 0)
+
+    def make(pool, in_metas, out_metas, names, count, op):
+        return runner.GpuKernelContext(pool=pool, in_metas=in_metas, out_metas=out_metas,
+                                       tensor_arg_names=names, batch_size=count, op=op,
+                                       stream=stream, gpu=st.api, device=0, state=st)
+
+    def to_device(x):
+        return moves.to_device([np.asarray(x)], 0, stream)[0]
+
+    def to_host(g):
+        return np.asarray(moves.to_host(DeviceSamples([g], 0, stream, None))[0])
+    on_device = st.api.name == "cupy"
+    failures, per_op = [], {}
+    for case in kc.cases(n, seed):
+        try:
+            want, got = kc.run_case(case, make, to_device, to_host)
+            msg = kc.check_case(case, want, got, on_device=on_device)
+        except Exception as exc:  # noqa: BLE001 - a case that crashes is a failure
+            msg = f"{case.name}: {type(exc).__name__}: {exc}"
+        per_op[case.op] = per_op.get(case.op, 0) + (msg is None)
+        if msg is not None:
+            failures.append(msg)
+            log(f"   DIFFERS: {msg}")
+    return {"cases": n, "passed": n - len(failures), "per_op": per_op, "failures": failures}
 
 
 def run_exact_cases(n: int, seed: int, log) -> dict:
