@@ -100,9 +100,14 @@ class CupyApi(GpuApi):
         cp = self.cp
         if isinstance(obj, cp.ndarray):
             return obj
-        if hasattr(obj, "__cuda_array_interface__"):
-            return cp.asarray(obj)          # a view: no copy
-        return cp.from_dlpack(obj)
+        if hasattr(obj, "__dlpack__"):
+            # DLPack orders cupy's stream after the producer's with an event; the CUDA array
+            # interface would synchronise the host with the producer's stream instead
+            try:
+                return cp.from_dlpack(obj)
+            except (TypeError, RuntimeError, BufferError):     # e.g. a tensor needing grad
+                pass
+        return cp.asarray(obj)              # __cuda_array_interface__: a view, no copy
 
     def copy_h2d(self, dst, src, stream) -> None:
         src = np.require(src, requirements="C").reshape(dst.shape)
