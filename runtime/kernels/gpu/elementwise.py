@@ -17,7 +17,7 @@ Exactness: the host build of the generated source equals the CPU kernel bit for 
 supported op. On a GPU the ops in :data:`DEVICE_INEXACT` call CUDA's math library, whose results
 may differ from the C library's by an ulp; every other op is exactly rounded and bit-exact there
 too. Not generated (:class:`Unsupported`): integer ``//``, ``%`` and ``**`` (a zero divisor must
-raise, which a kernel cannot), shifts.
+raise, which a kernel cannot).
 """
 from __future__ import annotations
 
@@ -100,9 +100,16 @@ def _step_expr(op, vals, dts):
         return vals[0], dts[0]
     if name in _SAME1:
         return f"{_SAME1[name]}({vals[0]})", dts[0]
+    conv = [_conv(v, d, natural) for v, d in zip(vals, dts)]
+    if name in ("lshift", "rshift"):
+        wide = "int32" if natural == "bool" or np.dtype(natural).itemsize < 4 else natural
+        v, c = (_conv(_conv(x, d, natural), natural, wide) for x, d in zip(vals, dts))
+        expr = f"ew_{name}({v}, {c})"
+        if natural == "bool":
+            return f"ndd_cast<b1>({expr})", "bool"
+        return _conv(expr, wide, natural), natural
     if natural == "bool" and name not in ("and", "or", "xor", "mul"):
         raise Unsupported(f"op {name!r} on bool values is not generated for the GPU")
-    conv = [_conv(v, d, natural) for v, d in zip(vals, dts)]
     if name in ("floordiv", "mod", "pow") and not _is_float(natural):
         raise Unsupported(f"integer {name!r} is not generated (a zero divisor or negative "
                           f"exponent needs the CPU kernel's checks)")

@@ -151,5 +151,14 @@ NDD_EW_CMP(ew_le, <=)
 NDD_EW_CMP(ew_gt, >)
 NDD_EW_CMP(ew_ge, >=)
 
+// shifts in the width W the C++ code computes in (int32 for narrower types), the count masked
+// to that width (x86), a left shift wrapping (through u64: no signed overflow)
+template <class W> NDD_DEV W ew_lshift(W v, W c) {
+  return (W)((u64)v << ((u64)c & (sizeof(W) * 8 - 1)));
+}
+template <class W> NDD_DEV W ew_rshift(W v, W c) {
+  return (W)(v >> ((u64)c & (sizeof(W) * 8 - 1)));
+}
+
 // float % : fmod computed in double (exact), then rounded to the result type
 NDD_DEV f64 ew_fmod64(f64 a, f64 b) { return fmod(a, b); }

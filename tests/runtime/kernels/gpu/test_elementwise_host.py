@@ -78,6 +78,9 @@ CASES = [
     (("float32",), [("add", (T0, s(1e30))), ("mul", (R0, s(1e30))), ("cast", (R1,), "uint16"),
                     ("cast", (R1,), "bool")]),
     (("float64",), [("abs", (T0,)), ("cast", (R0,), "float16"), ("add", (R1, s(1.0)))]),
+    (("int8", "uint8"), [("lshift", (T0, T1)), ("rshift", (T0, s(3))), ("lshift", (T1, s(9)))]),
+    (("int64", "int32"), [("lshift", (T0, T1)), ("rshift", (R0, T1)), ("rshift", (T1, s(40)))]),
+    (("uint16", "bool"), [("rshift", (T0, T1)), ("lshift", (T1, T1))]),
 ]
 
 
