@@ -150,22 +150,26 @@ def _fma_intrinsic():
 
 def _build_corr(njit):
     @njit
-    def corr2d(src, chans, rows, cols, c0, c1, fill, kh, ti, tj, tw, out, is_int, lo, hi, n_fma):
+    def corr2d(src, chans, rows, cols, c0, c1, fill, kh, ti, tj, tw, fout, out, is_int, lo, hi,
+               n_fma):
         # src (H, W * C); rows / cols: source row / pixel of each padded position (-1: fill);
-        # out (H', W' * C); padded pixels c0 .. c1 - 1 are source pixels c0 - cols0 ... in
-        # order (copied as one run). The kh padded rows a window needs live in a ring of
+        # padded pixels c0 .. c1 - 1 are source pixels cols[c0] ... in order (copied as one
+        # run). fout (H', W' * C) float32 is the output, or with is_int a (1, W' * C) buffer
+        # for the integer output out. The kh padded rows a window needs live in a ring of
         # float32 lines, each built once from its source row.
-        n_y, flat = out.shape
+        n_y = rows.shape[0] - kh + 1
+        flat = fout.shape[1]
         n_taps = tw.shape[0]
         n_cols = cols.shape[0]
         lines = np.empty((kh, n_cols * chans), np.float32)
-        acc = np.empty(flat, np.float32)
         for p in range(kh - 1):
             _load(src, chans, rows[p], cols, c0, c1, fill, lines[p % kh])
         for y in range(n_y):
             _load(src, chans, rows[y + kh - 1], cols, c0, c1, fill, lines[(y + kh - 1) % kh])
             # the non-zero taps in row-major order, up to five at a time through one pass
-            # over the row: the same additions, in the same order, as one tap at a time
+            # over the row: the same additions, in the same order, as one tap at a time;
+            # float32 outputs are summed in place
+            acc = fout[0] if is_int else fout[y]
             acc[:] = np.float32(0)
             t = 0
             while t < n_taps:
@@ -182,15 +186,12 @@ def _build_corr(njit):
                 else:
                     _accum(acc, s0, s1, s2, s3, s4, ws, g)
                 t += g
-            orow = out[y]
             if is_int:
+                orow = out[y]
                 for f in range(flat):
                     v = acc[f]
                     v = v if v == v else np.float32(0)
                     orow[f] = np.rint(min(max(v, lo), hi))
-            else:
-                for f in range(flat):
-                    orow[f] = acc[f]
 
     @njit
     def _seg(lines, y, ti, tj, chans, flat, v):
@@ -387,8 +388,10 @@ def correlate2d(src: np.ndarray, w: np.ndarray, rows: np.ndarray, cols: np.ndarr
     kh, kw = w.shape
     oh, ow = len(rows) - kh + 1, len(cols) - kw + 1
     dt = np.dtype(out_dtype)
-    out = np.empty((oh, ow * chans), dt)
     is_int = dt.kind in "iu"
+    out = np.empty((oh, ow * chans), dt)
+    fout = np.empty((1, ow * chans), _F) if is_int else out
+    iout = out if is_int else np.empty((1, 1), np.uint8)
     if is_int and dt.itemsize > 2:
         raise ValueError(f"correlate2d: integer outputs up to 16 bits, got {dt}")
     lo, hi = (_F(np.iinfo(dt).min), _F(np.iinfo(dt).max)) if is_int else (_F(0), _F(0))
@@ -409,7 +412,7 @@ def correlate2d(src: np.ndarray, w: np.ndarray, rows: np.ndarray, cols: np.ndarr
     if oh > 0 and ow > 0:
         _corr()(np.ascontiguousarray(src).reshape(src.shape[0], -1), chans,
                 np.ascontiguousarray(rows, dtype=np.int64), cols, c0, c1, _F(fill), kh,
-                ti.astype(np.int64), tj.astype(np.int64), tw, out, is_int, lo, hi, n_fma)
+                ti.astype(np.int64), tj.astype(np.int64), tw, fout, iout, is_int, lo, hi, n_fma)
     return out.reshape((oh, ow, chans) if src.ndim == 3 else (oh, ow))
 
 
