@@ -80,6 +80,8 @@ def bb_flip_kernel(ctx, ins, a, i):
 #: windows tried before giving up when no outcome can end the search (no ``allow_no_crop``,
 #: ``total_num_attempts`` unlimited): DALI would loop for ever
 MAX_TRIES = 10_000
+#: drawn thresholds whose windows are drawn and judged in one numpy pass
+ROUNDS = 4
 
 
 def _to_ltrb(b, layout):
@@ -189,46 +191,50 @@ def random_bbox_crop(boxes, labels, rng, a):
     kind = a.get("threshold_type", "iou")
     every = a.get("all_boxes_above_threshold", True)
     while True:
-        choice = options[int(rng.integers(len(options)))]
-        if choice is None:
-            return result(*no_crop)
-        # the threshold's attempts are drawn and judged together; the first valid one wins
+        # ROUNDS drawn thresholds and their attempts' windows are drawn and judged together;
+        # then the rounds are walked in order (the first valid window of a round wins)
+        picks = rng.integers(len(options), size=ROUNDS).tolist()
+        n = ROUNDS * attempts
         if fixed:
-            x0 = rng.integers(0, in_wh[0] - crop_wh[0] + 1, size=attempts)
-            y0 = rng.integers(0, in_wh[1] - crop_wh[1] + 1, size=attempts)
+            x0 = rng.integers(0, in_wh[0] - crop_wh[0] + 1, size=n)
+            y0 = rng.integers(0, in_wh[1] - crop_wh[1] + 1, size=n)
             wins = np.stack([x0 / in_wh[0], y0 / in_wh[1], (x0 + crop_wh[0]) / in_wh[0],
                              (y0 + crop_wh[1]) / in_wh[1]], axis=1)
-            valid = np.ones(attempts, bool)
+            valid = np.ones(n, bool)
         else:
-            w, h = rng.uniform(lo_s, hi_s, attempts), rng.uniform(lo_s, hi_s, attempts)
+            w, h = rng.uniform(lo_s, hi_s, n), rng.uniform(lo_s, hi_s, n)
             ratio = (w * in_wh[0]) / (h * in_wh[1]) if in_wh else w / h
             valid = (lo_a <= ratio) & (ratio <= hi_a)
             x0, y0 = rng.uniform(0, 1 - w), rng.uniform(0, 1 - h)
             wins = np.stack([x0, y0, x0 + w, y0 + h], axis=1)
-        m = _metrics(b, wins, kind)                 # (attempts, boxes)
-        above = m >= choice
-        ok = valid & (above.all(axis=1) if every else (above.any(axis=1) | (m.shape[1] == 0)))
-        # attempt j starts with ``tries + j`` tries made: the limits end the search there
-        blocked = np.zeros(attempts, bool)
-        starts = tries + np.arange(attempts)
-        if limit >= 0:
-            blocked |= starts >= limit
-        blocked |= starts >= MAX_TRIES
-        stop = np.flatnonzero(ok | blocked)
-        if stop.size == 0:
-            tries += attempts
-            continue
-        j = int(stop[0])
-        if ok[j] and not blocked[j]:
-            win = tuple(float(v) for v in wins[j])
-            if fixed:
-                return result(win, (int(x0[j]), int(y0[j])), crop_wh)
-            return result(win, (win[0], win[1]), (float(w[j]), float(h[j])))
-        if 0 <= limit <= tries + j:
-            return result(*no_crop)
-        raise ValueError(f"random_bbox_crop: no window met the thresholds in {tries + j} "
-                         f"tries; allow_no_crop, lower thresholds or set "
-                         f"total_num_attempts")
+        thr = np.repeat([np.inf if options[p] is None else options[p] for p in picks], attempts)
+        above = _metrics(b, wins, kind) >= thr[:, None]            # (n, boxes)
+        ok = valid & (above.all(axis=1) if every else (above.any(axis=1) | (len(b) == 0)))
+        for r, p in enumerate(picks):
+            if options[p] is None:
+                return result(*no_crop)
+            sl = slice(r * attempts, (r + 1) * attempts)
+            # attempt j starts with ``tries + j`` tries made: the limits end the search there
+            starts = tries + np.arange(attempts)
+            blocked = starts >= MAX_TRIES
+            if limit >= 0:
+                blocked |= starts >= limit
+            stop = np.flatnonzero(ok[sl] | blocked)
+            if stop.size == 0:
+                tries += attempts
+                continue
+            j = int(stop[0])
+            if ok[sl][j] and not blocked[j]:
+                k = r * attempts + j
+                win = tuple(float(v) for v in wins[k])
+                if fixed:
+                    return result(win, (int(x0[k]), int(y0[k])), crop_wh)
+                return result(win, (win[0], win[1]), (float(w[k]), float(h[k])))
+            if 0 <= limit <= tries + j:
+                return result(*no_crop)
+            raise ValueError(f"random_bbox_crop: no window met the thresholds in {tries + j} "
+                             f"tries; allow_no_crop, lower thresholds or set "
+                             f"total_num_attempts")
 
 
 def _metrics(boxes, wins, kind):
@@ -236,8 +242,10 @@ def _metrics(boxes, wins, kind):
     (rows of ``wins``, ``(x0, y0, x1, y1)``) with every box: float64 (windows, boxes)."""
     bx = boxes[None, :, :]
     wn = wins[:, None, :]
-    iw = np.clip(np.minimum(bx[..., 2], wn[..., 2]) - np.maximum(bx[..., 0], wn[..., 0]), 0, None)
-    ih = np.clip(np.minimum(bx[..., 3], wn[..., 3]) - np.maximum(bx[..., 1], wn[..., 1]), 0, None)
+    iw = np.clip(np.minimum(bx[..., 2], wn[..., 2]) - np.maximum(bx[..., 0], wn[..., 0]), 0,
+                 None)
+    ih = np.clip(np.minimum(bx[..., 3], wn[..., 3]) - np.maximum(bx[..., 1], wn[..., 1]), 0,
+                 None)
     inter = iw * ih
     area = (bx[..., 2] - bx[..., 0]) * (bx[..., 3] - bx[..., 1])
     with np.errstate(divide="ignore", invalid="ignore"):
