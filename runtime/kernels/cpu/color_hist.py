@@ -124,6 +124,16 @@ def _build(njit):
         inv_th = np.float32(1.0) / np.float32(th)
         half = np.float32(0.5)
         one = np.float32(1.0)
+        # the column weights are the same on every row: computed once
+        x1s = np.empty(w, np.int64)
+        x2s = np.empty(w, np.int64)
+        xas = np.empty(w, np.float32)
+        for x in range(w):
+            txf = np.float32(x) * inv_tw - half
+            tx1 = np.int64(np.floor(txf))
+            xas[x] = txf - np.float32(tx1)
+            x2s[x] = min(tx1 + 1, tiles_x - 1)
+            x1s[x] = max(tx1, 0)
         for y in range(h):
             tyf = np.float32(y) * inv_th - half
             ty1 = np.int64(np.floor(tyf))
@@ -132,12 +142,9 @@ def _build(njit):
             ty2 = min(ty1 + 1, tiles_y - 1)
             ty1 = max(ty1, 0)
             for x in range(w):
-                txf = np.float32(x) * inv_tw - half
-                tx1 = np.int64(np.floor(txf))
-                xa = txf - np.float32(tx1)
+                xa = xas[x]
                 xa1 = one - xa
-                tx2 = min(tx1 + 1, tiles_x - 1)
-                tx1 = max(tx1, 0)
+                tx1, tx2 = x1s[x], x2s[x]
                 v = src[y, x]
                 res = (np.float32(luts[ty1, tx1, v]) * xa1 + np.float32(luts[ty1, tx2, v]) * xa) \
                     * ya1 + (np.float32(luts[ty2, tx1, v]) * xa1
@@ -149,6 +156,21 @@ def _build(njit):
 
 
 _interpolate = compiled(_build)
+
+
+def _build_tile_hist(njit):
+    @njit
+    def tile_hist(ch, ry, rx, th, tw, hist):
+        for y in range(len(ry)):
+            row = ry[y]
+            ty = y // th
+            for x in range(len(rx)):
+                hist[ty, x // tw, ch[row, rx[x]]] += 1
+        return hist
+    return tile_hist
+
+
+_tile_hist = compiled(_build_tile_hist)
 
 
 def _mirror_101(n: int, extra: int) -> np.ndarray:
@@ -166,19 +188,15 @@ def clahe_channel(ch: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float)
     h, w = ch.shape
     if h == 0 or w == 0:
         return ch.copy()
-    ext = ch
+    ry, rx = np.arange(h), np.arange(w)
     if h % tiles_y or w % tiles_x:
         # as OpenCV: both extents grow (a whole tile row / column where one divides evenly)
         ry = _mirror_101(h, tiles_y - h % tiles_y)
         rx = _mirror_101(w, tiles_x - w % tiles_x)
-        ext = ch[ry][:, rx]
-    th, tw = ext.shape[0] // tiles_y, ext.shape[1] // tiles_x
+    th, tw = len(ry) // tiles_y, len(rx) // tiles_x
     area = th * tw
-    tiles = ext[:th * tiles_y, :tw * tiles_x].reshape(tiles_y, th, tiles_x, tw)
-    tiles = tiles.transpose(0, 2, 1, 3).reshape(tiles_y * tiles_x, area)
-    offs = (np.arange(tiles_y * tiles_x, dtype=np.int64) * 256)[:, None]
-    hist = np.bincount((tiles + offs).reshape(-1), minlength=256 * tiles_y * tiles_x)
-    hist = hist.reshape(tiles_y * tiles_x, 256).astype(np.int64)
+    hist = _tile_hist()(ch, ry, rx, th, tw, np.zeros((tiles_y, tiles_x, 256), np.int64))
+    hist = hist.reshape(tiles_y * tiles_x, 256)
     if clip_limit > 0.0:
         limit = max(int(float(np.float32(clip_limit)) * area / 256), 1)
         clipped = np.maximum(hist - limit, 0).sum(axis=1)
@@ -191,8 +209,8 @@ def clahe_channel(ch: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float)
     scale = np.float32(255.0) / np.float32(area)
     luts = _round_u8(np.cumsum(hist, axis=1).astype(np.float32) * scale)
     luts = np.ascontiguousarray(luts.reshape(tiles_y, tiles_x, 256))
-    out = np.empty_like(ch)
-    return _interpolate()(np.ascontiguousarray(ch), luts, th, tw, tiles_y, tiles_x, out)
+    out = np.empty(ch.shape, np.uint8)
+    return _interpolate()(ch, luts, th, tw, tiles_y, tiles_x, out)
 
 
 # ------------------------------------------------------------------ CIE Lab (luma_only)
@@ -346,8 +364,10 @@ def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool
         lab = rgb_to_lab(img)
         lab[..., 0] = clahe_channel(np.ascontiguousarray(lab[..., 0]), *args)
         return lab_to_rgb(lab)
-    return np.stack([clahe_channel(np.ascontiguousarray(img[..., k]), *args)
-                     for k in range(3)], axis=-1)
+    out = np.empty_like(img)
+    for k in range(3):
+        out[..., k] = clahe_channel(img[..., k], *args)
+    return out
 
 
 def warm_up() -> None:
