@@ -248,3 +248,23 @@ def test_random_mask_pixel_contract_as_dali(kw):
             assert c.dtype == np.int64 and c.shape == (2,)
             v = MASK[tuple(c)]
             assert v == kw["value"] if "value" in kw else v > kw.get("threshold", 0)
+
+
+def test_random_object_bbox_same_in_every_mode_and_after_an_rng_restore():
+    def run(rng):
+        out = ndd.segmentation.random_object_bbox(ndd.batch([LABELS] * 6), format="box",
+                                                  output_class=True, rng=rng)
+        return [[np.asarray(t).tolist() for t in o.tensors] for o in out]
+
+    res = []
+    for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred, ndd.EvalMode.sync_cpu):
+        with mode:
+            res.append(run(ndd.random.RNG(seed=8)))
+    assert res[0] == res[1] == res[2]
+    rng = ndd.random.RNG(seed=3)
+    run(rng)
+    state = rng.get_state()
+    want = run(rng)
+    again = ndd.random.RNG(seed=0)
+    again.set_state(state)
+    assert run(again) == want
