@@ -16,8 +16,8 @@ operand) is broadcast over the batch.
 Exactness: the host build of the generated source equals the CPU kernel bit for bit for every
 supported op. On a GPU the ops in :data:`DEVICE_INEXACT` call CUDA's math library, whose results
 may differ from the C library's by an ulp; every other op is exactly rounded and bit-exact there
-too. Not generated (:class:`Unsupported`): integer ``//``, ``%`` and ``**`` (a zero divisor must
-raise, which a kernel cannot).
+too. Not generated (:class:`Unsupported`): integer ``//`` and ``%`` (a zero divisor must raise,
+which a kernel cannot).
 """
 from __future__ import annotations
 
@@ -110,9 +110,11 @@ def _step_expr(op, vals, dts):
         return _conv(expr, wide, natural), natural
     if natural == "bool" and name not in ("and", "or", "xor", "mul"):
         raise Unsupported(f"op {name!r} on bool values is not generated for the GPU")
-    if name in ("floordiv", "mod", "pow") and not _is_float(natural):
-        raise Unsupported(f"integer {name!r} is not generated (a zero divisor or negative "
-                          f"exponent needs the CPU kernel's checks)")
+    if name == "pow" and not _is_float(natural):
+        return f"ew_ipow({conv[0]}, {conv[1]})", natural
+    if name in ("floordiv", "mod") and not _is_float(natural):
+        raise Unsupported(f"integer {name!r} is not generated (a zero divisor must raise, as "
+                          f"the CPU kernel does)")
     if name == "floordiv":
         return f"ew_div({conv[0]}, {conv[1]})", natural
     if name == "mod":

@@ -160,5 +160,18 @@ template <class W> NDD_DEV W ew_rshift(W v, W c) {
   return (W)(v >> ((u64)c & (sizeof(W) * 8 - 1)));
 }
 
+// integer ** : square and multiply modulo 2^64 (the low bits are those of numpy's loop in the
+// type itself); a negative exponent gives 0 (the CPU kernel's rule)
+template <class T> NDD_DEV T ew_ipow(T a, T b) {
+  if (ndd_kind<T>::is_signed && (i64)b < 0) return (T)0;
+  u64 r = 1, x = (u64)a, e = (u64)b;
+  while (e) {
+    if (e & 1ull) r *= x;
+    x *= x;
+    e >>= 1;
+  }
+  return (T)r;
+}
+
 // float % : fmod computed in double (exact), then rounded to the result type
 NDD_DEV f64 ew_fmod64(f64 a, f64 b) { return fmod(a, b); }

@@ -81,6 +81,8 @@ CASES = [
     (("int8", "uint8"), [("lshift", (T0, T1)), ("rshift", (T0, s(3))), ("lshift", (T1, s(9)))]),
     (("int64", "int32"), [("lshift", (T0, T1)), ("rshift", (R0, T1)), ("rshift", (T1, s(40)))]),
     (("uint16", "bool"), [("rshift", (T0, T1)), ("lshift", (T1, T1))]),
+    (("int16", "int8"), [("pow", (T0, T1)), ("pow", (T1, s(3))), ("pow", (T0, s(2)))]),
+    (("uint32", "uint8"), [("pow", (T0, T1)), ("pow", (T1, s(0)))]),
 ]
 
 
