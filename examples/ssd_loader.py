@@ -10,7 +10,7 @@ and a box head per SSD feature map (38, 19, 10, 5, 3, 1), trained on the CPU.
 
     python examples/ssd_loader.py --mode compile --steps 300
     python examples/ssd_loader.py --mode eager --steps 20 --batch-size 8
-    ndd graph examples/ssd_loader.py --mode compile --steps 4 --iterations 3
+    ndd graph examples/ssd_loader.py --mode compile --steps 4 --copies 2 --batch-size 4
 
 ``--mode``: ``eager`` (each op runs as it is called), ``deferred`` (``EvalMode.deferred``: the
 batch's graph is compiled when it is consumed), ``compile`` (``next_epoch(compile=True)``: the
