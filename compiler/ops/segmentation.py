@@ -42,7 +42,6 @@ register(OpSchema(
 def _mask_pixel_infer(metas, args):
     if args.get("value") is not None and args.get("threshold") is not None:
         raise ValueError("`value` and `threshold` are mutually exclusive")
-    m = metas[0]
     return [ValueMeta(dtype="int64", ndim=1, layout="")]
 
 
