@@ -218,34 +218,43 @@ class PinnedStaging:
     ----------
     api : runtime.gpu.api.GpuApi
     max_buffers : int
-        Buffers kept; when all are busy the host waits for the oldest copy.
+        Buffers kept; when all that fit are busy the host waits for the oldest copy.
+    max_bytes : int
+        Page-locked bytes kept (pinned memory is scarce): past it, idle buffers are released
+        first, then the host waits for a busy one that fits.
     """
 
-    def __init__(self, api, max_buffers: int = 16):
+    def __init__(self, api, max_buffers: int = 16, max_bytes: int = 1 << 30):
         self.api = api
-        self.max_buffers = int(max_buffers)
-        self._bufs: list[list] = []         # [pinned uint8 array, event | None]
+        self.max_buffers, self.max_bytes = int(max_buffers), int(max_bytes)
+        self._bufs: list[list] = []         # [pinned uint8 array, event | None | "busy"]
         self._lock = threading.Lock()
+
+    def _idle(self, b) -> bool:
+        return b[1] is None or b[1] != "busy" and self.api.event_done(b[1])
 
     def take(self, nbytes: int) -> tuple[np.ndarray, list]:
         """``(host array of nbytes, slot)``: a pinned buffer the host may write now. Call
         :meth:`sent` with the slot and the event after the copy that reads it."""
         api = self.api
-        size = 1 << max(12, (max(1, int(nbytes)) - 1).bit_length())
+        size = max(4096, bucket(nbytes))
         with self._lock:
             fits = [b for b in self._bufs if b[0].nbytes >= size and b[1] != "busy"]
-            slot = next((b for b in fits if b[1] is None or api.event_done(b[1])), None)
+            slot = next((b for b in fits if self._idle(b)), None)
             if slot is None:
-                if len(self._bufs) < self.max_buffers or not fits:
+                held = sum(b[0].nbytes for b in self._bufs)
+                if fits and (len(self._bufs) >= self.max_buffers
+                             or held + size > self.max_bytes):
+                    slot = fits[0]                  # the oldest that fits: wait for its copy
+                    api.sync_event(slot[1])
+                else:
+                    for b in [b for b in self._bufs if self._idle(b)]:
+                        if len(self._bufs) < self.max_buffers and held + size <= self.max_bytes:
+                            break
+                        self._bufs.remove(b)        # released when nothing views it
+                        held -= b[0].nbytes
                     slot = [api.pinned_empty(size), None]
                     self._bufs.append(slot)
-                    idle = [b for b in self._bufs if b is not slot and (
-                        b[1] is None or b[1] != "busy" and api.event_done(b[1]))]
-                    if len(self._bufs) > self.max_buffers and idle:
-                        self._bufs.remove(idle[0])
-                else:
-                    slot = fits[0]                  # the oldest: wait for its copy
-                    api.sync_event(slot[1])
             slot[1] = "busy"
         api.host_access(slot[0], write=True)
         return slot[0][:int(nbytes)], slot
