@@ -167,6 +167,23 @@ def probe() -> dict[str, str]:
                                                    center_x=0.3))
         res["bbox_paste"] = _digest(ndd.bbox_paste(boxes, ratio=3.7, paste_x=0.13))
 
+        # audio: float32 sums in DALI's order, the C library's log2f / sinf, scipy's float32
+        # FFT (no per-CPU code paths), the resampler's compiled loop
+        arng = np.random.default_rng(5)
+        sig = ndd.as_batch([arng.standard_normal(4000 + 333 * k).astype(np.float32)
+                            for k in range(2)])
+        spec = ndd.spectrogram(ndd.preemphasis_filter(sig), nfft=256, window_length=200,
+                               window_step=80)
+        mel = ndd.mel_filter_bank(spec, sample_rate=16000.0, nfilter=40)
+        for name, out in (
+                ("audio/spectrogram", spec), ("audio/mel", mel),
+                ("audio/db", ndd.to_decibels(mel)),
+                ("audio/mfcc", ndd.mfcc(ndd.to_decibels(mel), n_mfcc=13, lifter=22.0)),
+                ("audio/resample", ndd.audio_resample(sig, in_rate=16000.0, out_rate=11025.0)),
+                ("audio/power_spectrum", ndd.power_spectrum(sig, nfft=512))):
+            for i, t in enumerate(out.tensors):
+                res[f"{name}/{i}"] = _digest(t)
+
         # arithmetic and math functions in every float dtype (and ints promoted to float)
         for dt in ("float16", "float32", "float64", "int32", "uint8"):
             if dt.startswith("float"):

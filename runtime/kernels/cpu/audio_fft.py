@@ -1,8 +1,10 @@
 """CPU kernels of ``spectrogram`` and ``power_spectrum`` (schemas in :mod:`compiler.ops.audio`).
 
-The transforms run in float64 (numpy's pocketfft, the same code on every CPU) and are rounded
-once to float32.  DALI's CPU operators use a float32 FFT (FFTS), so values agree to float32
-accuracy, not bit for bit (docs/semantics.md, "Audio").  Windows are a strided view of the
+``spectrogram`` windows in float64, rounds the windowed frames once to float32 and transforms
+them in float32 (scipy's pocketfft: compiled once, no per-CPU code paths, so the same results
+on every CPU), as DALI's CPU operator transforms in float32 (FFTS): values agree to float32
+accuracy, not bit for bit (docs/semantics.md, "Audio").  ``power_spectrum`` transforms in
+float64 and rounds once.  Windows are a strided view of the
 (padded) signal: one batched FFT per sample, no per-frame Python.
 """
 from __future__ import annotations
@@ -11,6 +13,7 @@ import functools
 import math
 
 import numpy as np
+import scipy.fft
 from numpy.lib.stride_tricks import sliding_window_view
 
 from runtime.kernels.registry import per_sample, register
@@ -76,9 +79,9 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
     else:
         frames = sliding_window_view(sig, wl)[::step][:count]
         w = hann_window(wl) if window_fn is None else np.asarray(window_fn, np.float64)
-        buf = np.zeros((count, nfft))           # zero-padded frames: one plan, no copies
-        np.multiply(frames, w, out=buf[:, :wl])
-        c = np.fft.rfft(buf, axis=1)
+        buf = np.zeros((count, nfft), np.float32)   # zero-padded frames: one plan, no copies
+        np.multiply(frames, w, out=buf[:, :wl], casting="same_kind")
+        c = scipy.fft.rfft(buf, axis=1)             # float32, as DALI's FFT
         spec = c.real * c.real + c.imag * c.imag
         if int(power) == 1:
             spec = np.sqrt(spec)
