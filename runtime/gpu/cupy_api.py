@@ -46,15 +46,19 @@ class CupyApi(GpuApi):
         self.count = count
         rt = cupy.cuda.runtime
         self._capture_mode = getattr(rt, "streamCaptureModeThreadLocal", None)
+        self._devices: dict[int, int] = {}          # stream handle -> its device
 
     def device_count(self) -> int:
         return self.count
 
     def new_stream(self, device: int = 0):
         with self.cp.cuda.Device(device):
-            return self.cp.cuda.Stream(non_blocking=True)
+            s = self.cp.cuda.Stream(non_blocking=True)
+        self._devices[int(s.ptr)] = int(device)
+        return s
 
     def external_stream(self, handle: int, device: int = 0):
+        self._devices.setdefault(int(handle), int(device))
         return self.cp.cuda.ExternalStream(int(handle), int(device))
 
     def stream_handle(self, stream) -> int:
@@ -115,20 +119,25 @@ class CupyApi(GpuApi):
 
     def copy_d2h(self, dst, src, stream) -> None:
         if not src.flags.c_contiguous:      # made contiguous on the copy's stream first
-            with stream:
+            with self._on(stream), stream:
                 src = self.cp.ascontiguousarray(src)
         src.get(stream=stream, out=dst.reshape(src.shape), blocking=False)
+
+    def _on(self, stream):
+        """The device of ``stream`` as cupy's current one (a launch on another device's
+        stream fails)."""
+        return self.cp.cuda.Device(self._devices.get(int(stream.ptr)))
 
     def copy_d2d(self, dst, src, stream) -> None:
         if dst.flags.c_contiguous and src.flags.c_contiguous and dst.nbytes == src.nbytes:
             dst.data.copy_from_device_async(src.data, src.nbytes, stream)
             return
-        with stream:
+        with self._on(stream), stream:
             dst[...] = src
 
     def launch(self, kernel, grid, block, args, stream, shared_mem: int = 0, *,
                reads=(), writes=()) -> None:
-        with stream:
+        with self._on(stream), stream:
             kernel(tuple(grid), tuple(block), tuple(args), shared_mem=int(shared_mem))
 
     def begin_capture(self, stream) -> None:
