@@ -105,6 +105,7 @@ def warm_up() -> None:
     warp_perspective.warm_up()
     color_hist.warm_up()
     reductions.warm_up()
+    tensor_resize.warm_up()
     filters_conv.warm_up()
     filters_morph.warm_up()
     audio_jit.warm_up()

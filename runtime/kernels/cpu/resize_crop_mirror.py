@@ -3,9 +3,9 @@
 The resized grid comes from ``resize``'s geometry
 (:func:`runtime.kernels.params.resize_geometry.resize_output_shape`), the crop window from
 ``crop``'s (:func:`runtime.kernels.params.windows.crop_window`, placed on the resized extent).
-A window inside the resized image is resampled alone with :func:`.resize.resample`'s
-``out_window`` (bit-exact with resizing the whole image and cropping, the fast uint8 paths
-included); a window reaching past it is resampled on the stretched source window, whose taps
+A window inside the resized image is cut from the whole resized grid, or, when it is under a
+quarter of it, resampled alone with :func:`.resize.resample`'s ``out_window`` (bit-exact with
+resizing the whole image and cropping, the fast uint8 paths included); a window reaching past it is resampled on the stretched source window, whose taps
 repeat the edge pixels, as DALI's operator does.  ``mirror`` bits: 1 flips horizontally, 2
 vertically.
 """
@@ -39,6 +39,14 @@ def _window(out_hw, a: dict):
     return (math.trunc(py * (out_hw[0] - h)), math.trunc(px * (out_hw[1] - w)), h, w)
 
 
+def _crop2d(x, layout, y0, x0, h, w):
+    h_axis, w_axis = hw_axes(layout)
+    index = [slice(None)] * x.ndim
+    index[h_axis] = slice(y0, y0 + h)
+    index[w_axis] = slice(x0, x0 + w)
+    return x[tuple(index)]
+
+
 def resize_crop_mirror(image: np.ndarray, layout: str, a: dict) -> np.ndarray:
     """One sample: resized by the size arguments of ``a``, cropped, mirrored.
 
@@ -60,7 +68,11 @@ def resize_crop_mirror(image: np.ndarray, layout: str, a: dict) -> np.ndarray:
                    layout=layout)
     inside = 0 <= y0 and 0 <= x0 and y0 + ch <= p.out_h and x0 + cw <= p.out_w
     if inside and ch > 0 and cw > 0:
-        out = resample(image, p, out_window=(y0, x0, ch, cw), **filters)
+        if ch * cw * 4 <= p.out_h * p.out_w:      # a small part: only its lines
+            out = resample(image, p, out_window=(y0, x0, ch, cw), **filters)
+        else:       # most of it: the whole grid is faster here, and the same bits
+            full = resample(image, p, **filters)
+            out = np.ascontiguousarray(_crop2d(full, layout, y0, x0, ch, cw))
     else:       # the stretched source window of the crop (edge pixels repeat)
         sy = (p.y1 - p.y0) / p.out_h if p.out_h else 0.0
         sx = (p.x1 - p.x0) / p.out_w if p.out_w else 0.0

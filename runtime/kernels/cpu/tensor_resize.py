@@ -6,8 +6,8 @@ filters, :mod:`.resize_taps`): ``min_filter`` on an axis whose output is shorter
 window, ``mag_filter`` otherwise, ``interp_type`` setting both.  Two adjacent resized axes that
 form an image (HW, the HW of HWC, or the HW of CHW) go through :func:`.resize.resample` (its
 fast paths included); any other set -- up to 3 adjacent axes, as in DALI -- is resampled one
-axis after the other, each pass a sum of ``K`` weighted gathers in float32 (the axes that
-shrink most first).  Integer outputs round half away from zero and saturate.
+axis after the other, each pass a compiled sum of ``K`` weighted source lines in float32, taps
+in order (the axes that shrink most first).  Integer outputs round half away from zero and saturate.
 
 Input types: uint8, int16, uint16, float32 (DALI's); output: the input type or float32.
 """
@@ -24,10 +24,11 @@ from runtime.kernels.params.resize_geometry import ResizeParams
 from runtime.kernels.params.tensor_resize import resized_axes, tensor_resize_geometry
 from runtime.kernels.registry import per_sample, register
 
+from .jit import compiled
 from .resize import resample
 from .resize_taps import axis_taps
 
-__all__ = ["tensor_resize", "resample_axis", "IN_DTYPES"]
+__all__ = ["tensor_resize", "resample_axis", "IN_DTYPES", "warm_up"]
 
 IN_DTYPES = ("uint8", "int16", "uint16", "float32")
 _f32 = np.float32
@@ -38,20 +39,50 @@ def _kind(out_len, start, end, kind_min, kind_mag):
     return kind_min if out_len < win else kind_mag
 
 
+def _build_axis_pass(njit):
+    @njit
+    def axis_pass(x3, idx, w, out):
+        # out[p, i, :] = sum_k w[i, k] * x3[p, idx[i, k], :] in float32, k in order
+        npre = x3.shape[0]
+        nout, ntaps = idx.shape
+        if x3.shape[2] == 1:        # the last axis: one scalar sum per output (same order)
+            for p in range(npre):
+                row = x3[p, :, 0]
+                dst = out[p, :, 0]
+                for i in range(nout):
+                    acc = np.float32(0.0)
+                    for k in range(ntaps):
+                        acc += w[i, k] * row[idx[i, k]]
+                    dst[i] = acc
+            return out
+        for p in range(npre):
+            for i in range(nout):
+                o = out[p, i]
+                o[:] = 0.0
+                for k in range(ntaps):
+                    src = x3[p, idx[i, k]]
+                    wk = w[i, k]
+                    for t in range(o.size):
+                        o[t] += wk * src[t]
+        return out
+    return axis_pass
+
+
+_axis_pass = compiled(_build_axis_pass)
+
+
 def resample_axis(x: np.ndarray, axis: int, out_len: int, start: float, end: float, kind: str,
                   antialias: bool, accumulate: bool) -> np.ndarray:
     """Resample float32 ``x`` along ``axis`` onto ``out_len`` points of the window
-    ``[start, end)``: ``y[.., i, ..] = sum_k w[i, k] * x[.., idx[i, k], ..]`` in float32."""
+    ``[start, end)``: ``y[.., i, ..] = sum_k w[i, k] * x[.., idx[i, k], ..]`` in float32, the
+    taps added in order (a compiled loop over contiguous runs of the axes after ``axis``)."""
     pre = math.prod(x.shape[:axis])
     post = math.prod(x.shape[axis + 1:])
-    x3 = x.reshape(pre, x.shape[axis], post)
+    x3 = np.ascontiguousarray(x, np.float32).reshape(pre, x.shape[axis], post)
     idx, w = axis_taps(x.shape[axis], out_len, start, end, kind, antialias, accumulate)
-    out = np.zeros((pre, out_len, post), np.float32)
-    tmp = np.empty_like(out)
-    for k in range(idx.shape[1]):
-        np.take(x3, idx[:, k], axis=1, out=tmp)
-        tmp *= w[:, k][None, :, None]
-        out += tmp
+    out = np.empty((pre, out_len, post), np.float32)
+    _axis_pass()(x3, np.ascontiguousarray(idx, np.int64), np.ascontiguousarray(w, np.float32),
+                 out)
     return out.reshape(x.shape[:axis] + (out_len,) + x.shape[axis + 1:])
 
 
@@ -133,3 +164,8 @@ def tensor_resize_kernel(ctx, ins, a, i):
     return tensor_resize(x, windows, interp_type=a.get("interp_type") or "linear",
                          min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"),
                          antialias=a.get("antialias", True), dtype=ctx.out_metas[0].dtype)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the axis pass."""
+    resample_axis(np.zeros((2, 3, 2), np.float32), 1, 2, 0.0, 3.0, "linear", True, False)
