@@ -175,7 +175,8 @@ def _check_flip_cmn(p, c):
 
 def _check_crop_resize(p, c):
     return ("resize filter taps near the window edge read pixels outside the crop in an ROI "
-            "resize, so the result would differ from resizing the cropped copy")
+            "resize, so the result would differ from resizing the cropped copy (a plain crop "
+            "is read in place by crop->window instead)")
 
 
 def _check_elementwise(p, c):
@@ -311,6 +312,34 @@ def _rewrite_color(p: Node, c: Node) -> Node:
     return _replace(p, c, "fused.color", p.inputs[:1], {"stages": ps + cs}, {**pt, **ct})
 
 
+# ------------------------------------------------------------------ windows read in place
+_WINDOW_READERS = ("resize", "rotate", "warp_affine")
+
+
+def _check_window(p: Node, c: Node) -> str | None:
+    """A crop whose copy ``c`` can read in place (a view of the window)."""
+    pol = p.args.get("out_of_bounds_policy", "error")
+    if pol != "error" or "out_of_bounds_policy" in p.tensor_args:
+        return f"out_of_bounds_policy={pol!r}: the window is padded, not a view"
+    dt = p.args.get("dtype")
+    if dt is not None and dt != p.inputs[0].meta.dtype:
+        return f"crop converts to dtype={dt!r}"
+    if p.inputs[0].meta.layout not in ("HWC", "CHW", "FHWC", "HW"):
+        return f"crop of {p.inputs[0].meta.layout!r} data"
+    return None
+
+
+def _rewrite_window(p: Node, c: Node) -> Node:
+    pkeys = {k: f"crop.{k}" for k in p.tensor_args}
+    ckeys = {k: f"op.{k}" for k in c.tensor_args}
+    crop = make_stage(p.op, "crop", {**p.args, "_meta": p.outputs[0].meta}, pkeys)
+    op = make_stage(c.op, "op", c.args, ckeys)
+    targs = {**{pkeys[k]: v for k, v in p.tensor_args.items()},
+             **{ckeys[k]: v for k, v in c.tensor_args.items()}}
+    return _replace(p, c, "fused.window", (p.inputs[0],) + tuple(c.inputs[1:]),
+                    {"stages": (crop, op)}, targs)
+
+
 def _never(p, c):   # pragma: no cover - the check always refuses
     raise AssertionError("rule is never applied")
 
@@ -334,6 +363,9 @@ RULES: tuple[Rule, ...] = (
          _check_to_cmn, fused_image_node),
     Rule("crop->resize", Ops(("crop", "decoders.image_crop")), Ops(("resize",)),
          _check_crop_resize, _never),
+    # (a crop refused above is read in place instead: the consumer runs on views)
+    Rule("crop->window", Ops(("crop",)), Ops(_WINDOW_READERS), _check_window,
+         _rewrite_window),
     # colour ops, then cast / float32 scalar arithmetic / normalize / cmn, in one pass
     Rule("color->color", _COLOR_CHAIN, Ops(COLOR_OPS), _check_color, _rewrite_color),
     Rule("color->cast", _COLOR_CHAIN, Ops(("cast",)), _check_color, _rewrite_color),

@@ -50,3 +50,14 @@ register(OpSchema(
         "ending with normalize (given mean / stddev) or crop_mirror_normalize, in one pass per "
         "image: each stage's float32 arithmetic in its own order and its rounding to an "
         "integer output type, so the result is bit-identical with the unfused chain."))
+
+register(OpSchema(
+    "fused.window", ("input",), (
+        ArgSpec("stages", "any", None,
+                doc="Two compiler.ir.Stage records: 'crop' (its window arguments; '_meta', "
+                    "the crop's output metadata) and 'op' (resize, rotate or warp_affine with "
+                    "its arguments)."),
+    ), _internal("fused.window"), traits=frozenset({"fused"}), variadic=True, min_inputs=1,
+    doc="A crop read by resize / rotate / warp_affine without a copy: the consumer's own "
+        "kernel runs on views of the crop windows (the same pixels, so the same result as on "
+        "the cropped copies)."))

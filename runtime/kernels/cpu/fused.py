@@ -7,7 +7,8 @@ in :mod:`.fused_stages` (bit-exact with the unfused chain), region planning in
 :mod:`.fused_roi`, the worker-process side in :mod:`.fused_workers`.
 
 Also registers ``fused.color`` (:mod:`.fused_color`: colour ops, cast, arithmetic, normalize,
-crop_mirror_normalize in one pass).
+crop_mirror_normalize in one pass) and ``fused.window`` (:mod:`.fused_window`: a crop read in
+place by resize / rotate / warp_affine).
 
 The batch is cut into one chunk per pool thread; each chunk is ONE pool task running all
 stages of its samples, stage by stage (no barrier between stages).
@@ -24,13 +25,15 @@ from runtime.workers.pool import WorkerCrashed, WorkerDied, get_workers
 
 from .cast import to_numpy_dtype
 from .fused_color import fused_color
+from .fused_window import fused_window
 from .fused_stages import chunks, run_chunk
 from .fused_workers import hint_key, remember_shape, run_on_workers
 
 __all__ = ["fused_image"]
 
-# the colour chain's kernel lives in .fused_color
+# the colour chain's kernel lives in .fused_color, the in-place window's in .fused_window
 register("fused.color", "cpu")(fused_color)
+register("fused.window", "cpu")(fused_window)
 
 
 @register("fused.image", "cpu")
