@@ -6,7 +6,8 @@ their documented rules, exact by construction (order statistics: no arithmetic):
 * the 2-D images of a sample are its HW planes (HWC: channels interleaved; CHW and frames:
   one plane per leading index);
 * sizes and anchors are CV-CUDA's ``(width, height)`` / ``(x, y)`` pairs (one value: both);
-* ``median_blur``: the median of the ``width x height`` window (odd sizes), edges replicated;
+* ``median_blur``: the median of the ``width x height`` window (odd sizes), edges replicated
+  (compare-exchange passes, vectorised across each row);
 * ``dilate`` / ``erode``: the maximum / minimum over the ``mask_size`` rectangle placed with
   its ``anchor`` on the pixel (OpenCV's convention: ``in[y - ay + i, x - ax + j]``), repeated
   ``iterations`` times; ``border_mode="constant"`` pads with a value that never wins (the
@@ -60,28 +61,38 @@ def _planes(x, layout, allowed, op):
 def _build_median(njit):
     @njit
     def median(pad, kh, kw, out):
-        # pad (H + kh - 1, W + kw - 1, C), out (H, W, C); insertion sort of each window
-        n_y, n_x, n_c = out.shape
-        buf = np.empty(kh * kw, pad.dtype)
-        mid = (kh * kw) // 2
+        # pad (H + kh - 1, (W + kw - 1) * C), out (H, W * C): per output row, the kh * kw
+        # window values of every pixel side by side, then bubble passes of compare-exchanges
+        # (min / max, vectorised across the row) until the middle value is in place
+        n_y, flat = out.shape
+        chans = (pad.shape[1] - flat) // (kw - 1) if kw > 1 else 1
+        n = kh * kw
+        vals = np.empty((n, flat), pad.dtype)
         for y in range(n_y):
-            for x in range(n_x):
-                for c in range(n_c):
-                    m = 0
-                    for i in range(kh):
-                        for j in range(kw):
-                            v = pad[y + i, x + j, c]
-                            k = m
-                            while k > 0 and buf[k - 1] > v:
-                                buf[k] = buf[k - 1]
-                                k -= 1
-                            buf[k] = v
-                            m += 1
-                    out[y, x, c] = buf[mid]
+            for i in range(kh):
+                prow = pad[y + i]
+                for j in range(kw):
+                    vals[i * kw + j, :] = prow[j * chans:j * chans + flat]
+            for p in range(n // 2 + 1):
+                for q in range(n - 1 - p):
+                    lo_row = vals[q]
+                    hi_row = vals[q + 1]
+                    for f in range(flat):
+                        a = lo_row[f]
+                        b = hi_row[f]
+                        lo_row[f] = min(a, b)
+                        hi_row[f] = max(a, b)
+            out[y, :] = vals[n // 2]
     return median
 
 
 _median = compiled(_build_median)
+
+
+def _median_cols(pad, kh, flat):
+    """Median over ``kh`` rows of a one-column window (numpy; sorts each pixel's values)."""
+    views = np.stack([pad[i:i + pad.shape[0] - kh + 1, :flat] for i in range(kh)])
+    return np.sort(views, axis=0)[kh // 2]
 
 
 def median_blur(x, layout="", *, window_size=None, sample=0):
@@ -127,9 +138,14 @@ def median_blur(x, layout="", *, window_size=None, sample=0):
     if out.size:
         rows = border_index(h, -(kh // 2), h + kh // 2, "clamp")
         cols = border_index(w, -(kw // 2), w + kw // 2, "clamp")
+        chans = planes.shape[3]
         for p in range(planes.shape[0]):
-            pad = np.ascontiguousarray(planes[p][rows][:, cols])
-            _median()(pad, kh, kw, out[p])
+            pad = np.ascontiguousarray(planes[p][rows][:, cols]).reshape(len(rows), -1)
+            res = out[p].reshape(h, w * chans)
+            if kw == 1:                  # one column: the channel stride is not recoverable
+                res[...] = _median_cols(pad, kh, w * chans)
+            else:
+                _median()(pad, kh, kw, res)
     return out.reshape(x.shape)
 
 

@@ -264,7 +264,7 @@ def test_filter_input_errors():
 
 # ---------------------------------------------------------------- median, dilate, erode
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
-@pytest.mark.parametrize("size", [3, 5, (3, 5)])
+@pytest.mark.parametrize("size", [3, 5, (3, 5), (1, 3), (5, 1), 1])
 def test_median_blur_is_scipys_median_filter_with_replicated_edges(dtype, size):
     x = _RNG.integers(0, 256, (12, 15, 3)).astype(dtype)
     got = median_blur(x, "HWC", window_size=size)
