@@ -8,9 +8,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.registry import per_sample, register
+from runtime.kernels.registry import per_sample, register, sample_args
 
-__all__ = ["expand_dims", "stack"]
+__all__ = ["expand_dims", "stack", "in_caller"]
+
+
+def in_caller(fn):
+    """Like :func:`runtime.kernels.registry.per_sample`, but every sample runs in the calling
+    thread: for kernels that only make views (``expand_dims``, ``squeeze``, ``reinterpret``),
+    where handing 8 samples to the pool's threads costs more than the work."""
+    def kernel(ctx, inputs, args):
+        out = []
+        for i in range(ctx.batch_size):
+            ins = [inp[i] if len(inp) > 1 else inp[0] for inp in inputs]
+            out.append(fn(ctx, ins, sample_args(ctx, args, i), i))
+        return [out]
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    kernel.__doc__ = fn.__doc__
+    return kernel
 
 
 def expand_dims(x, axes, copy=True):
@@ -43,7 +58,7 @@ def stack(arrays, axis=0):
 
 
 @register("expand_dims", "cpu")
-@per_sample
+@in_caller
 def expand_dims_kernel(ctx, ins, a, i):
     """``expand_dims`` of sample ``i``."""
     return expand_dims(ins[0], a["axes"], copy=False)

@@ -24,6 +24,7 @@ import numpy as np
 
 from compiler.ops.shaping import axes_of
 from runtime.kernels.cpu.cast import to_numpy_dtype
+from runtime.kernels.cpu.dims import in_caller
 from runtime.kernels.cpu.layout_ops import reshape
 from runtime.kernels.registry import per_sample, register, sample_args
 
@@ -236,7 +237,7 @@ def one_hot(x, num_classes, axis, on_value=1.0, off_value=0.0, dtype="float32"):
 
 
 @register("squeeze", "cpu")
-@per_sample
+@in_caller
 def squeeze_kernel(ctx, ins, a, i):
     """``squeeze`` of sample ``i``."""
     m = ctx.in_metas[0]
@@ -344,7 +345,7 @@ def reinterpret(x, dtype=None, shape=None, rel_shape=None, src_dims=None):
 
 
 @register("reinterpret", "cpu")
-@per_sample
+@in_caller
 def reinterpret_kernel(ctx, ins, a, i):
     """``reinterpret`` of sample ``i`` (the ``shape_input`` input, when given, is ``shape``)."""
     shape = np.asarray(ins[1]) if len(ins) > 1 else a.get("shape")
