@@ -16,7 +16,6 @@ import numpy as np
 
 from runtime.buffers import batch_array
 from runtime.kernels.cpu.cast import cast
-from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register, sample_args
 
 from .jit import compiled
@@ -197,7 +196,9 @@ def batch_permutation(n: int, rng: np.random.Generator, allow_repetitions=False,
 @register("batch_permutation", "cpu")
 def batch_permutation_kernel(ctx, inputs, args):
     """``batch_permutation``: one permutation of the batch (int32 scalars)."""
-    idx = batch_permutation(ctx.batch_size, sample_rng(args["_seeds"], 0),
+    # the first sample's generator draws for the whole batch: numpy's own default_rng of that
+    # seed (sample_rng's stream; its batch-wide state table costs more for one seed)
+    idx = batch_permutation(ctx.batch_size, np.random.default_rng(args["_seeds"][0]),
                             bool(args.get("allow_repetitions")),
                             bool(args.get("no_fixed_points")))
     return [[idx[k, ...] for k in range(len(idx))]]     # 0-d views of one array
