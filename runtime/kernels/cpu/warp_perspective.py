@@ -142,8 +142,11 @@ def warp_perspective(img, matrix, *, size=None, inverse_map=True, interp="linear
         info = np.iinfo(src.dtype) if is_int else None
         lo = float(info.min) if is_int else 0.0
         hi = float(info.max) if is_int else 0.0
-        quantized, floating = kernels()
-        if float_points(interp, src.dtype, cn):
+        quantized, floating, nearest = kernels()
+        if interp == "nn":
+            nearest(np.ascontiguousarray(src), m.reshape(-1), out, BORDERS[border_mode],
+                    cval.astype(src.dtype), block_width(oh, ow))
+        elif float_points(interp, src.dtype, cn):
             floating(np.ascontiguousarray(src), m.reshape(-1).astype(np.float32), out,
                      _INTERP[interp], BORDERS[border_mode], cval, is_int, lo, hi)
         else:

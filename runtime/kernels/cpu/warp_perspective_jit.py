@@ -204,6 +204,38 @@ def _build(njit):
         return out
 
     @njit
+    def warp_nn(src, m, out, mode, fill, bw):
+        """nearest: OpenCV's double source points, rounded half to even, per block of ``bw``
+        columns (the block start computed once)."""
+        h, w, cn = src.shape
+        oh, ow = out.shape[0], out.shape[1]
+        for y in range(oh):
+            for x0 in range(0, ow, bw):
+                X0 = m[0] * x0 + m[1] * y + m[2]
+                Y0 = m[3] * x0 + m[4] * y + m[5]
+                W0 = m[6] * x0 + m[7] * y + m[8]
+                for x1 in range(min(bw, ow - x0)):
+                    W = W0 + m[6] * x1
+                    W = 1.0 / W if W != 0 else 0.0
+                    fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
+                    fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
+                    sx = max(-32768, min(32767, np.int64(np.rint(fx))))
+                    sy = max(-32768, min(32767, np.int64(np.rint(fy))))
+                    x = x0 + x1
+                    if 0 <= sx < w and 0 <= sy < h:
+                        for c in range(cn):
+                            out[y, x, c] = src[sy, sx, c]
+                    elif mode == 0:
+                        for c in range(cn):
+                            out[y, x, c] = fill[c]
+                    else:
+                        bx = border_index(sx, w, mode)
+                        by = border_index(sy, h, mode)
+                        for c in range(cn):
+                            out[y, x, c] = src[by, bx, c]
+        return out
+
+    @njit
     def warp(src, m, out, interp, mode, cval, ftab, itab, fixed, is_int, lo, hi, bw):
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
@@ -339,8 +371,8 @@ def _build(njit):
                                     v = v + (np.float32(src[yy, xx, c]) - cf) * ftab[a, 4 * r + q]
                         store(out, y, x, c, v, is_int, lo, hi)
         return out
-    return warp, warp_float
+    return warp, warp_float, warp_nn
 
 
-#: getter of ``(quantized, floating)``, the two compiled warps
+#: getter of ``(quantized, floating, nearest)``, the compiled warps
 kernels = compiled(_build)
