@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from compiler.ops.shaping import axes_of
+from runtime.buffers import batch_array
 from runtime.kernels.cpu.cast import to_numpy_dtype
 from runtime.kernels.cpu.dims import in_caller
 from runtime.kernels.cpu.layout_ops import reshape
@@ -216,9 +217,10 @@ def _class_index(x):
     return x.astype(np.int64)
 
 
-def one_hot(x, num_classes, axis, on_value=1.0, off_value=0.0, dtype="float32"):
+def one_hot(x, num_classes, axis, on_value=1.0, off_value=0.0, dtype="float32", out=None):
     """One-hot encoding of ``x`` with the new axis at ``axis`` (``[0, ndim]``; None: a scalar,
-    the output 1-D).
+    the output 1-D): ``off_value`` everywhere, then ``on_value`` scattered at each element's
+    class (classes outside ``[0, num_classes)`` set nothing), into ``out`` when given.
 
     Returns
     -------
@@ -230,10 +232,16 @@ def one_hot(x, num_classes, axis, on_value=1.0, off_value=0.0, dtype="float32"):
     if axis is None:
         cls = cls.reshape(())
         axis = 0
-    classes = np.arange(num_classes, dtype=np.int64).reshape(
-        (num_classes,) + (1,) * (cls.ndim - axis))
-    hit = np.expand_dims(cls, axis) == classes
-    return np.where(hit, c_convert(on_value, dt), c_convert(off_value, dt)).astype(dt)
+    shape = cls.shape[:axis] + (num_classes,) + cls.shape[axis:]
+    res = np.empty(shape, dt) if out is None else out.reshape(shape)
+    res[...] = c_convert(off_value, dt)
+    if num_classes and cls.size:
+        valid = (cls >= 0) & (cls < num_classes)
+        idx = np.expand_dims(np.where(valid, cls, 0), axis)
+        cur = np.take_along_axis(res, idx, axis)        # off_value where not valid
+        on = np.where(np.expand_dims(valid, axis), c_convert(on_value, dt), cur)
+        np.put_along_axis(res, idx, on, axis)
+    return res
 
 
 @register("squeeze", "cpu")
@@ -285,14 +293,17 @@ def one_hot_kernel(ctx, inputs, args):
     axis = args.get("axis")
     dtype = ctx.out_metas[0].dtype or args.get("dtype") or "float32"
     scalar = axis is None and all(s.size == 1 for s in samples)
-    out = []
-    for x in samples:
+    n_cls = int(args.get("num_classes") or 0)
+    on = args.get("on_value") if args.get("on_value") is not None else 1.0
+    off = args.get("off_value") if args.get("off_value") is not None else 0.0
+    flat = batch_array((sum(s.size for s in samples) * n_cls if not scalar
+                        else len(samples) * n_cls,), to_numpy_dtype(dtype))
+    out, at = [], 0
+    for x in samples:       # views of one recycled batch buffer (warm pages)
         pos = None if scalar else (x.ndim if axis is None or axis == -1 else axis)
-        out.append(one_hot(x, int(args.get("num_classes") or 0), pos,
-                           args.get("on_value", 1.0) if args.get("on_value") is not None
-                           else 1.0,
-                           args.get("off_value") if args.get("off_value") is not None else 0.0,
-                           dtype))
+        size = (1 if scalar else x.size) * n_cls
+        out.append(one_hot(x, n_cls, pos, on, off, dtype, out=flat[at:at + size]))
+        at += size
     return [out]
 
 
