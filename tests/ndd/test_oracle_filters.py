@@ -339,3 +339,41 @@ def test_eager_equals_deferred(op, kw, extra):
         deferred = _run(ndd, op, x, "HWC", kw, extra)
     for a, b in zip(eager, deferred):
         np.testing.assert_array_equal(a, b)
+
+
+# ---------------------------------------------------------------- per-frame arguments
+@pytest.mark.oracle
+@pytest.mark.parametrize("layout", ["FHWC", "FCHW", "FHW"])
+def test_per_frame_filters_and_fill_values_match_dali(dyn, layout):
+    shape = {"FHWC": (3, 10, 12, 3), "FCHW": (3, 2, 10, 12), "FHW": (3, 10, 12)}[layout]
+    x = _image(shape, "uint8", 11)
+    k = np.stack([_kernel((3, 3), s) for s in range(3)])
+    fills = np.array([5, 120, 250], np.uint8)
+    outs = []
+    for mod in (ndd, dyn):
+        data = mod.tensor(x, layout=layout)
+        a = mod.filter(data, mod.per_frame(mod.tensor(k))).evaluate()
+        b = mod.filter(data, mod.tensor(k[1]), mod.per_frame(mod.tensor(fills)),
+                       border="constant").evaluate()
+        outs.append([np.asarray(a.cpu() if hasattr(a, "cpu") else a),
+                     np.asarray(b.cpu() if hasattr(b, "cpu") else b)])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", [
+    {"window_size": np.array([3, 5, 7], np.int32)},
+    {"scale": np.array([0.5, 1.0, 2.0], np.float32)},
+    {"window_size": np.array([[3, 5], [7, 3], [5, 9]], np.int32)},
+    {"smoothing_size": np.array([1, 3, 5], np.int32), "window_size": 5},
+], ids=["window", "scale", "window-per-axis", "smoothing"])
+def test_laplacian_per_frame_arguments_match_dali(dyn, kw):
+    x = _image((3, 11, 13, 3), "uint8", 12)
+    outs = []
+    for mod in (ndd, dyn):
+        args = {k: mod.per_frame(mod.tensor(v)) if isinstance(v, np.ndarray) else v
+                for k, v in kw.items()}
+        r = mod.laplacian(mod.tensor(x, layout="FHWC"), **args).evaluate()
+        outs.append(np.asarray(r.cpu() if hasattr(r, "cpu") else r))
+    np.testing.assert_array_equal(outs[0], outs[1])

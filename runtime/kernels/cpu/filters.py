@@ -14,7 +14,8 @@
 * the float32 result converted like DALI's ``ConvertSat`` (round half away from zero,
   saturate);
 * float16 inputs follow DALI's half arithmetic: every product rounded to float16, every pass
-  output and the running sum stored as float16 (ties away from zero).
+  output and the running sum stored as float16 (ties away from zero);
+* sequences take per-frame arguments (``ndd.per_frame``: ``F`` or ``F x axes`` values).
 
 ``filter`` (DALI's CPU operator calls OpenCV's ``filter2D``; measured bit-exact on its direct
 path): each 2-D plane padded by the border mode, correlated with the float32 filter summing in
@@ -101,6 +102,26 @@ def _per_axis(value, n: int, name: str, sample: int, default):
     return vals * n if len(vals) == 1 else vals
 
 
+def _frame_values(layout, x, n, values):
+    """Per frame, the arguments of a sequence given per frame (``F`` or ``F * n`` values, as
+    ``ndd.per_frame`` passes them), or None when every argument applies to all frames."""
+    if not layout.startswith("F") or x.shape[0] == 0:
+        return None
+    frames = x.shape[0]
+    split = {}
+    for name, v in values.items():
+        if v is None:
+            continue
+        flat = np.asarray(v).reshape(-1)
+        if len(flat) in (1, n) or len(flat) not in (frames, frames * n):
+            continue
+        split[name] = flat.reshape(frames, -1)
+    if not split:
+        return None
+    return [{k: (split[k][f] if k in split else v) for k, v in values.items()}
+            for f in range(frames)]
+
+
 def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None,
               normalized_kernel=False, dtype=None, sample=0):
     """Laplacian of one sample (see the module docstring).
@@ -141,6 +162,13 @@ def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None
                          "to input type)")
     axes, channels_last = data_axes(layout or "", x.ndim)
     n = len(axes)
+    per_frame = _frame_values(layout or "", x, n, dict(window_size=window_size,
+                                                        smoothing_size=smoothing_size,
+                                                        scale=scale))
+    if per_frame is not None:                          # ndd.per_frame arguments
+        return np.stack([laplacian(x[f], layout[1:], normalized_kernel=normalized_kernel,
+                                   dtype=dtype, sample=sample, **per_frame[f])
+                         for f in range(x.shape[0])])
     if not 1 <= n <= 3:
         raise ValueError(f"laplacian supports 1 to 3 data axes (layout {layout!r}, shape "
                          f"{x.shape}), got {n}")
@@ -185,7 +213,8 @@ def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None
 
 
 def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflect_101",
-             mode="same", dtype=None, sample=0):
+             mode="same", dtype=None, sample=0, per_frame_filter=False,
+             per_frame_fill=False):
     """``filter`` of one sample (see the module docstring).
 
     Parameters
@@ -201,6 +230,9 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
     border, mode : str
     dtype : dtype-like or None
         The input type (default) or float32.
+    per_frame_filter, per_frame_fill : bool
+        ``filt`` is ``(F, KH, KW)`` / ``fill_value`` has ``F`` values, one per frame of a
+        sequence (``ndd.per_frame``).
 
     Returns
     -------
@@ -242,6 +274,18 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
     except ValueError:
         raise ValueError(f"Filter operator encountered input with unsupported layout: "
                          f"`{layout}`.") from None
+    frames = x.shape[0] if layout.startswith("F") else None
+    if (per_frame_filter or per_frame_fill) and frames is None:
+        raise ValueError(f"per-frame filter or fill_value given for an input without frames "
+                         f"(layout {layout!r})")
+    if per_frame_filter:
+        if filt.ndim == len(axes) + 1 and filt.shape[0] != frames:
+            raise ValueError(f"per-frame filters: {filt.shape[0]} filters for {frames} frames "
+                             f"in sample {sample}")
+        frame_filters = list(filt) if filt.ndim == len(axes) + 1 else None
+        filt = filt[0] if frame_filters else filt
+    else:
+        frame_filters = None
     if filt.ndim != len(axes):
         raise ValueError(f"Filter dimensionality must match the number of spatial dimensions in "
                          f"the input samples. Got {len(axes)} spatial dimensions but the filter "
@@ -263,9 +307,15 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
             raise ValueError(f"Anchor must lie within the filter. Got anchor {{{anc[0]}, "
                              f"{anc[1]}}} with a filter of shape {kh} x {kw} for sample of "
                              f"idx {sample}.")
+    fills = None
     if fill_value is not None:
         fv = np.asarray(fill_value)
-        if fv.ndim != 0 and fv.size != 1:
+        if per_frame_fill and fv.size != 1:
+            if fv.size != frames:
+                raise ValueError(f"per-frame fill_value: {fv.size} values for {frames} frames "
+                                 f"in sample {sample}")
+            fills = [float(v) for v in fv.reshape(-1)]
+        elif fv.ndim != 0 and fv.size != 1:
             raise ValueError(f"fill_value must be a scalar, got shape {fv.shape}")
         if fv.dtype != x.dtype:
             raise ValueError(f"fill_value must have the input's type {x.dtype}, got {fv.dtype}")
@@ -292,8 +342,11 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
         cols = border_index(w, -ax, w + kw - 1 - ax, border) if w else np.zeros(0, np.int64)
     fill = 0.0 if fill_value is None else float(np.asarray(fill_value).reshape(-1)[0])
     out = np.empty((planes.shape[0], oh, ow, planes.shape[-1]), out_dt)
+    per = planes.shape[0] // frames if frames else 1       # planes per frame
     for p in range(planes.shape[0]):
-        out[p] = correlate2d(planes[p], filt, rows, cols, out_dt, fill,
+        f = p // per if per else 0
+        out[p] = correlate2d(planes[p], frame_filters[f] if frame_filters else filt, rows, cols,
+                             out_dt, fills[f] if fills else fill,
                              0 if mode == "valid" else ax)
     if channels_last:
         return out.reshape(x.shape[:-3] + (oh, ow, x.shape[-1]))
@@ -314,7 +367,10 @@ def laplacian_kernel(ctx, ins, a, i):
 @per_sample
 def filter_kernel(ctx, ins, a, i):
     """``filter`` of sample ``i`` (inputs: data, filter, optional fill_value)."""
-    return filter2d(ins[0], ins[1], ctx.in_metas[0].layout or "",
+    metas = ctx.in_metas
+    return filter2d(ins[0], ins[1], metas[0].layout or "",
                     fill_value=ins[2] if len(ins) > 2 else None, anchor=a.get("anchor"),
                     border=a.get("border") or "reflect_101", mode=a.get("mode") or "same",
-                    dtype=ctx.out_metas[0].dtype, sample=i)
+                    dtype=ctx.out_metas[0].dtype, sample=i,
+                    per_frame_filter=(metas[1].layout or "").startswith("F"),
+                    per_frame_fill=len(metas) > 2 and (metas[2].layout or "").startswith("F"))
