@@ -98,12 +98,10 @@ def _perspective_infer(metas, args):
     if m.ndim is not None and m.ndim > 2 and not m.layout:
         raise ValueError("Layout not specified and number of dims > 2, can't determine "
                          "channel count.")
-    if m.ndim is not None and "C" in layout and layout.index("C") != len(layout) - 1:
-        raise ValueError("Channel dimension must be the last one.")
-    if m.ndim is not None and (layout not in ("HW", "HWC", "FHW", "FHWC")
+    if m.ndim is not None and (layout not in ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")
                                or len(layout) != m.ndim):
-        raise ValueError(f"expected HW / HWC images or FHW / FHWC sequences, got {m.ndim}-D "
-                         f"samples with layout {m.layout!r}")
+        raise ValueError(f"expected HW / HWC / CHW images or FHW / FHWC / FCHW sequences, got "
+                         f"{m.ndim}-D samples with layout {m.layout!r}")
     if m.dtype is not None and m.dtype not in _WP_TYPES:
         raise ValueError("The operator accepts the following input types: uint8, int16, "
                          "uint16, float.")
@@ -138,7 +136,7 @@ register(OpSchema(
                     "size); the channel dimension excluded."),
     ), _perspective_infer, min_inputs=1, public_name="experimental.warp_perspective",
     doc="Performs a perspective transform on the images (HW / HWC, uint8, int16, uint16 or "
-        "float32, at most 4 channels) or on every frame of sequences. Source: DALI "
+        "float32, at most 4 channels; planar CHW: every plane) or on every frame of sequences. Source: DALI "
         "``experimental.warp_perspective`` (its CPU operator is OpenCV's ``warpPerspective``)."))
 
 

@@ -193,10 +193,6 @@ def warm_up() -> None:
         warp_perspective(np.zeros((2, 2, 1), dt), np.eye(3))
 
 
-def _frames(x, layout):
-    return bool(layout) and layout.startswith("F")
-
-
 @register("experimental.warp_perspective", "cpu")
 @per_sample
 def warp_perspective_kernel(ctx, ins, a, i):
@@ -218,12 +214,21 @@ def warp_perspective_kernel(ctx, ins, a, i):
               interp=a.get("interp_type", "linear"), border_mode=a.get("border_mode", "constant"),
               fill_value=a.get("fill_value"), pixel_origin=a.get("pixel_origin", "corner"))
     x = np.asarray(ins[0])
-    if _frames(x, ctx.in_metas[0].layout):
-        frames = [warp_perspective(f, mtx, **kw) for f in x]
-        if frames:
-            return np.stack(frames)
-        oh, ow = perspective_output_size(kw["size"], x.shape[1:3])
-        return np.zeros((0, oh, ow) + x.shape[3:], x.dtype)
+    layout = ctx.in_metas[0].layout or ""
+    lead = (1 if layout.startswith("F") else 0) + (1 if layout.endswith("CHW") else 0)
+    if layout.endswith("CHW"):      # planar: every plane is an HW image (DALI, measured)
+        fv = kw["fill_value"]
+        if fv is not None and np.asarray(fv).size > 1:
+            raise ValueError("Only scalar fill_value can be provided when processing data in "
+                             "planar layout.")
+    if lead:
+        planes = x.reshape((-1,) + x.shape[lead:])
+        outs = [warp_perspective(f, mtx, **kw) for f in planes]
+        oh, ow = perspective_output_size(kw["size"], x.shape[lead:lead + 2])
+        tail = x.shape[lead + 2:]
+        if not outs:
+            return np.zeros(x.shape[:lead] + (oh, ow) + tail, x.dtype)
+        return np.stack(outs).reshape(x.shape[:lead] + (oh, ow) + tail)
     return warp_perspective(x, mtx, **kw)
 
 

@@ -338,3 +338,35 @@ def test_errors_like_dali():
     with pytest.raises(Exception, match="more than 4 channels"):
         ndd.experimental.warp_perspective(ndd.as_batch([img], layout="HWC"),
                                           matrix=np.eye(3, dtype=np.float32)).evaluate()
+
+
+def test_planar_layouts_warp_every_plane():
+    img = _image(3, 16, 24, np.uint8)
+    m = _matrix()
+    with ndd.EvalMode.sync_cpu:
+        out = ndd.experimental.warp_perspective(ndd.as_batch([img], layout="CHW"), matrix=m,
+                                                size=[10, 12], fill_value=[7.0])
+        seq = ndd.experimental.warp_perspective(ndd.as_batch([np.stack([img, img[:, ::-1]])],
+                                                             layout="FCHW"), matrix=m)
+    want = np.stack([warp_perspective(p, m, size=(10, 12), fill_value=7.0) for p in img])
+    np.testing.assert_array_equal(np.asarray(out.select(0)), want)
+    got = np.asarray(seq.select(0))
+    assert got.shape == (2, 3, 16, 24)
+    np.testing.assert_array_equal(got[1, 2], warp_perspective(img[2, ::-1], m))
+    with pytest.raises(Exception, match="Only scalar fill_value"):
+        ndd.experimental.warp_perspective(ndd.as_batch([img], layout="CHW"), matrix=m,
+                                          fill_value=[1.0, 2.0, 3.0]).evaluate()
+
+
+@pytest.mark.oracle
+def test_planar_layouts_match_dali():
+    dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    rng = np.random.default_rng(8)
+    img = rng.integers(0, 256, (3, 16, 24), dtype=np.uint8)
+    m = _matrix(rng, 0.5)
+    for lay, x in (("CHW", img), ("FCHW", np.stack([img, img[:, ::-1].copy()]))):
+        want = dali.experimental.warp_perspective(dali.as_batch([x], layout=lay), matrix=m,
+                                                  size=[10, 12]).evaluate()
+        got = ndd.experimental.warp_perspective(ndd.as_batch([x], layout=lay), matrix=m,
+                                                size=[10, 12])
+        np.testing.assert_array_equal(np.asarray(got.select(0)), np.asarray(want.select(0)))
