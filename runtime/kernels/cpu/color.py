@@ -12,7 +12,9 @@ with DALI, measured); ``hue`` / ``saturation`` are ``hsv`` with the output type 
 input's; ``color_twist`` is :func:`color_twist` (one affine map, DALI's composition, measured).
 ``color_space_conversion`` is :func:`color_space_conversion` (uint8; bit-exact with DALI on
 every tested pixel, see its docstring).
-Registers all eight.
+The pixels are computed by the compiled loops of :mod:`.color_pixels` (one vectorised pass per
+image, the float32 operations in the order given here); the kernels write every sample into
+one recycled batch buffer (:func:`.color_pixels.into_batch`). Registers all eight.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ from .color_pixels import (apply_mat3, apply_scale, gray_into, grey_to_ycbcr_int
                            luma_from_ycbcr_into, mat3_into, reorder_into, ycbcr_to_rgb_into)
 
 __all__ = ["brightness_contrast", "default_center", "output_range", "hsv", "hsv_matrix",
-           "color_twist", "color_twist_params", "brightness_contrast_params", "color_space_conversion", "CHANNELS"]
+           "color_twist", "color_twist_params", "brightness_contrast_params",
+           "color_space_conversion", "CHANNELS"]
 
 _F = np.float32
 
