@@ -169,6 +169,18 @@ def _build_corr(njit):
             # the non-zero taps in row-major order, up to five at a time through one pass
             # over the row: the same additions, in the same order, as one tap at a time;
             # float32 outputs are summed in place
+            if n_fma == 0 and 0 < n_taps <= 5:
+                # one pass from 0, written straight to the output (rounded for integers)
+                s0 = _seg(lines, y, ti, tj, chans, flat, 0)
+                s1 = _seg(lines, y, ti, tj, chans, flat, min(1, n_taps - 1))
+                s2 = _seg(lines, y, ti, tj, chans, flat, min(2, n_taps - 1))
+                s3 = _seg(lines, y, ti, tj, chans, flat, min(3, n_taps - 1))
+                s4 = _seg(lines, y, ti, tj, chans, flat, n_taps - 1)
+                if is_int:
+                    _direct_int(out[y], s0, s1, s2, s3, s4, tw, n_taps, lo, hi)
+                else:
+                    _direct(fout[y], s0, s1, s2, s3, s4, tw, n_taps)
+                continue
             acc = fout[0] if is_int else fout[y]
             acc[:] = np.float32(0)
             t = 0
@@ -197,6 +209,63 @@ def _build_corr(njit):
     def _seg(lines, y, ti, tj, chans, flat, v):
         o = tj[v] * chans
         return lines[(y + ti[v]) % lines.shape[0]][o:o + flat]
+
+    @njit
+    def _sum(f, s0, s1, s2, s3, s4, ws, g):
+        zero = np.float32(0)
+        if g == 5:
+            return ((((zero + ws[0] * s0[f]) + ws[1] * s1[f]) + ws[2] * s2[f])
+                    + ws[3] * s3[f]) + ws[4] * s4[f]
+        if g == 4:
+            return (((zero + ws[0] * s0[f]) + ws[1] * s1[f]) + ws[2] * s2[f]) + ws[3] * s3[f]
+        if g == 3:
+            return ((zero + ws[0] * s0[f]) + ws[1] * s1[f]) + ws[2] * s2[f]
+        if g == 2:
+            return (zero + ws[0] * s0[f]) + ws[1] * s1[f]
+        return zero + ws[0] * s0[f]
+
+    @njit
+    def _direct(orow, s0, s1, s2, s3, s4, ws, g):
+        n = orow.shape[0]
+        if g == 5:
+            for f in range(n):
+                orow[f] = _sum(f, s0, s1, s2, s3, s4, ws, 5)
+        elif g == 4:
+            for f in range(n):
+                orow[f] = _sum(f, s0, s1, s2, s3, s4, ws, 4)
+        elif g == 3:
+            for f in range(n):
+                orow[f] = _sum(f, s0, s1, s2, s3, s4, ws, 3)
+        elif g == 2:
+            for f in range(n):
+                orow[f] = _sum(f, s0, s1, s2, s3, s4, ws, 2)
+        else:
+            for f in range(n):
+                orow[f] = _sum(f, s0, s1, s2, s3, s4, ws, 1)
+
+    @njit
+    def _round(v, lo, hi):
+        v = v if v == v else np.float32(0)
+        return np.rint(min(max(v, lo), hi))
+
+    @njit
+    def _direct_int(orow, s0, s1, s2, s3, s4, ws, g, lo, hi):
+        n = orow.shape[0]
+        if g == 5:
+            for f in range(n):
+                orow[f] = _round(_sum(f, s0, s1, s2, s3, s4, ws, 5), lo, hi)
+        elif g == 4:
+            for f in range(n):
+                orow[f] = _round(_sum(f, s0, s1, s2, s3, s4, ws, 4), lo, hi)
+        elif g == 3:
+            for f in range(n):
+                orow[f] = _round(_sum(f, s0, s1, s2, s3, s4, ws, 3), lo, hi)
+        elif g == 2:
+            for f in range(n):
+                orow[f] = _round(_sum(f, s0, s1, s2, s3, s4, ws, 2), lo, hi)
+        else:
+            for f in range(n):
+                orow[f] = _round(_sum(f, s0, s1, s2, s3, s4, ws, 1), lo, hi)
 
     @njit
     def _accum(acc, s0, s1, s2, s3, s4, ws, g):
