@@ -248,3 +248,61 @@ def test_normalize_varying_along_rows_is_fused_and_exact():
     assert [s.node.op for s in plan.steps][-1] == "fused.color"
     for e, g in zip(eager, got):
         _same(e, g)
+
+
+def _random_chain(rng):
+    """A random chain of 2-4 colour / cast / arithmetic steps, maybe ending with normalize or
+    crop_mirror_normalize, with constant and per-sample arguments."""
+    steps = []
+    for _ in range(rng.integers(2, 5)):
+        kind = rng.choice(["bc", "brightness", "contrast", "hsv", "hue", "saturation", "twist",
+                           "cast", "arith"])
+        per_sample = bool(rng.integers(0, 2))
+        lo, hi = sorted(rng.uniform(0.3, 1.8, 2))
+        steps.append((kind, per_sample, float(lo), float(hi + 0.01),
+                      str(rng.choice(["uint8", "int16", "float32"]))))
+    tail = str(rng.choice(["none", "normalize", "cmn"]))
+
+    def fn(b):
+        x = b
+        for kind, ps, lo, hi, dt in steps:
+            f = _u(lo, hi, b) if ps else (lo + hi) / 2
+            if kind == "bc":
+                x = ndd.brightness_contrast(x, brightness=f, contrast=hi, dtype=dt)
+            elif kind == "brightness":
+                x = ndd.brightness(x, brightness=f, brightness_shift=0.02)
+            elif kind == "contrast":
+                x = ndd.contrast(x, contrast=f, contrast_center=100.0)
+            elif kind == "hsv":
+                x = ndd.hsv(x, hue=f * 20, saturation=f, value=lo, dtype=dt)
+            elif kind == "hue":
+                x = ndd.hue(x, hue=f * 50)
+            elif kind == "saturation":
+                x = ndd.saturation(x, saturation=f)
+            elif kind == "twist":
+                x = ndd.color_twist(x, hue=f * 10, saturation=lo, brightness=f, contrast=hi)
+            elif kind == "cast":
+                x = ndd.cast(x, dtype=dt)
+            else:
+                x = ndd.cast(x, dtype="float32") * (lo + 0.5) - hi
+        if tail == "normalize":
+            x = ndd.normalize(x, mean=_u(0, 100, b), stddev=30.0)
+        elif tail == "cmn":
+            x = ndd.crop_mirror_normalize(x, crop=(14, 15), crop_pos_x=_u(0, 1, b), mean=MEAN,
+                                          std=STD, mirror=ndd.random.coin_flip(
+                                              batch_size=b.batch_size))
+        return x
+    return fn
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_chains_are_bit_exact(seed):
+    rng = np.random.default_rng(seed)
+    fn = _random_chain(rng)
+    imgs = _images(np.uint8 if seed % 3 else np.float32, seed=seed)
+    eager, _ = _run(fn, ndd.EvalMode.sync_cpu, imgs)
+    got, plan = _run(fn, ndd.EvalMode.deferred, imgs)
+    assert any(s.node.op == "fused.color" for s in plan.steps) or \
+        any(m.startswith("refused color") for k, m in plan.notes), plan.notes
+    for e, g in zip(eager, got):
+        _same(e, g)
