@@ -301,9 +301,15 @@ def into_batch(out_shape=None):
                 outs.append(flat[at:at + size].reshape(shape))
                 at += size
 
-            def one(i):
-                fn(ctx, xs[i], per[i], outs[i])
-            ctx.pool.map(one, n)
+            # one pool task per thread, each a run of consecutive samples (a handoff per
+            # sample costs as much as a small image's whole loop)
+            parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
+            bounds = [n * j // parts for j in range(parts + 1)]
+
+            def task(j):
+                for i in range(bounds[j], bounds[j + 1]):
+                    fn(ctx, xs[i], per[i], outs[i])
+            ctx.pool.map(task, parts)
             return [outs]
         kernel.__name__ = getattr(fn, "__name__", "kernel")
         kernel.__doc__ = fn.__doc__
