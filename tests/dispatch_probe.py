@@ -138,6 +138,16 @@ def probe() -> dict[str, str]:
                 ("slice/reflect", ndd.slice(small, start=[-5, -3], end=[70, 50],
                                             out_of_bounds_policy="reflect_101")),
                 ("gaussian_blur", ndd.gaussian_blur(small, sigma=(0.8, 2.3))),
+                ("laplacian", ndd.laplacian(small, window_size=5, smoothing_size=3)),
+                ("laplacian/f32", ndd.laplacian(small, window_size=7, normalized_kernel=True,
+                                                dtype=ndd.float32)),
+                ("filter", ndd.filter(small, ndd.as_tensor(np.array(
+                    [[0.1, -0.7, 0.2], [-1.3, 4.9, -0.3]], np.float32)))),
+                ("filter/f32", ndd.filter(ndd.cast(small, dtype=ndd.float32) * 0.37,
+                                          ndd.as_tensor(np.linspace(-1, 1, 35, dtype=np.float32)
+                                                        .reshape(5, 7)), border="wrap")),
+                ("median_blur", ndd.experimental.median_blur(small, window_size=5)),
+                ("dilate", ndd.experimental.dilate(small, mask_size=(5, 3))),
                 ("reductions/std_dev", ndd.reductions.std_dev(
                     small, ndd.reductions.mean(small, axis_names="HW"), axis_names="HW")),
                 ("reductions/rms", ndd.reductions.rms(small)),
