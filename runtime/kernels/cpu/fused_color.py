@@ -331,6 +331,10 @@ def fused_color(ctx, inputs, args):
             batch = batch_array((n,) + tuple(shapes.pop()), dt)
             targets = [batch[i] for i in range(n)]
 
-    def one(i):
-        return run_sample(prepared[i], targets[i])
-    return [ctx.pool.map(one, n)]
+    # one pool task per thread, each a run of consecutive samples
+    parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
+    bounds = [n * j // parts for j in range(parts + 1)]
+
+    def task(j):
+        return [run_sample(prepared[i], targets[i]) for i in range(bounds[j], bounds[j + 1])]
+    return [[out for part in ctx.pool.map(task, parts) for out in part]] if n else [[]]
