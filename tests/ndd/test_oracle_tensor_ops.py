@@ -485,9 +485,9 @@ def test_resize_crop_mirror_api():
                                  mirror=ndd.batch([np.int32(0), np.int32(1), np.int32(2)]))
     ref = ndd.crop(ndd.resize(b, resize_shorter=64), crop=(48, 40))
     o, r = _np(out), _np(ref)
-    np.testing.assert_array_equal(o[0], r[0])
-    np.testing.assert_array_equal(o[1], r[1][:, ::-1])
-    np.testing.assert_array_equal(o[2], r[2][::-1])
+    for got, want in ((o[0], r[0]), (o[1], r[1][:, ::-1]), (o[2], r[2][::-1])):
+        assert got.shape == want.shape
+        assert np.abs(got.astype(int) - want.astype(int)).max() <= 1    # one resample of the crop
     assert out.layout == "HWC" and out.dtype == ndd.uint8
     with pytest.raises(ValueError, match="layout"):
         ndd.resize_crop_mirror(ndd.batch([np.zeros((4, 4, 3), np.uint8)], layout="WHC"),

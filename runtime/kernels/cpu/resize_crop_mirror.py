@@ -3,11 +3,10 @@
 The resized grid comes from ``resize``'s geometry
 (:func:`runtime.kernels.params.resize_geometry.resize_output_shape`), the crop window from
 ``crop``'s (:func:`runtime.kernels.params.windows.crop_window`, placed on the resized extent).
-A window inside the resized image is cut from the whole resized grid, or, when it is under a
-quarter of it, resampled alone with :func:`.resize.resample`'s ``out_window`` (bit-exact with
-resizing the whole image and cropping, the fast uint8 paths included); a window reaching past it is resampled on the stretched source window, whose taps
-repeat the edge pixels, as DALI's operator does.  ``mirror`` bits: 1 flips horizontally, 2
-vertically.
+The crop's source window on that grid (its ends swapped for ``mirror``: bit 1 flips
+horizontally, bit 2 vertically) is resampled once, only the crop's pixels, as DALI's operator
+does: within 1 of ``resize`` + ``crop`` + ``flip`` (the window's float32 ends move the taps by
+rounding); a window reaching past the resized image repeats the edge pixels.
 """
 from __future__ import annotations
 
@@ -39,14 +38,6 @@ def _window(out_hw, a: dict):
     return (math.trunc(py * (out_hw[0] - h)), math.trunc(px * (out_hw[1] - w)), h, w)
 
 
-def _crop2d(x, layout, y0, x0, h, w):
-    h_axis, w_axis = hw_axes(layout)
-    index = [slice(None)] * x.ndim
-    index[h_axis] = slice(y0, y0 + h)
-    index[w_axis] = slice(x0, x0 + w)
-    return x[tuple(index)]
-
-
 def resize_crop_mirror(image: np.ndarray, layout: str, a: dict) -> np.ndarray:
     """One sample: resized by the size arguments of ``a``, cropped, mirrored.
 
@@ -66,27 +57,20 @@ def resize_crop_mirror(image: np.ndarray, layout: str, a: dict) -> np.ndarray:
                    antialias=a.get("antialias", True), dtype=a.get("dtype"),
                    min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"),
                    layout=layout)
-    inside = 0 <= y0 and 0 <= x0 and y0 + ch <= p.out_h and x0 + cw <= p.out_w
-    if inside and ch > 0 and cw > 0:
-        if ch * cw * 4 <= p.out_h * p.out_w:      # a small part: only its lines
-            out = resample(image, p, out_window=(y0, x0, ch, cw), **filters)
-        else:       # most of it: the whole grid is faster here, and the same bits
-            full = resample(image, p, **filters)
-            out = np.ascontiguousarray(_crop2d(full, layout, y0, x0, ch, cw))
-    else:       # the stretched source window of the crop (edge pixels repeat)
-        sy = (p.y1 - p.y0) / p.out_h if p.out_h else 0.0
-        sx = (p.x1 - p.x0) / p.out_w if p.out_w else 0.0
-        q = ResizeParams(out_h=ch, out_w=cw, y0=float(_f32(p.y0 + y0 * sy)),
-                         x0=float(_f32(p.x0 + x0 * sx)), y1=float(_f32(p.y0 + (y0 + ch) * sy)),
-                         x1=float(_f32(p.x0 + (x0 + cw) * sx)), in_h=in_hw[0], in_w=in_hw[1])
-        out = resample(image, q, **filters)
+    # the crop's source window on resize's grid, mirrored by swapping its ends: one resample
+    # of just the crop (taps past the image repeat the edge pixels), as DALI's operator does
+    sy = (p.y1 - p.y0) / p.out_h if p.out_h else 0.0
+    sx = (p.x1 - p.x0) / p.out_w if p.out_w else 0.0
+    wy0, wy1 = p.y0 + y0 * sy, p.y0 + (y0 + ch) * sy
+    wx0, wx1 = p.x0 + x0 * sx, p.x0 + (x0 + cw) * sx
     mirror = int(a.get("mirror") or 0)
-    index = [slice(None)] * out.ndim
     if mirror & 1:
-        index[w_axis] = slice(None, None, -1)
+        wx0, wx1 = wx1, wx0
     if mirror & 2:
-        index[h_axis] = slice(None, None, -1)
-    return np.ascontiguousarray(out[tuple(index)]) if mirror & 3 else out
+        wy0, wy1 = wy1, wy0
+    q = ResizeParams(out_h=ch, out_w=cw, y0=float(_f32(wy0)), x0=float(_f32(wx0)),
+                     y1=float(_f32(wy1)), x1=float(_f32(wx1)), in_h=in_hw[0], in_w=in_hw[1])
+    return resample(image, q, **filters)
 
 
 @register("resize_crop_mirror", "cpu")

@@ -159,7 +159,7 @@ def tensor_resize_kernel(ctx, ins, a, i):
         mode=a.get("mode") or "default", max_size=a.get("max_size"),
         roi_start=a.get("roi_start"), roi_end=a.get("roi_end"),
         roi_relative=bool(a.get("roi_relative")), subpixel_scale=a.get("subpixel_scale", True),
-        alignment=a.get("alignment", 0.5) if a.get("alignment") is not None else 0.5,
+        alignment=0.5 if a.get("alignment") is None else a["alignment"],
         size_rounding=a.get("size_rounding") or "round")
     return tensor_resize(x, windows, interp_type=a.get("interp_type") or "linear",
                          min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"),

@@ -1,5 +1,6 @@
-"""runtime/kernels/cpu/resize_crop_mirror.py: equal to resize, then crop, then flip (the
-project's own kernels composed), and the stretched window for crops past the edge."""
+"""runtime/kernels/cpu/resize_crop_mirror.py: within 1 of resize, then crop, then flip (the
+project's own kernels composed; one resample of the crop's window moves taps by float32
+rounding), and the stretched window for crops past the edge."""
 import numpy as np
 import pytest
 
@@ -24,13 +25,15 @@ def test_equals_resize_crop_flip(size, window, mirror):
     out = resize_crop_mirror(img, "HWC", dict(size=size, mirror=mirror, **window))
     ref = crop(resize(img, size=size), **window)
     ref = flip(ref, horizontal=mirror & 1, vertical=(mirror >> 1) & 1)
-    np.testing.assert_array_equal(out, ref)
+    assert out.shape == ref.shape and out.dtype == ref.dtype
+    diff = np.abs(out.astype(int) - ref.astype(int))
+    assert diff.max() <= 1      # (another resampling path for a smaller output: ~20% off by 1)
 
 
 def test_without_crop_is_resize_and_flip():
     img = _img(dtype=np.float32)
     out = resize_crop_mirror(img, "HWC", dict(resize_shorter=30, mirror=1))
-    np.testing.assert_array_equal(out, resize(img, resize_shorter=30)[:, ::-1])
+    np.testing.assert_allclose(out, resize(img, resize_shorter=30)[:, ::-1], atol=1e-3)
 
 
 def test_crop_past_the_edge_repeats_edge_pixels():
@@ -46,4 +49,6 @@ def test_truncate_rounding_of_the_anchor():
                                             rounding="truncate"))
     full = resize(img, size=(40, 60))
     x0 = int(0.3 * (60 - 21))       # 11.7 -> 11 (round would give 12)
-    np.testing.assert_array_equal(a, full[10:30, x0:x0 + 21])
+    ref = full[10:30, x0:x0 + 21]
+    assert np.abs(a.astype(int) - ref).max() <= 1
+    assert np.abs(a.astype(int) - full[10:30, x0 + 1:x0 + 22]).max() > 1   # not the next one
