@@ -317,14 +317,15 @@ _WINDOW_READERS = ("resize", "rotate", "warp_affine")
 
 
 def _check_window(p: Node, c: Node) -> str | None:
-    """A crop whose copy ``c`` can read in place (a view of the window)."""
+    """A crop / slice whose copy ``c`` can read in place (a view of the window)."""
     pol = p.args.get("out_of_bounds_policy", "error")
-    if pol != "error" or "out_of_bounds_policy" in p.tensor_args:
+    views = ("error", "trim_to_shape") if p.op == "slice" else ("error",)
+    if pol not in views or "out_of_bounds_policy" in p.tensor_args:
         return f"out_of_bounds_policy={pol!r}: the window is padded, not a view"
     dt = p.args.get("dtype")
     if dt is not None and dt != p.inputs[0].meta.dtype:
         return f"crop converts to dtype={dt!r}"
-    if p.inputs[0].meta.layout not in ("HWC", "CHW", "FHWC", "HW"):
+    if p.op == "crop" and p.inputs[0].meta.layout not in ("HWC", "CHW", "FHWC", "HW"):
         return f"crop of {p.inputs[0].meta.layout!r} data"
     return None
 
@@ -332,11 +333,12 @@ def _check_window(p: Node, c: Node) -> str | None:
 def _rewrite_window(p: Node, c: Node) -> Node:
     pkeys = {k: f"crop.{k}" for k in p.tensor_args}
     ckeys = {k: f"op.{k}" for k in c.tensor_args}
-    crop = make_stage(p.op, "crop", {**p.args, "_meta": p.outputs[0].meta}, pkeys)
+    crop = make_stage(p.op, "crop", {**p.args, "_meta": p.outputs[0].meta,
+                                     "_inputs": len(p.inputs)}, pkeys)
     op = make_stage(c.op, "op", c.args, ckeys)
     targs = {**{pkeys[k]: v for k, v in p.tensor_args.items()},
              **{ckeys[k]: v for k, v in c.tensor_args.items()}}
-    return _replace(p, c, "fused.window", (p.inputs[0],) + tuple(c.inputs[1:]),
+    return _replace(p, c, "fused.window", tuple(p.inputs) + tuple(c.inputs[1:]),
                     {"stages": (crop, op)}, targs)
 
 
@@ -364,7 +366,7 @@ RULES: tuple[Rule, ...] = (
     Rule("crop->resize", Ops(("crop", "decoders.image_crop")), Ops(("resize",)),
          _check_crop_resize, _never),
     # (a crop refused above is read in place instead: the consumer runs on views)
-    Rule("crop->window", Ops(("crop",)), Ops(_WINDOW_READERS), _check_window,
+    Rule("crop->window", Ops(("crop", "slice")), Ops(_WINDOW_READERS), _check_window,
          _rewrite_window),
     # colour ops, then cast / float32 scalar arithmetic / normalize / cmn, in one pass
     Rule("color->color", _COLOR_CHAIN, Ops(COLOR_OPS), _check_color, _rewrite_color),

@@ -113,3 +113,41 @@ def test_refused_where_the_window_is_not_a_view(fn, why):
         plan.notes
     for e, g in zip(eager, got):
         np.testing.assert_array_equal(e, g)
+
+
+def _anchor(b):
+    return ndd.as_batch([np.array([0.1 + 0.05 * i, 0.2], np.float32) for i in range(N)])
+
+
+SLICES = {
+    "rel_anchor_input": lambda b: ndd.resize(ndd.slice(b, _anchor(b), [0.5, 0.6],
+                                                       axis_names="HW"), size=(15, 16)),
+    "abs_args": lambda b: ndd.rotate(ndd.slice(b, start=[3, 5], end=[40, 45],
+                                               axis_names="HW"), angle=8.0),
+    "trim": lambda b: ndd.warp_affine(ndd.slice(b, start=[10, 20], shape=[90, 30],
+                                                axis_names="HW",
+                                                out_of_bounds_policy="trim_to_shape"),
+                                      matrix=[1.0, 0.2, 0.0, 0.0, 1.0, 0.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_slice_read_in_place_is_bit_exact(name):
+    imgs = _images()
+    eager, _ = _run(SLICES[name], ndd.EvalMode.sync_cpu, imgs)
+    got, plan = _run(SLICES[name], ndd.EvalMode.deferred, imgs)
+    assert plan.steps[-1].node.op == "fused.window", plan.notes
+    for e, g in zip(eager, got):
+        assert e.dtype == g.dtype and e.shape == g.shape
+        np.testing.assert_array_equal(e, g)
+
+
+def test_slice_out_of_bounds_raises_the_slice_error():
+    imgs = _images()
+
+    def fn(b):
+        return ndd.resize(ndd.slice(b, start=[10, 20], shape=[90, 30], axis_names="HW"),
+                          size=(8, 8))
+    for mode in (ndd.EvalMode.sync_cpu, ndd.EvalMode.deferred):
+        with pytest.raises(ValueError, match="out of the bounds"):
+            _run(fn, mode, imgs)
