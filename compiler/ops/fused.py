@@ -54,10 +54,11 @@ register(OpSchema(
 register(OpSchema(
     "fused.window", ("input",), (
         ArgSpec("stages", "any", None,
-                doc="Two compiler.ir.Stage records: 'crop' (its window arguments; '_meta', "
-                    "the crop's output metadata) and 'op' (resize, rotate or warp_affine with "
-                    "its arguments)."),
+                doc="Two compiler.ir.Stage records: 'crop' (the crop or slice with its window "
+                    "arguments; '_meta', its output metadata; '_inputs', its number of regular "
+                    "inputs, first among the node's) and 'op' (resize, rotate or warp_affine "
+                    "with its arguments)."),
     ), _internal("fused.window"), traits=frozenset({"fused"}), variadic=True, min_inputs=1,
-    doc="A crop read by resize / rotate / warp_affine without a copy: the consumer's own "
-        "kernel runs on views of the crop windows (the same pixels, so the same result as on "
+    doc="A crop or slice read by resize / rotate / warp_affine without a copy: the "
+        "consumer's own kernel runs on views of the windows (the same pixels, so the same result as on "
         "the cropped copies)."))
