@@ -33,7 +33,8 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``jpeg_distortion``        ``jpeg_compression_distortion``
 ``slicing``                ``slice``
 ``blur``                   ``gaussian_blur``
-``filters``                ``laplacian``, ``filter`` (``filters_conv``: the compiled loops)
+``filters``                ``laplacian``, ``filter`` (``filters_conv`` / ``filters_corr``: the
+                           compiled loops)
 ``filters_morph``          ``experimental.median_blur`` / ``dilate`` / ``erode``
 ``detection``              ``coord_flip``, ``bbox_paste``, ``box_encoder``
 ``shaping``                ``squeeze``, ``cat``, ``pad``, ``one_hot``, ``reinterpret``,
@@ -77,7 +78,7 @@ from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
 from . import multi_paste, roi_crop, segmentation
 from . import color_hist, debayer, jpeg_distortion, warp_perspective
-from . import filters, filters_conv, filters_morph
+from . import filters, filters_conv, filters_corr, filters_morph
 from . import file_read, inflate, numpy_decode
 from . import resize_crop_mirror, tensor_resize
 from . import audio, audio_decode, audio_fft, audio_jit, audio_resample
@@ -107,6 +108,7 @@ def warm_up() -> None:
     reductions.warm_up()
     tensor_resize.warm_up()
     filters_conv.warm_up()
+    filters_corr.warm_up()
     filters_morph.warm_up()
     audio_jit.warm_up()
     audio_resample.warm_up()

@@ -34,7 +34,8 @@ from runtime.kernels.registry import per_sample, register
 
 from .blur import to_output
 from .cast import to_numpy_dtype
-from .filters_conv import border_index, conv_axis, correlate2d
+from .filters_conv import border_index, conv_axis
+from .filters_corr import correlate2d
 
 __all__ = ["laplacian_windows", "laplacian", "filter2d", "data_axes"]
 
