@@ -188,6 +188,21 @@ def _build_affine(njit):
 
 _affine = compiled(_build_affine)
 
+
+def _build_affine_scalar(njit):
+    @njit
+    def affine_scalar(x, mean, factor, shift, out):
+        # one mean and factor for the whole sample: a single flat loop
+        xa = x.ravel()
+        oa = out.ravel()
+        for t in range(xa.size):
+            oa[t] = (np.float32(xa[t]) - mean) * factor + shift
+        return out
+    return affine_scalar
+
+
+_affine_scalar = compiled(_build_affine_scalar)
+
 _NO_MEAN = np.zeros((1, 1), np.float64)
 
 
@@ -237,10 +252,14 @@ def affine(x3: np.ndarray, mean, factor, shift, out=None) -> np.ndarray:
     """``(float32(x) - mean) * factor + shift`` in float32 of ``(A, R, B)``; ``mean`` and
     ``factor`` broadcast to ``(A, B)`` (the same float32 operations as numpy's, in one pass),
     into ``out`` (float32, C-contiguous, ``x3``'s size) or a new array."""
-    shape = (x3.shape[0], x3.shape[2])
-    m = np.ascontiguousarray(np.broadcast_to(np.asarray(mean, np.float32), shape))
-    f = np.ascontiguousarray(np.broadcast_to(np.asarray(factor, np.float32), shape))
     out = np.empty(x3.shape, np.float32) if out is None else out.reshape(x3.shape)
+    m, f = np.asarray(mean, np.float32), np.asarray(factor, np.float32)
+    if m.size == 1 and f.size == 1:
+        return _affine_scalar()(x3, np.float32(m.reshape(())), np.float32(f.reshape(())),
+                                np.float32(shift), out)
+    shape = (x3.shape[0], x3.shape[2])
+    m = np.ascontiguousarray(np.broadcast_to(m, shape))
+    f = np.ascontiguousarray(np.broadcast_to(f, shape))
     return _affine()(x3, m, f, np.float32(shift), out)
 
 
