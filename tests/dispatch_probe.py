@@ -112,6 +112,23 @@ def probe() -> dict[str, str]:
                 ("water/nn", ndd.water(small, ampl_x=4.3, freq_y=0.2, phase_x=0.7)),
                 ("water/linear", ndd.water(small, ampl_y=-3.1, freq_x=0.3,
                                            interp_type=ndd.types.INTERP_LINEAR)),
+                ("warp_perspective/linear", ndd.experimental.warp_perspective(
+                    small, matrix=np.array([[0.9, 0.1, 1.5], [-0.1, 0.9, -2.0],
+                                            [0.002, 0.001, 1.0]], np.float32))),
+                ("warp_perspective/cubic", ndd.experimental.warp_perspective(
+                    small, matrix=np.array([[0.9, 0.1, 1.5], [-0.1, 0.9, -2.0],
+                                            [0.002, 0.001, 1.0]], np.float32),
+                    interp_type="cubic", border_mode="reflect")),
+                ("warp_perspective/nn", ndd.experimental.warp_perspective(
+                    small, matrix=np.array([[0.9, 0.1, 1.5], [-0.1, 0.9, -2.0],
+                                            [0.002, 0.001, 1.0]], np.float32),
+                    interp_type="nn", inverse_map=False)),
+                ("equalize", ndd.equalize(small)),
+                ("clahe/channels", ndd.clahe(small, tiles_x=3, tiles_y=2, clip_limit=2.0,
+                                             luma_only=False)),
+                ("clahe/luma", ndd.clahe(small, tiles_x=3, tiles_y=2, clip_limit=2.0)),
+                ("jpeg_compression_distortion", ndd.jpeg_compression_distortion(small,
+                                                                                quality=40)),
                 ("hsv/u8", ndd.hsv(small, hue=30.0, saturation=0.7, value=1.2)),
                 ("hsv/f32", ndd.hsv(small, hue=-45.0, dtype=ndd.float32)),
                 ("brightness_contrast", ndd.brightness_contrast(small, brightness=1.3,
