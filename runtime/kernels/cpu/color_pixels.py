@@ -96,15 +96,11 @@ def _kernels(njit):
                 out[k] = np.float32(src[k]) * mul + add
 
     @njit
-    def mat3(src, m, off, bgr, mode, lo, hi, out):
-        # out_i = ((m_i0 r + m_i1 g) + m_i2 b) + off_i in float32; an offset of -0.0 adds
-        # nothing (x + -0.0 == x for every x, -0.0 included); the channel order as constants
-        # in each loop (vectorisable loads)
+    def mat3_run(src, m, off, mode, lo, hi, out, i0, i2):
         m00, m01, m02 = m[0, 0], m[0, 1], m[0, 2]
         m10, m11, m12 = m[1, 0], m[1, 1], m[1, 2]
         m20, m21, m22 = m[2, 0], m[2, 1], m[2, 2]
         o0, o1, o2 = off[0], off[1], off[2]
-        i0, i2 = (2, 0) if bgr else (0, 2)
         lo16, hi16 = np.float32(lo), np.float32(hi)
         n = src.size // 3
         if mode == 1:
@@ -113,7 +109,7 @@ def _kernels(njit):
                 r = np.float32(src[j + i0])
                 g = np.float32(src[j + 1])
                 b = np.float32(src[j + i2])
-                out[j + 0] = q16(m00 * r + m01 * g + m02 * b + o0, lo16, hi16)
+                out[j] = q16(m00 * r + m01 * g + m02 * b + o0, lo16, hi16)
                 out[j + 1] = q16(m10 * r + m11 * g + m12 * b + o1, lo16, hi16)
                 out[j + 2] = q16(m20 * r + m21 * g + m22 * b + o2, lo16, hi16)
         elif mode == 2:
@@ -122,7 +118,7 @@ def _kernels(njit):
                 r = np.float32(src[j + i0])
                 g = np.float32(src[j + 1])
                 b = np.float32(src[j + i2])
-                out[j + 0] = q32(m00 * r + m01 * g + m02 * b + o0, lo, hi)
+                out[j] = q32(m00 * r + m01 * g + m02 * b + o0, lo, hi)
                 out[j + 1] = q32(m10 * r + m11 * g + m12 * b + o1, lo, hi)
                 out[j + 2] = q32(m20 * r + m21 * g + m22 * b + o2, lo, hi)
         else:
@@ -131,9 +127,19 @@ def _kernels(njit):
                 r = np.float32(src[j + i0])
                 g = np.float32(src[j + 1])
                 b = np.float32(src[j + i2])
-                out[j + 0] = m00 * r + m01 * g + m02 * b + o0
+                out[j] = m00 * r + m01 * g + m02 * b + o0
                 out[j + 1] = m10 * r + m11 * g + m12 * b + o1
                 out[j + 2] = m20 * r + m21 * g + m22 * b + o2
+
+    @njit
+    def mat3(src, m, off, bgr, mode, lo, hi, out):
+        # out_i = ((m_i0 r + m_i1 g) + m_i2 b) + off_i in float32; an offset of -0.0 adds
+        # nothing (x + -0.0 == x for every x, -0.0 included); the channel offsets as literal
+        # constants in each call (so the interleaved loads vectorise)
+        if bgr:
+            mat3_run(src, m, off, mode, lo, hi, out, 2, 0)
+        else:
+            mat3_run(src, m, off, mode, lo, hi, out, 0, 2)
 
     @njit
     def gray(src, bgr, out):
