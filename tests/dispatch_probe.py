@@ -168,7 +168,13 @@ def probe() -> dict[str, str]:
                 ("reductions/std_dev", ndd.reductions.std_dev(
                     small, ndd.reductions.mean(small, axis_names="HW"), axis_names="HW")),
                 ("reductions/rms", ndd.reductions.rms(small)),
-                ("normalize", ndd.normalize(small, axis_names="HW", batch=True, scale=0.3))):
+                ("normalize", ndd.normalize(small, axis_names="HW", batch=True, scale=0.3)),
+                ("normalize/given", ndd.normalize(small, mean=101.3, stddev=47.9, shift=0.2)),
+                ("tensor_resize/f32", ndd.tensor_resize(ndd.cast(small, dtype=ndd.float32),
+                                                        sizes=(23, 41, 5),
+                                                        interp_type="cubic")),
+                ("resize_crop_mirror", ndd.resize_crop_mirror(small, resize_shorter=37,
+                                                              crop=(29, 31), mirror=1))):
             for i, t in enumerate(out.tensors):
                 res[f"{name}/{i}"] = _digest(t)
         boxes = ndd.as_tensor(rng.random((64, 4)).astype(np.float32) * 0.5)
