@@ -73,6 +73,12 @@ _SPATIAL = ("HWC", "CHW", "HW")
 
 def _rcm_infer(metas, args):
     m = metas[0]
+    if m.dtype is not None and m.dtype not in TENSOR_RESIZE_DTYPES:
+        raise TypeError(f"resize_crop_mirror: Unsupported type: {m.dtype}. Supported types "
+                        f"are: uint8, int16, uint16 and float")
+    dt = args.get("dtype")
+    if dt is not None and m.dtype is not None and dt not in (m.dtype, "float32"):
+        raise ValueError(f"Resize must output original type or float. Got: {dt}")
     if m.ndim is not None and m.ndim not in (2, 3):
         raise ValueError(f"expected images with 2 (HW) or 3 (HWC/CHW) dimensions, got {m.ndim}")
     layout = m.layout or {3: "HWC", 2: "HW"}.get(m.ndim, "")

@@ -541,3 +541,40 @@ def test_dump_image_files_match_dali(dyn, tmp_path, monkeypatch):
     assert files == sorted(p.name for p in (tmp_path / "ndd").iterdir())
     for f in files:
         assert (tmp_path / "ndd" / f).read_bytes() == (tmp_path / "dali" / f).read_bytes()
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dt", [np.int16, np.uint16, np.float32])
+def test_resize_crop_mirror_dtypes_and_chw_match_dali(dyn, dt):
+    rng = np.random.default_rng(0)
+    imgs = [rng.integers(0, 200, (40 + 3 * i, 50, 3)).astype(dt) for i in range(2)]
+    kw = dict(size=(30, 35), crop=(20, 21), mirror=1)
+    o = _np(ndd.resize_crop_mirror(ndd.batch(imgs, layout="HWC"), **kw))
+    t = _np(dyn.resize_crop_mirror(dyn.batch(imgs, layout="HWC"), **kw))
+    for a, b in zip(o, t):
+        _close(a, b)
+    # CHW: DALI 2.4's mirror=1 flips both H and W there (docs/semantics.md), so no mirror
+    chw = [np.ascontiguousarray(x.transpose(2, 0, 1)) for x in imgs]
+    kw.pop("mirror")
+    o = _np(ndd.resize_crop_mirror(ndd.batch(chw, layout="CHW"), **kw))
+    t = _np(dyn.resize_crop_mirror(dyn.batch(chw, layout="CHW"), **kw))
+    for a, b in zip(o, t):
+        _close(a, b)
+    flipped = _np(ndd.resize_crop_mirror(ndd.batch(chw, layout="CHW"), mirror=1, **kw))
+    for f, a in zip(flipped, o):
+        _close(f, np.ascontiguousarray(a[:, :, ::-1]))
+
+
+@pytest.mark.oracle
+def test_resize_crop_mirror_errors_like_dali(dyn):
+    imgs = [np.zeros((10, 12, 3), np.uint8)]
+    for mod, err in ((dyn, RuntimeError), (ndd, ValueError)):
+        with pytest.raises(err):
+            _np(mod.resize_crop_mirror(mod.batch(imgs, layout="HWC"), size=(5, 6),
+                                       resize_shorter=4))
+    for bad in (np.int32, np.int8):
+        data = [np.zeros((10, 12, 3), bad)]
+        with pytest.raises(RuntimeError):
+            _np(dyn.resize_crop_mirror(dyn.batch(data, layout="HWC"), size=(5, 6)))
+        with pytest.raises(TypeError, match="Unsupported type"):
+            ndd.resize_crop_mirror(ndd.batch(data, layout="HWC"), size=(5, 6))
