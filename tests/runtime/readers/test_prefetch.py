@@ -21,14 +21,15 @@ def test_pause_ends_when_the_consumer_takes_an_item(monkeypatch):
 
 
 def test_pause_is_bounded_and_skipped_when_not_full(monkeypatch):
-    monkeypatch.setattr(prefetch, "YIELD_S", 0.05)
+    monkeypatch.setattr(prefetch, "YIELD_S", 2.0)
     q = queue.Queue(maxsize=2)
     t0 = time.perf_counter()
     prefetch._yield_to_consumer(q)      # empty: no wait
     q.put(1)
     prefetch._yield_to_consumer(q)      # not full: no wait
-    assert time.perf_counter() - t0 < 0.04
+    assert time.perf_counter() - t0 < 1.0
     q.put(2)
+    monkeypatch.setattr(prefetch, "YIELD_S", 0.05)
     t0 = time.perf_counter()
     prefetch._yield_to_consumer(q)      # full, nobody takes: waits about YIELD_S, then goes on
     assert 0.04 <= time.perf_counter() - t0 < 5
