@@ -11,8 +11,16 @@ the fusion rules allow as intermediates, so the next stage reads the same number
 stage's value is converted to the output type on the store, written at its place in the output
 layout (cmn: the crop window, mirrored, CHW or HWC). So the result is bit-identical with running
 the ops one by one.
+
+A chain without scalar arithmetic runs stage-wise instead (:func:`_stagewise`): the unfused
+ops' own vectorised loops one after the other on the one image (its intermediates stay in
+cache, no intermediate batch is written), then cmn's own per-image path or the loop with an
+empty program for normalize / the store; the preparation of each sample runs on its pool
+thread.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -26,7 +34,8 @@ from runtime.kernels.registry import sample_arg
 
 from .cast import cast
 from .color import brightness_contrast_params, color_twist_params, hsv_matrix
-from .color_pixels import quantizer
+from .cmn_batch import cmn_plan, cmn_plan_into
+from .color_pixels import apply_mat3, apply_scale, quantizer
 from .jit import compiled
 from .normalize import given_params
 
@@ -216,19 +225,20 @@ def sample_program(stages, kernel_args, i, image):
     per = [_stage_values(s, kernel_args, i) for s in stages]
     last = stages[-1].op
     body = stages[:-1] if last in ("normalize", "crop_mirror_normalize") else stages
-    kinds, fps, qm, qlo, qhi = [], [], [], [], []
+    kinds, fps, qm, qlo, qhi, dts = [], [], [], [], [], []
     for k, (s, a) in enumerate(zip(body, per)):
         kind, p = _step(s.op, a, chans)
         mode, lo, hi = quantizer(a["_out"])
         if k == len(body) - 1 and len(body) == len(stages):
             mode = 0                    # the store converts the final value
         kinds.append(kind)
+        dts.append(np.dtype(a["_out"]))
         fps.append(p)
         qm.append(mode)
         qlo.append(float(lo))
         qhi.append(float(hi))
     prog = dict(kinds=np.array(kinds, np.int64), fp=np.array(fps, _F).reshape(-1, 12),
-                qmode=np.array(qm, np.int64), qlo=np.array(qlo), qhi=np.array(qhi))
+                qmode=np.array(qm, np.int64), qlo=np.array(qlo), qhi=np.array(qhi), dts=dts)
     a = per[-1]
     out_dt = np.dtype(a["_out"])
     src = image.reshape(-1, 1, chans) if image.ndim != 3 else image
@@ -257,7 +267,11 @@ def sample_program(stages, kernel_args, i, image):
         norm = 1 if post != 0 else 2
         in_order = (window[2], window[3], chans)
         out_shape = tuple(in_order[p] for p in perm)
-    return prog, src, window, flip, (base, inv, post, norm), out_dt, out_shape, perm, tail
+    cmn = None
+    if last == "crop_mirror_normalize" and image.ndim == 3:
+        cmn = cmn_plan("HWC", 3, chans, a.get("output_layout") or "CHW", a.get("mean", 0.0),
+                       a.get("std", 1.0), a.get("scale", 1.0), a.get("shift", 0.0))
+    return prog, src, window, flip, (base, inv, post, norm), out_dt, out_shape, perm, tail, cmn
 
 
 def _channel_vector(p, chans):
@@ -280,13 +294,43 @@ def _prepared(stages, kernel_args, i, image):
     return sample_program(stages, kernel_args, i, image)
 
 
+_EMPTY = dict(kinds=np.zeros(0, np.int64), fp=np.zeros((0, 12), _F),
+              qmode=np.zeros(0, np.int64), qlo=np.zeros(0), qhi=np.zeros(0))
+
+
+def _stagewise(src, prog):
+    """The colour / cast stages of ``prog`` run one after the other with the unfused ops' own
+    vectorised loops (:mod:`.color_pixels`, ``cast``) on the one image, its intermediates
+    staying in cache; then cmn's own per-image path, or an empty program for the loop
+    (normalization and store only): the same bits as the planar interpreter, faster when there
+    is no scalar arithmetic."""
+    x = src
+    for kind, p, dt in zip(prog["kinds"], prog["fp"], prog["dts"]):
+        if kind == SCALE:
+            x = apply_scale(x, p[0], p[1], dt)
+        elif kind == MAT3:
+            x = apply_mat3(x, p[:9].reshape(3, 3), p[9:12], dt)
+        else:
+            x = cast(x, dt)
+    if x.dtype not in _STORE:
+        x = x.astype(_F)            # float16 / bool / 64-bit: exact in float32 here
+    return x, _EMPTY
+
+
 def run_sample(prepared, out=None):
     """One sample through the fused chain (``prepared``: :func:`_prepared`'s result); writes
     ``out`` when given (the output's shape and dtype, e.g. a view of a batch array) and returns
     the output array."""
-    prog, src, (y0, x0, h, w), flip, (base, inv, post, norm), out_dt, out_shape, perm, tail = \
-        prepared
+    prog, src, (y0, x0, h, w), flip, (base, inv, post, norm), out_dt, out_shape, perm, tail, \
+        cmn = prepared
     direct = out_dt in _STORE and tail is None
+    if all(k in (SCALE, MAT3, NONE) for k in prog["kinds"]):
+        src, prog = _stagewise(src, prog)
+        if cmn is not None:
+            # the unfused cmn's own batch path (cmn_batch: bit-exact with its per-sample one)
+            target = out if out is not None else np.empty(out_shape, out_dt)
+            cmn_plan_into(cmn, src, (y0, x0, h, w), flip, target)
+            return target
     if out is None or not direct:
         out = np.empty(out_shape, out_dt if out_dt in _STORE else _F)
     # strides (in elements) of the output at input position (y, x, c)
@@ -312,29 +356,35 @@ def run_sample(prepared, out=None):
 
 
 def fused_color(ctx, inputs, args):
-    """``fused.color`` of the batch: :func:`run_sample` per sample on the pool threads
-    (registered by :mod:`.fused`, with the other fused kernels). When every sample's output
-    has the same shape (and a type the loop writes), the outputs are views of one recycled
-    ``(N, ...)`` batch array (:func:`runtime.buffers.batch_array`: warm pages, and
-    ``Batch.torch()`` needs no copy)."""
+    """``fused.color`` of the batch: :func:`run_sample` per sample on the pool threads, one
+    task per thread (each a run of consecutive samples, prepared there too), registered by
+    :mod:`.fused` with the other fused kernels. The first sample to finish its preparation
+    allocates one recycled ``(N, ...)`` batch array (:func:`runtime.buffers.batch_array`:
+    warm pages, and ``Batch.torch()`` needs no copy) from its output shape; every sample of
+    that shape and type writes its view, any other gets its own array."""
     images = inputs[0]
     stages = args["stages"]
     n = ctx.batch_size
-    prepared = [_prepared(stages, args, i, images[i] if len(images) > 1 else images[0])
-                for i in range(n)]
-    targets = [None] * n
-    shapes = {p[6] for p in prepared}
-    dts = {p[5] for p in prepared}
-    if n > 1 and len(shapes) == 1 and len(dts) == 1 and all(p[8] is None for p in prepared):
-        dt = dts.pop()
-        if dt in _STORE:
-            batch = batch_array((n,) + tuple(shapes.pop()), dt)
-            targets = [batch[i] for i in range(n)]
+    lock = threading.Lock()
+    batch = []
 
-    # one pool task per thread, each a run of consecutive samples
+    def target_for(i, prep):
+        shape, dt = tuple(prep[6]), prep[5]
+        if n < 2 or prep[8] is not None or dt not in _STORE:
+            return None
+        with lock:
+            if not batch:
+                batch.append(batch_array((n,) + shape, dt))
+        out = batch[0]
+        return out[i] if out.shape[1:] == shape and out.dtype == dt else None
+
     parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
     bounds = [n * j // parts for j in range(parts + 1)]
 
     def task(j):
-        return [run_sample(prepared[i], targets[i]) for i in range(bounds[j], bounds[j + 1])]
+        res = []
+        for i in range(bounds[j], bounds[j + 1]):
+            prep = _prepared(stages, args, i, images[i] if len(images) > 1 else images[0])
+            res.append(run_sample(prep, target_for(i, prep)))
+        return res
     return [[out for part in ctx.pool.map(task, parts) for out in part]] if n else [[]]
