@@ -154,7 +154,8 @@ def _int_to_int(x, dst):
     lo, hi = max(src_i.min, dst_i.min), min(src_i.max, dst_i.max)
     if lo == src_i.min and hi == src_i.max:
         return x.astype(dst)
-    return np.clip(x, x.dtype.type(lo), x.dtype.type(hi)).astype(dst)
+    # np.asarray: numpy's clip of a 0-d array gives a scalar, which kernels cannot write into
+    return np.asarray(np.clip(x, x.dtype.type(lo), x.dtype.type(hi)).astype(dst))
 
 
 def cast(x, dtype):

@@ -153,3 +153,16 @@ def test_cast_like_matches_dali(like):
     out = np.asarray(ndd.cast_like(ndd.as_tensor(x), ndd.as_tensor(other)))
     assert out.dtype == ref.dtype
     np.testing.assert_array_equal(out, ref)
+
+
+def test_zero_d_integer_narrowing_stays_an_array():
+    """A 0-d int -> int cast that saturates is a 0-d array (numpy's clip returns a scalar),
+    so later kernels (arithmetic) accept it."""
+    got = cast(np.array(300, np.int32), "uint8")
+    assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == np.uint8
+    assert int(got) == 255
+    import ndd
+    x = ndd.cast(ndd.as_batch([np.array(300, np.int32), np.array(-5, np.int32)]),
+                 dtype=ndd.uint8)
+    y = (x * ndd.as_tensor(np.uint8(1))).evaluate()      # the arithmetic kernel takes them
+    assert [int(np.asarray(t)) for t in y.tensors] == [255, 0]  # saturated both ways
