@@ -27,3 +27,21 @@ def test_max_lanes_one_gives_single_lane_without_waits():
     a, b = node("flip", [x]), node("flip", [y])
     plan = schedule(graph([a.outputs[0], b.outputs[0]]), max_lanes=1)
     assert {s.lane for s in plan.steps} == {0} and all(not s.waits for s in plan.steps)
+
+
+def test_a_branch_on_other_outputs_of_a_multi_output_op_gets_its_own_lane():
+    """random_bbox_crop -> (window -> image branch, boxes -> box branch): the box branch runs
+    on its own lane on the CPU; a second reader of the *same* output stays on the lane."""
+    from compiler.ir import Node
+    from tests.compiler._graphs import IMG
+    boxes = leaf()
+    crop = Node("random_bbox_crop", [boxes], {}, None, [IMG, IMG, IMG], callsite="t.py:2")
+    window, flipped_boxes, _labels = crop.outputs
+    image = node("slice", [leaf(), window])
+    box = node("bb_flip", [flipped_boxes])
+    again = node("copy", [window])
+    plan = schedule(graph([image.outputs[0], box.outputs[0], again.outputs[0]]), max_lanes=2)
+    lane = {s.node.id: s.lane for s in plan.steps}
+    assert lane[image.id] == lane[crop.id] == lane[again.id] != lane[box.id]
+    step = next(s for s in plan.steps if s.node is box)
+    assert step.waits == [crop.id]
