@@ -39,6 +39,9 @@ def schedule(graph: Graph, max_lanes: int = 2) -> Plan:
             else:
                 lane = next_lane % max(1, max_lanes)
                 next_lane += 1
+                if preds and lane == lane_of[preds[0].id] and max_lanes > 1:
+                    lane = next_lane % max_lanes     # a branch: not its producer's lane
+                    next_lane += 1
         lane_of[node.id] = lane
         node.meta["lane"] = lane
         waits = sorted({p.id for p in preds if lane_of[p.id] != lane})

@@ -45,3 +45,17 @@ def test_a_branch_on_other_outputs_of_a_multi_output_op_gets_its_own_lane():
     assert lane[image.id] == lane[crop.id] == lane[again.id] != lane[box.id]
     step = next(s for s in plan.steps if s.node is box)
     assert step.waits == [crop.id]
+
+
+def test_the_branch_lane_is_not_the_producers_even_after_round_robin():
+    """Lanes opened before (a source op on lane 1) must not wrap the branch onto the
+    producer's lane: the image branch of the SSD loader is recorded after the box branch."""
+    from compiler.ir import Node
+    from tests.compiler._graphs import IMG
+    crop = Node("random_bbox_crop", [leaf()], {}, None, [IMG, IMG], callsite="t.py:2")
+    flip = Node("random.coin_flip", [], {}, None, [IMG], callsite="t.py:3")
+    box = node("bb_flip", [crop.outputs[1], flip.outputs[0]])
+    image = node("slice", [leaf(), crop.outputs[0]])
+    plan = schedule(graph([box.outputs[0], image.outputs[0]]), max_lanes=2)
+    lane = {s.node.id: s.lane for s in plan.steps}
+    assert lane[box.id] != lane[image.id]       # the two branches overlap
