@@ -225,11 +225,7 @@ class _LMDBCore(FileReaderCore):
         self.paths = path_list(path, "path", self.who)
         self._store = None
         super().__init__(lazy_init=True, **kwargs)
-        if not lazy_init:
-            if defer_shard_check:
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(lazy_init, defer_shard_check)
 
     def build_index(self):
         self._store = LMDBStore(self.paths, self.who)

@@ -369,11 +369,7 @@ class CocoReaderCore(FileReaderCore):
             raise ValueError("readers.COCO: `polygon_masks` and `pixelwise_masks` exclude "
                              "each other (as in DALI); enable one")
         super().__init__(lazy_init=True, **kwargs)
-        if not lazy_init:
-            if defer_shard_check:
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(lazy_init, defer_shard_check)
 
     def build_index(self):
         """The COCO dataset listing: :func:`parse_coco`, or DALI's preprocessed annotations;

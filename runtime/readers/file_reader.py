@@ -1,9 +1,8 @@
 """Runtime core of ``ndd.readers.File`` (DALI's ``fn.readers.file`` in dynamic mode).
 
-Yields plain numpy arrays: the encoded file contents (uint8, shape (size,)) and the label
-(int32, shape (1,)), per sample or per batch. The front end wraps them into Tensors/Batches.
-Semantics: ``runtime/readers/file_index.py`` (what is listed), ``sharding.py`` (what is read
-in which epoch); differences from DALI 2.4 are listed in ``docs/semantics.md``.
+Yields plain numpy arrays (encoded contents, uint8 (size,); label, int32 (1,)) per sample or
+per batch, wrapped by the front end. Semantics: ``file_index.py`` (what is listed),
+``sharding.py`` (what is read when); differences from DALI 2.4: ``docs/semantics.md``.
 """
 
 from __future__ import annotations
@@ -184,17 +183,18 @@ class FileReaderCore:
         self._mode = None         # "batch" or "sample" once used
         self._batch_size = None
         self._started = False
-        if not flags["lazy_init"]:
-            if _check_bool(defer_shard_check, "defer_shard_check"):
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(flags["lazy_init"], _check_bool(defer_shard_check, "defer_shard_check"))
 
     # -- dataset ---------------------------------------------------------------------------
     #: what messages call this reader, and the tag of its ``get_state`` dicts (subclasses
     #: reading other formats override both, and :meth:`build_index` / :meth:`make_loader`)
     kind = "File reader"
     state_format = STATE_FORMAT
+
+    def list_now(self, lazy_init: bool, defer_shard_check: bool) -> None:
+        """A constructor's end: list now unless ``lazy_init`` (shards checked unless deferred)."""
+        if not lazy_init:
+            self._listing() if defer_shard_check else self._dataset()
 
     def build_index(self):
         """The dataset listing (a :class:`FileIndex`): here, of ``fn.readers.file``."""

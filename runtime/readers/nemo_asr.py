@@ -106,11 +106,7 @@ class NemoAsrReaderCore(FileReaderCore):
                                 quality=float(quality))
         super().__init__(lazy_init=True, **kwargs)
         self._entries = None
-        if not lazy_init:
-            if defer_shard_check:
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(lazy_init, defer_shard_check)
 
     def _keep(self, duration) -> bool:
         if duration is None:

@@ -319,11 +319,7 @@ class NumpyReaderCore(FileReaderCore):
         super().__init__(lazy_init=True, **kwargs)
         self._listing_args = dict(file_root=file_root, file_list=file_list, files=files,
                                   file_filter=file_filter)
-        if not lazy_init:
-            if defer_shard_check:
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(lazy_init, defer_shard_check)
 
     def build_index(self):
         return index_numpy_files(**self._listing_args)

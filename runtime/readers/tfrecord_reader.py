@@ -188,11 +188,7 @@ class TFRecordReaderCore(FileReaderCore):
         self.features = dict(features)
         super().__init__(lazy_init=True, **kwargs)
         self._records = None
-        if not lazy_init:
-            if defer_shard_check:
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(lazy_init, defer_shard_check)
 
     def build_index(self):
         recs, names = [], []

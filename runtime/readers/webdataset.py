@@ -183,11 +183,7 @@ class WebdatasetReaderCore(FileReaderCore):
         self.dtypes = [np.dtype(d) for d in dtypes]
         self._samples = None
         super().__init__(lazy_init=True, **kwargs)
-        if not lazy_init:
-            if defer_shard_check:
-                self._listing()
-            else:
-                self._dataset()
+        self.list_now(lazy_init, defer_shard_check)
 
     def _match(self, comps):
         """Per output, the first matching component ``(offset, size, ext)`` or None."""
