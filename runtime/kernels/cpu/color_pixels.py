@@ -26,7 +26,7 @@ from runtime.kernels.registry import sample_args
 from .cast import cast
 from .jit import compiled
 
-__all__ = ["scale_into", "scale_table", "mat3_into", "quantizer", "gray_into",
+__all__ = ["scale_into", "scale_table", "mat3_into", "quantizer", "quantizers", "gray_into",
            "ycbcr_to_rgb_into", "luma_from_ycbcr_into", "grey_to_ycbcr_into", "reorder_into",
            "warm_up", "apply_scale", "apply_mat3", "into_batch"]
 
@@ -53,9 +53,9 @@ def quantizer(dtype):
     return 0, _F(0), _F(0)
 
 
-@compiled
-def _kernels(njit):
-    """The compiled loops (one build)."""
+def quantizers(njit):
+    """``(q16, q32)``: compiled float32 -> integer conversions of ``cast`` (built with the
+    caller's ``njit``; shared by these loops and :mod:`.fused_color`)."""
     half, zero = _F(0.5), _F(0.0)
 
     @njit
@@ -80,6 +80,14 @@ def _kernels(njit):
         d = d if d > lo else lo
         d = d if d < hi else hi
         return d + (0.5 if d >= 0.0 else -0.5)
+
+    return q16, q32
+
+
+@compiled
+def _kernels(njit):
+    """The compiled loops (one build)."""
+    q16, q32 = quantizers(njit)
 
     @njit
     def scale(src, mul, add, mode, lo, hi, out):

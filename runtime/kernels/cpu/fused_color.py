@@ -35,7 +35,7 @@ from runtime.kernels.registry import sample_arg
 from .cast import cast
 from .color import brightness_contrast_params, color_twist_params, hsv_matrix
 from .cmn_batch import cmn_plan, cmn_plan_into
-from .color_pixels import apply_mat3, apply_scale, quantizer
+from .color_pixels import apply_mat3, apply_scale, quantizer, quantizers
 from .jit import compiled
 from .normalize import given_params
 
@@ -58,24 +58,7 @@ _STORE = {np.dtype(t) for t in ("uint8", "int8", "uint16", "int16", "uint32", "i
 @compiled
 def _loop(njit):
     """The fused per-pixel loop."""
-    half, zero = _F(0.5), _F(0.0)
-
-    @njit
-    def q16(v, lo, hi):
-        v = v if v == v else zero
-        v = v if v > lo else lo
-        v = v if v < hi else hi
-        t = np.int32(v)
-        f = v - np.float32(t)
-        return t + np.int32(f >= half) - np.int32(f <= -half)
-
-    @njit
-    def q32(v, lo, hi):
-        d = np.float64(v)
-        d = d if d == d else 0.0
-        d = d if d > lo else lo
-        d = d if d < hi else hi
-        return d + (0.5 if d >= 0.0 else -0.5)
+    q16, q32 = quantizers(njit)
 
     @njit
     def run(src, y0, x0, h, w, flip, kinds, fp, qmode, qlo, qhi, base, inv, post, norm,
