@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import DecodeError, sample_prefix
 
-__all__ = ["decode_audio", "AUDIO_DTYPES"]
+__all__ = ["decode_audio", "audio_channels", "AUDIO_DTYPES"]
 
 #: Output types of :func:`decode_audio` (libsndfile converts to them itself).
 AUDIO_DTYPES = ("int16", "int32", "float32")
@@ -60,3 +60,21 @@ def decode_audio(data, dtype="float32", sample=None) -> tuple[np.ndarray, float]
         raise DecodeError(f"{sample_prefix(sample)}cannot decode audio ({len(buf)} bytes): "
                           f"{exc}") from None
     return np.ascontiguousarray(frames), float(rate)
+
+
+def audio_channels(data, sample=None) -> int:
+    """The number of channels of an encoded audio file, from its header only.
+
+    Raises
+    ------
+    DecodeError
+        Data libsndfile cannot open (its reason in the message).
+    """
+    sf = _soundfile()
+    buf = bytes(np.ascontiguousarray(data, dtype=np.uint8)) if not isinstance(
+        data, (bytes, bytearray)) else bytes(data)
+    try:
+        return int(sf.info(io.BytesIO(buf)).channels)
+    except (RuntimeError, ValueError, TypeError, sf.SoundFileError) as exc:
+        raise DecodeError(f"{sample_prefix(sample)}cannot decode audio ({len(buf)} bytes): "
+                          f"{exc}") from None

@@ -12,7 +12,6 @@ the audio (DALI: "not yet implemented").
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 
@@ -152,11 +151,3 @@ class NemoAsrReaderCore(FileReaderCore):
             return [*out, order] if with_indices else out
 
         return load
-
-    def text(self, i: int) -> str:
-        """The transcript of dataset entry ``i``."""
-        self._dataset()
-        return self._entries[i]["text"]
-
-    def entry_path(self, i: int) -> str:
-        return os.fspath(self._entries[i]["audio_filepath"])

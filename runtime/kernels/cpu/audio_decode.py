@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.codecs.audio import decode_audio
+from runtime.codecs.audio import audio_channels, decode_audio
 from runtime.kernels.registry import register, sample_args
 from runtime.storage import sample_name
 
@@ -37,14 +37,9 @@ def decode_sample(data, dtype="float32", do_downmix=False, sample_rate=0.0, qual
     """
     dt = np.dtype(dtype)
     rate = float(F32(sample_rate or 0.0))
-    if not rate and dt != F32:
+    if not rate and dt != F32 and not (do_downmix and audio_channels(data, sample) > 1):
         frames, src_rate = decode_audio(data, dt.name, sample)     # libsndfile's conversion
-        if do_downmix and frames.shape[1] > 1:
-            floats, _ = decode_audio(data, "float32", sample)
-            frames = to_full_scale(downmix(floats), dt)
-        elif do_downmix:
-            frames = frames[:, 0]
-        return frames, F32(src_rate)
+        return (frames[:, 0] if do_downmix else frames), F32(src_rate)
     frames, src_rate = decode_audio(data, "float32", sample)
     if do_downmix:
         frames = downmix(frames) if frames.shape[1] > 1 else frames[:, 0]

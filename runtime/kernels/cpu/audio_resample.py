@@ -20,7 +20,7 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-from .cast import cast as _float_to_int_sat_cast
+from .cast import cast
 from .jit import compiled
 
 __all__ = ["resampling_window", "resample", "lobes_for_quality", "resampled_length",
@@ -134,10 +134,6 @@ def _normalize(x: np.ndarray) -> np.ndarray:
     return x.astype(F32, copy=False)
 
 
-def _float_to_int_sat(x, dtype):
-    return _float_to_int_sat_cast(x, dtype)      # round half away from zero, saturate
-
-
 def to_full_scale(y: np.ndarray, dtype) -> np.ndarray:
     """float32 samples in [-1, 1] as ``dtype``: floats unchanged, integers ``y * max`` (a
     float32 product, as DALI's ``ConvertSatNorm``) rounded half away from zero and saturated."""
@@ -146,7 +142,7 @@ def to_full_scale(y: np.ndarray, dtype) -> np.ndarray:
         return y.astype(dtype, copy=False)
     info = np.iinfo(dtype)
     scaled = np.asarray(y, F32) * F32(info.max)
-    return _float_to_int_sat(scaled, dtype)
+    return cast(scaled, dtype)      # round half away from zero, saturate
 
 
 def resample(x, in_rate: float, out_rate: float, out_length=None, quality=50.0,
