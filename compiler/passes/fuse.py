@@ -1,4 +1,5 @@
-"""Fusion: the one rewrite driver over the table ``compiler.fusion_rules.RULES``.
+"""Fusion: the one rewrite driver over the tables ``compiler.fusion_rules.RULES`` (images)
+and ``compiler.fusion_rules_audio.RULES`` (audio), tried in that order.
 
 Generic legality (every rule): the intermediate value is not a graph output, is read by no node
 of the graph but the consumer (as its first input, or any regular input for a rule with
@@ -10,10 +11,12 @@ point, so chains of more than two nodes fuse step by step.
 """
 from __future__ import annotations
 
-from compiler.fusion_rules import RULES, Rule
+from compiler import fusion_rules, fusion_rules_audio
+from compiler.fusion_rules import Rule
 from compiler.ir import Graph, Node
 from compiler.passes.result import FusionDecision, PassResult
 
+RULES: tuple[Rule, ...] = fusion_rules.RULES + fusion_rules_audio.RULES
 _BY_NAME = {r.name: r for r in RULES}
 
 
