@@ -1,4 +1,17 @@
-"""Per-sample Python overhead and 2-thread scaling of the eager train/val resize steps.
+"""Per-call overhead of ndd's op calls against DALI 2.4, and per-sample Python overhead and
+2-thread scaling of the eager train/val resize steps.
+
+Run: ``python benchmarks/overhead_bench.py calls [--reps R] [--calls K] [--profile MODE]``:
+op calls per second on a batch of 8 small uint8 HWC images (48x64x3) for view ops, in eager and
+deferred mode, ndd and DALI 2.4's dynamic mode side by side (backends alternate, median of R
+repeats of K calls each; the batches are built before the clock starts):
+
+* ``expand_dims`` / ``reinterpret``: one call, then ``evaluate()`` (what ``ops_vs_dali.py``
+  times per call);
+* ``chain8``: eight view calls in a row (expand_dims, squeeze, reinterpret, ...), then one
+  ``evaluate()`` of the last (a small front end's ops per batch).
+
+``--profile eager|deferred`` prints ndd's cProfile (cumulative time) of the expand_dims loop.
 
 Run: ``python benchmarks/overhead_bench.py [N]``.  For N photos (decoded samples of
 ``/tmp/ndd-sample`` when present, else scikit-image photos resized to ~400x390) it times
@@ -87,6 +100,86 @@ def _calls(fn, imgs):
     return pstats.Stats(prof).total_calls / len(imgs)
 
 
+_SHAPE = (48, 64, 3)
+
+
+def _view_calls(m):
+    """name -> fn(batch) -> handle to evaluate, written once against the shared API."""
+    def chain8(b):
+        x = m.expand_dims(b, axes=0, new_axis_names="F")
+        x = m.squeeze(x, axis_names="F")
+        x = m.reinterpret(x, shape=(_SHAPE[0], _SHAPE[1] * 3))
+        x = m.reinterpret(x, shape=_SHAPE, layout="HWC")
+        x = m.expand_dims(x, axes=0, new_axis_names="F")
+        x = m.squeeze(x, axis_names="F")
+        x = m.reinterpret(x, rel_shape=(1, 1, 1))
+        return m.expand_dims(x, axes=0, new_axis_names="F")
+    return {
+        "expand_dims": lambda b: m.expand_dims(b, axes=0, new_axis_names="F"),
+        "reinterpret": lambda b: m.reinterpret(b, shape=(_SHAPE[0], _SHAPE[1] * 3)),
+        "chain8": chain8,
+    }
+
+
+def _time_calls(m, fn, mode, k):
+    """Seconds per iteration (op calls + evaluate) over ``k`` iterations in ``mode``."""
+    arrays = [np.full(_SHAPE, i, np.uint8) for i in range(8)]
+    batches = [m.as_batch(arrays, layout="HWC") for _ in range(k)]
+    with getattr(m.EvalMode, mode):
+        t = time.perf_counter()
+        for b in batches:
+            fn(b).evaluate()
+        return (time.perf_counter() - t) / k
+
+
+def calls_main(argv):
+    import argparse
+    import statistics
+    p = argparse.ArgumentParser(prog="overhead_bench.py calls")
+    p.add_argument("--reps", type=int, default=9)
+    p.add_argument("--calls", type=int, default=300)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--profile", choices=("eager", "deferred"))
+    a = p.parse_args(argv)
+    import ndd
+    mods = {"ndd": ndd}
+    try:
+        import nvidia.dali.experimental.dynamic as dali
+        mods["dali"] = dali
+    except Exception as exc:  # noqa: BLE001 - DALI is optional: ndd alone is still measured
+        print(f"DALI 2.4 not available ({exc!r}): ndd only")
+    for m in mods.values():
+        m.set_num_threads(a.threads)
+    if a.profile:
+        fn = _view_calls(ndd)["expand_dims"]
+        _time_calls(ndd, fn, a.profile, 50)
+        prof = cProfile.Profile()
+        prof.enable()
+        _time_calls(ndd, fn, a.profile, a.calls)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("cumtime").print_stats(40)
+        return
+    print(f"batch of 8 x {_SHAPE} uint8, {a.calls} iterations x {a.reps} repeats, "
+          f"{a.threads} threads; us per iteration (median), calls/s, DALI/ndd")
+    for mode in ("eager", "deferred"):
+        for name in _view_calls(ndd):
+            fns = {b: _view_calls(m)[name] for b, m in mods.items()}
+            times = {b: [] for b in mods}
+            for b, m in mods.items():       # warm-up
+                _time_calls(m, fns[b], mode, 30)
+            for r in range(a.reps):
+                order = list(mods) if r % 2 == 0 else list(reversed(list(mods)))
+                for b in order:
+                    times[b].append(_time_calls(mods[b], fns[b], mode, a.calls))
+            med = {b: statistics.median(t) * 1e6 for b, t in times.items()}
+            ncalls = 8 if name == "chain8" else 1
+            line = f"{mode:8s} {name:12s}" + "".join(
+                f"  {b} {us:7.1f} us ({ncalls * 1e6 / us:7.0f} calls/s)" for b, us in med.items())
+            if "dali" in med:
+                line += f"  DALI/ndd {med['dali'] / med['ndd']:.2f}"
+            print(line, flush=True)
+
+
 def main(n=200, reps=7):
     imgs = _images(n)
     for name, fn in (("rrc", rrc), ("window", window), ("val", val)):
@@ -99,4 +192,7 @@ def main(n=200, reps=7):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    if len(sys.argv) > 1 and sys.argv[1] == "calls":
+        calls_main(sys.argv[2:])
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
