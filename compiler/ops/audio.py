@@ -253,3 +253,24 @@ register(OpSchema(
     doc="Begin and length (int32 scalars) of the part of a 1-D signal between its first and "
         "last non-silent window (the union of those windows). Source: DALI "
         "``nonsilent_region``."))
+
+
+# ------------------------------------------------------------------------ fused (compiler)
+def _fused_audio_infer(metas, args):
+    raise ValueError("fused.audio is created by the compiler's fuse pass and cannot be called")
+
+
+register(OpSchema(
+    "fused.audio", ("input",), (
+        ArgSpec("stages", "any", None,
+                doc="The original ops in order: compiler.ir.Stage records named "
+                    "'<op>#<position>': optionally a first 'slice' (the window, read in "
+                    "place; '_inputs': its number of regular inputs, first among the node's), "
+                    "then preemphasis_filter, spectrogram, mel_filter_bank, to_decibels, mfcc, "
+                    "last possibly normalize; each with its input layout ('_layout') and "
+                    "output dtype ('_out')."),
+    ), _fused_audio_infer, traits=frozenset({"fused"}), variadic=True, min_inputs=1,
+    doc="The audio front end in one pass per sample (compiler/fusion_rules_audio.py): each "
+        "stage is the unfused op's own per-sample function, run on one signal after the "
+        "other without batch intermediates; the slice window is a view. Bit-identical with "
+        "the unfused chain."))

@@ -20,7 +20,8 @@ from .cast import cast, to_numpy_dtype
 from .libm import unary
 
 __all__ = ["preemphasis", "to_decibels", "mel_weights", "mel_filter_bank", "dct_table",
-           "mfcc", "nonsilent_region"]
+           "mfcc", "nonsilent_region", "preemphasis_sample", "to_decibels_sample",
+           "mel_filter_bank_sample", "mfcc_sample"]
 
 F32 = np.float32
 
@@ -68,12 +69,18 @@ def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32") -> np.n
     return out if dt == F32 else cast(out, dt)
 
 
+def preemphasis_sample(x, a, layout, dtype):
+    """``preemphasis_filter`` of one sample ``x`` with its arguments ``a`` (tensor arguments
+    resolved), input ``layout`` and output ``dtype``: the kernel's and ``fused.audio``'s."""
+    return preemphasis(x, float(np.asarray(a.get("preemph_coeff", 0.97))),
+                       a.get("border", "clamp"), dtype)
+
+
 @register("preemphasis_filter", "cpu")
 @per_sample
 def preemphasis_kernel(ctx, ins, a, i):
     """``preemphasis_filter`` of sample ``i``."""
-    return preemphasis(ins[0], float(np.asarray(a.get("preemph_coeff", 0.97))),
-                       a.get("border", "clamp"), ctx.out_metas[0].dtype)
+    return preemphasis_sample(ins[0], a, ctx.in_metas[0].layout, ctx.out_metas[0].dtype)
 
 
 # -------------------------------------------------------------------------- to_decibels
@@ -93,12 +100,17 @@ def to_decibels(x, multiplier=10.0, reference=0.0, cutoff_db=-200.0) -> np.ndarr
     return mul_log2 * unary("log2", ratio, F32)
 
 
+def to_decibels_sample(x, a, layout, dtype):
+    """``to_decibels`` of one sample (see :func:`preemphasis_sample`)."""
+    return to_decibels(x, a.get("multiplier", 10.0), a.get("reference", 0.0),
+                       a.get("cutoff_db", -200.0))
+
+
 @register("to_decibels", "cpu")
 @per_sample
 def to_decibels_kernel(ctx, ins, a, i):
     """``to_decibels`` of sample ``i``."""
-    return to_decibels(ins[0], a.get("multiplier", 10.0), a.get("reference", 0.0),
-                       a.get("cutoff_db", -200.0))
+    return to_decibels_sample(ins[0], a, ctx.in_metas[0].layout, ctx.out_metas[0].dtype)
 
 
 # ---------------------------------------------------------------------- mel filter bank
@@ -201,14 +213,18 @@ def mel_filter_bank(spec, layout="ft", nfilter=128, sample_rate=44100.0, freq_lo
     return np.moveaxis(out.reshape((int(nfilter),) + moved.shape[1:]), 0, axis)
 
 
+def mel_filter_bank_sample(x, a, layout, dtype):
+    """``mel_filter_bank`` of one sample (see :func:`preemphasis_sample`)."""
+    return mel_filter_bank(x, layout, a.get("nfilter", 128), a.get("sample_rate", 44100.0),
+                           a.get("freq_low", 0.0), a.get("freq_high", 0.0),
+                           a.get("mel_formula", "slaney"), a.get("normalize", True))
+
+
 @register("mel_filter_bank", "cpu")
 @per_sample
 def mel_filter_bank_kernel(ctx, ins, a, i):
     """``mel_filter_bank`` of sample ``i``."""
-    return mel_filter_bank(ins[0], ctx.in_metas[0].layout, a.get("nfilter", 128),
-                           a.get("sample_rate", 44100.0), a.get("freq_low", 0.0),
-                           a.get("freq_high", 0.0), a.get("mel_formula", "slaney"),
-                           a.get("normalize", True))
+    return mel_filter_bank_sample(ins[0], a, ctx.in_metas[0].layout, ctx.out_metas[0].dtype)
 
 
 # -------------------------------------------------------------------------------- mfcc
@@ -259,12 +275,17 @@ def mfcc(x, n_mfcc=20, dct_type=2, normalize=False, axis=0, lifter=0.0) -> np.nd
     return np.moveaxis(out.reshape((ndct,) + moved.shape[1:]), 0, axis)
 
 
+def mfcc_sample(x, a, layout, dtype):
+    """``mfcc`` of one sample (see :func:`preemphasis_sample`)."""
+    return mfcc(x, a.get("n_mfcc", 20), a.get("dct_type", 2), a.get("normalize", False),
+                a.get("axis", 0), a.get("lifter", 0.0))
+
+
 @register("mfcc", "cpu")
 @per_sample
 def mfcc_kernel(ctx, ins, a, i):
     """``mfcc`` of sample ``i``."""
-    return mfcc(ins[0], a.get("n_mfcc", 20), a.get("dct_type", 2), a.get("normalize", False),
-                a.get("axis", 0), a.get("lifter", 0.0))
+    return mfcc_sample(ins[0], a, ctx.in_metas[0].layout, ctx.out_metas[0].dtype)
 
 
 # -------------------------------------------------------------------- nonsilent_region

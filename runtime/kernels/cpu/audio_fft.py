@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from runtime.kernels.registry import per_sample, register
 
-__all__ = ["hann_window", "spectrogram", "power_spectrum"]
+__all__ = ["hann_window", "spectrogram", "power_spectrum", "spectrogram_sample"]
 
 
 @functools.lru_cache(maxsize=32)
@@ -89,14 +89,20 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
     return np.ascontiguousarray(out.T) if layout == "ft" else out
 
 
+def spectrogram_sample(x, a, layout, dtype):
+    """``spectrogram`` of one sample ``x`` with its arguments ``a`` (``layout`` / ``dtype``:
+    the input layout and output type, unused): the kernel's and ``fused.audio``'s."""
+    return spectrogram(x, a.get("nfft"), a.get("window_length", 512),
+                       a.get("window_step", 256), a.get("window_fn"), a.get("power", 2),
+                       a.get("center_windows", True), a.get("reflect_padding", True),
+                       a.get("layout") or "ft")
+
+
 @register("spectrogram", "cpu")
 @per_sample
 def spectrogram_kernel(ctx, ins, a, i):
     """``spectrogram`` of sample ``i``."""
-    return spectrogram(ins[0], a.get("nfft"), a.get("window_length", 512),
-                       a.get("window_step", 256), a.get("window_fn"), a.get("power", 2),
-                       a.get("center_windows", True), a.get("reflect_padding", True),
-                       a.get("layout") or "ft")
+    return spectrogram_sample(ins[0], a, ctx.in_metas[0].layout, ctx.out_metas[0].dtype)
 
 
 def power_spectrum(x, nfft=None, axis=-1, power=2) -> np.ndarray:

@@ -54,6 +54,7 @@ One module per op or small family registers ``(op, "cpu")`` with
 ``audio_fft``              ``spectrogram``, ``power_spectrum``
 ``audio_decode``           ``decoders.audio`` (libsndfile: :mod:`runtime.codecs.audio`)
 ``audio_resample``         ``audio_resample`` (windowed sinc, compiled loop)
+``fused_audio``            ``fused.audio`` (the audio front end, one pass per sample)
 ``multi_paste``            ``multi_paste``
 ``roi_crop``               ``roi_random_crop``, ``random_crop_generator``
 ``segmentation``           ``segmentation.select_masks``, ``random_mask_pixel``,
@@ -81,7 +82,7 @@ from . import color_hist, debayer, jpeg_distortion, warp_perspective
 from . import filters, filters_conv, filters_corr, filters_morph
 from . import file_read, inflate, numpy_decode
 from . import resize_crop_mirror, tensor_resize
-from . import audio, audio_decode, audio_fft, audio_jit, audio_resample
+from . import audio, audio_decode, audio_fft, audio_jit, audio_resample, fused_audio
 from . import aliases  # last: registers the kernels of the aliases' originals
 
 __all__ = ["MODULES", "warm_up"]
@@ -93,7 +94,7 @@ MODULES = (decode, resize, crop, cmn, flip, cast, layout_ops, arithmetic, random
            shaping, detection,
            reductions, normalize, transforms, reorder, masking, file_read, numpy_decode,
            inflate, tensor_resize, resize_crop_mirror, filters, filters_morph, audio, audio_fft,
-           audio_decode, audio_resample, multi_paste, roi_crop, segmentation,
+           audio_decode, audio_resample, fused_audio, multi_paste, roi_crop, segmentation,
            aliases)
 
 

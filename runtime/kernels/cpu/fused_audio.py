@@ -1,0 +1,100 @@
+"""CPU kernel of ``fused.audio``: the audio front end in one pass per sample (the compiler's
+``fuse`` pass creates it, rules in ``compiler/fusion_rules_audio.py``).
+
+The stages are the original ops (``compiler.ir.Stage`` records): an optional first ``slice``
+whose window is taken as a view of the signal (``out_of_bounds_policy`` "error" or
+"trim_to_shape", no type change: the same samples the slice kernel copies), then
+``preemphasis_filter``, ``spectrogram``, ``mel_filter_bank``, ``to_decibels``, ``mfcc`` and a
+last per-sample ``normalize``.  Each stage calls the per-sample function the unfused op's
+kernel calls, with the same arguments (a per-sample argument resolved the same way), so every
+sample's result is bit-identical with the unfused chain; what goes away is the batch of every
+intermediate and one dispatch (a pool barrier) per op.  One pool task per sample runs the
+whole chain, so a sample's intermediates stay in its thread's cache.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.kernels.params.nd_slice import slice_window
+from runtime.kernels.registry import register, sample_arg
+
+from .audio import mel_filter_bank_sample, mfcc_sample, preemphasis_sample, to_decibels_sample
+from .audio_fft import spectrogram_sample
+from .normalize import normalize_batch
+from .slicing import slice_data
+
+__all__ = ["fused_audio", "SAMPLE_FUNCTIONS"]
+
+
+def _normalize_sample(x, a, layout, dtype):
+    """``normalize`` (``batch=False``) of one sample: :func:`normalize_batch` on that sample
+    alone, as the unfused kernel computes each sample (its reductions are per sample)."""
+    return normalize_batch(
+        [np.asarray(x)], layout or "", axes=a.get("axes"), axis_names=a.get("axis_names"),
+        batch=False, ddof=int(a.get("ddof") or 0), dtype=dtype or "float32",
+        epsilon=a.get("epsilon") or 0.0,
+        mean=None if a.get("mean") is None else [a["mean"]],
+        scale=1.0 if a.get("scale") is None else a["scale"], shift=a.get("shift") or 0.0,
+        stddev=None if a.get("stddev") is None else [a["stddev"]])[0]
+
+
+#: ``op -> fn(sample, args, input layout, output dtype)``: the per-sample functions of the ops
+#: a ``fused.audio`` node chains (the unfused kernels call the same ones).
+SAMPLE_FUNCTIONS = {
+    "preemphasis_filter": preemphasis_sample,
+    "spectrogram": spectrogram_sample,
+    "mel_filter_bank": mel_filter_bank_sample,
+    "to_decibels": to_decibels_sample,
+    "mfcc": mfcc_sample,
+    "normalize": _normalize_sample,
+}
+
+
+def _sample_args(stage, kernel_args, i):
+    """A stage's arguments for sample ``i`` (per-sample ones resolved as the unfused kernel
+    resolves them: :func:`runtime.kernels.registry.sample_arg`)."""
+    a = dict(stage.args)
+    for arg, key in stage.tensor_args:
+        a[arg] = sample_arg(kernel_args[key][i])
+    return a
+
+
+def _window(x, a, ins):
+    """The ``slice`` window of one signal as a view (the values the slice kernel copies);
+    a window out of bounds with policy "error" raises the slice's own error."""
+    x = np.asarray(x)
+    anchor = np.asarray(ins[0]) if ins else None
+    shape_in = np.asarray(ins[1]) if len(ins) > 1 else None
+    layout = a["_layout"] or ""
+    starts, ends = slice_window(x.shape, layout, a, anchor, shape_in)
+    if any(s < 0 or e > n for s, e, n in zip(starts, ends, x.shape)):
+        if a.get("out_of_bounds_policy", "error") != "trim_to_shape":
+            slice_data(x, layout, a, anchor, shape_in)     # raises the slice's own error
+        starts = [min(max(s, 0), n) for s, n in zip(starts, x.shape)]
+        ends = [min(max(e, 0), n) for e, n in zip(ends, x.shape)]
+    return x[tuple(slice(s, e) for s, e in zip(starts, ends))]
+
+
+def _pick(batch, i):
+    return batch[i] if len(batch) > 1 else batch[0]
+
+
+@register("fused.audio", "cpu")
+def fused_audio(ctx, inputs, args):
+    """Run the stages of a ``fused.audio`` node, one pool task per sample."""
+    stages = args["stages"]
+    first = stages[0]
+    n_in = first.arg("_inputs", 1) if first.op == "slice" else 1
+    chain = stages[1:] if first.op == "slice" else stages
+    fns = [SAMPLE_FUNCTIONS[s.op] for s in chain]
+
+    def one(i):
+        x = _pick(inputs[0], i)
+        if first.op == "slice":
+            x = _window(x, _sample_args(first, args, i),
+                        [_pick(inp, i) for inp in inputs[1:n_in]])
+        for stage, fn in zip(chain, fns):
+            a = _sample_args(stage, args, i)
+            x = fn(x, a, a["_layout"], a["_out"])
+        return x
+    return [ctx.pool.map(one, ctx.batch_size)]
