@@ -7,6 +7,7 @@ libsndfile too, so samples are the same.
 from __future__ import annotations
 
 import io
+import wave
 
 import numpy as np
 
@@ -53,6 +54,9 @@ def decode_audio(data, dtype="float32", sample=None) -> tuple[np.ndarray, float]
         if not isinstance(data, (bytes, bytearray)) else bytes(data)
     if not buf:
         raise DecodeError(f"{sample_prefix(sample)}empty audio data (0 bytes)")
+    fast = _pcm_wav(buf, dtype) if buf[:4] == b"RIFF" and buf[8:12] == b"WAVE" else None
+    if fast is not None:
+        return fast
     sf = _soundfile()
     try:
         frames, rate = sf.read(io.BytesIO(buf), dtype=dtype, always_2d=True)
@@ -60,6 +64,44 @@ def decode_audio(data, dtype="float32", sample=None) -> tuple[np.ndarray, float]
         raise DecodeError(f"{sample_prefix(sample)}cannot decode audio ({len(buf)} bytes): "
                           f"{exc}") from None
     return np.ascontiguousarray(frames), float(rate)
+
+
+#: libsndfile's float conversion of integer PCM: ``float(v) * 2 ** -(bits - 1)`` (8-bit WAV
+#: is unsigned: ``v - 128``); a power of two, so numpy's conversion gives the same floats
+_PCM_SCALE = {1: np.float32(2.0 ** -7), 2: np.float32(2.0 ** -15), 3: np.float32(2.0 ** -23),
+              4: np.float32(2.0 ** -31)}
+
+
+def _pcm_wav(buf: bytes, dtype: str):
+    """``(frames, rate)`` of a plain integer-PCM WAV file read with the standard library's
+    ``wave`` (its RIFF chunk parsing) and converted as libsndfile converts (float32 output, or
+    int16 from 16-bit files: the samples as they are); None for anything else (float or
+    extensible WAV, other output types, a truncated data chunk), which libsndfile reads.
+    libsndfile's per-call overhead is several times the decode of a short PCM file."""
+    if dtype not in ("float32", "int16"):
+        return None
+    try:
+        with wave.open(io.BytesIO(buf)) as w:
+            width, channels, rate = w.getsampwidth(), w.getnchannels(), w.getframerate()
+            count = w.getnframes()
+            raw = w.readframes(count)
+    except Exception:  # noqa: BLE001 - what wave cannot read, libsndfile reads (or explains)
+        return None
+    if width not in _PCM_SCALE or channels < 1 or len(raw) != count * width * channels \
+            or (dtype == "int16" and width != 2):
+        return None
+    if width == 1:
+        v = np.frombuffer(raw, np.uint8).astype(np.int16) - np.int16(128)
+    elif width == 3:
+        b = np.frombuffer(raw, np.uint8).reshape(-1, 3).astype(np.int32)
+        v = (b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)) << 8 >> 8      # sign-extended
+    else:
+        v = np.frombuffer(raw, "<i2" if width == 2 else "<i4")
+    if dtype == "int16":
+        return v.astype(np.int16).reshape(count, channels), float(rate)
+    out = v.astype(np.float32)
+    out *= _PCM_SCALE[width]
+    return out.reshape(count, channels), float(rate)
 
 
 def audio_channels(data, sample=None) -> int:

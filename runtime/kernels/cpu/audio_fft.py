@@ -12,11 +12,19 @@ from __future__ import annotations
 import functools
 import math
 
+import threading
+
 import numpy as np
 import scipy.fft
-from numpy.lib.stride_tricks import sliding_window_view
+
+try:    # scipy's own binding of pocketfft, the transform behind scipy.fft.rfft, with an `out`
+    from scipy.fft._pocketfft.pypocketfft import r2c as _r2c
+except ImportError:     # pragma: no cover - another scipy layout: scipy.fft.rfft allocates
+    _r2c = None
 
 from runtime.kernels.registry import per_sample, register
+
+from .audio_jit import power_bins, window_frames
 
 __all__ = ["hann_window", "spectrogram", "power_spectrum", "spectrogram_sample"]
 
@@ -44,6 +52,30 @@ def _reflect_pad(x: np.ndarray, before: int, after: int) -> np.ndarray:
     idx = np.abs(np.mod(idx, period))
     idx = np.where(idx >= n, period - idx, idx)
     return x[idx]
+
+
+_local = threading.local()
+
+
+def _scratch(name: str, shape, dtype) -> np.ndarray:
+    """A per-thread scratch array of ``shape`` (grown when too small, reused otherwise: a
+    fresh array of this size would be fresh pages, faulted in on every call)."""
+    size = math.prod(shape)
+    buf = getattr(_local, name, None)
+    if buf is None or buf.size < size or buf.dtype != dtype:
+        buf = np.empty(max(size, 1 << 16), dtype)
+        setattr(_local, name, buf)
+    return buf[:size].reshape(shape)
+
+
+def _rfft_rows(buf: np.ndarray) -> np.ndarray:
+    """``scipy.fft.rfft(buf, axis=1)`` (complex64 for float32 rows), into a per-thread scratch
+    array when scipy's pocketfft binding takes an output (the same transform scipy.fft.rfft
+    calls, so the same values); the result is valid until this thread's next call."""
+    if _r2c is None:
+        return scipy.fft.rfft(buf, axis=1)
+    out = _scratch("spectrum", (buf.shape[0], buf.shape[1] // 2 + 1), np.complex64)
+    return _r2c(buf, (1,), True, 0, out, 1)
 
 
 def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None, power=2,
@@ -75,18 +107,15 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
         count = (n - wl) // step + 1 if n >= wl else 0
     nbins = nfft // 2 + 1
     if count <= 0:
-        spec = np.zeros((0, nbins))
-    else:
-        frames = sliding_window_view(sig, wl)[::step][:count]
-        w = hann_window(wl) if window_fn is None else np.asarray(window_fn, np.float64)
-        buf = np.zeros((count, nfft), np.float32)   # zero-padded frames: one plan, no copies
-        np.multiply(frames, w, out=buf[:, :wl], casting="same_kind")
-        c = scipy.fft.rfft(buf, axis=1)             # float32, as DALI's FFT
-        spec = c.real * c.real + c.imag * c.imag
-        if int(power) == 1:
-            spec = np.sqrt(spec)
-    out = spec.astype(np.float32)
-    return np.ascontiguousarray(out.T) if layout == "ft" else out
+        return np.zeros((nbins, 0) if layout == "ft" else (0, nbins), np.float32)
+    w = hann_window(wl) if window_fn is None else np.asarray(window_fn, np.float64)
+    buf = _scratch("frames", (count, nfft), np.float32)     # zero-padded frames: one plan
+    window_frames()(np.ascontiguousarray(sig), step, np.ascontiguousarray(w), buf)
+    c = _rfft_rows(buf)                             # float32, as DALI's FFT
+    ft = layout == "ft"
+    out = np.empty((nbins, count) if ft else (count, nbins), np.float32)
+    power_bins()(c, int(power) == 1, ft, out)        # |X|^2 (or |X|) in float32
+    return out
 
 
 def spectrogram_sample(x, a, layout, dtype):

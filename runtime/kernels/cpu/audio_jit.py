@@ -11,7 +11,8 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["moving_mean_square", "dct_rows", "mel_rows", "warm_up"]
+__all__ = ["moving_mean_square", "dct_rows", "mel_rows", "window_frames", "power_bins",
+           "warm_up"]
 
 
 @compiled
@@ -82,6 +83,53 @@ def mel_rows(njit):
     return kernel
 
 
+@compiled
+def window_frames(njit):
+    """``kernel(sig, step, window, buf)``: ``buf[k, j] = float32(sig[k * step + j] *
+    window[j])`` for ``j < len(window)`` (the product in float64, rounded once, as numpy's
+    ``multiply(..., out=float32)``), 0 for the rest of the row up to ``buf.shape[1]`` (the
+    FFT's zero padding); ``sig`` float64 (padded by the caller), ``buf`` (frames, nfft)."""
+    @njit
+    def kernel(sig, step, window, buf):
+        count, nfft = buf.shape
+        wl = window.shape[0]
+        for k in range(count):
+            at = k * step
+            for j in range(wl):
+                buf[k, j] = np.float32(sig[at + j] * window[j])
+            for j in range(wl, nfft):
+                buf[k, j] = np.float32(0.0)
+    return kernel
+
+
+@compiled
+def power_bins(njit):
+    """``kernel(c, magnitude, transpose, out)``: ``out[b, k] = re * re + im * im`` of ``c[k, b]`` in
+    float32 (the square root of it with ``magnitude``), i.e. numpy's ``c.real * c.real +
+    c.imag * c.imag`` (and ``sqrt``) of the ``(frames, bins)`` complex64 spectrum written
+    transposed: ``out`` (bins, frames) for layout "ft", or ``(frames, bins)`` when
+    ``transpose`` is False."""
+    @njit
+    def kernel(c, magnitude, transpose, out):
+        count, nbins = c.shape
+        tile = 16 if transpose else 1       # "ft": 16 frames a row of out at a time
+        for k0 in range(0, count, tile):
+            k1 = min(k0 + tile, count)
+            for b in range(nbins):
+                for k in range(k0, k1):
+                    v = c[k, b]
+                    re = np.float32(v.real)
+                    im = np.float32(v.imag)
+                    p = re * re + im * im
+                    if magnitude:
+                        p = np.sqrt(p)
+                    if transpose:
+                        out[b, k] = p
+                    else:
+                        out[k, b] = p
+    return kernel
+
+
 def warm_up() -> None:
     """Build (or load from the cache) the compiled loops."""
     x = np.zeros(4, np.float32)
@@ -91,3 +139,6 @@ def warm_up() -> None:
     mel_rows()(np.zeros((2, 2), np.float32), np.arange(2, dtype=np.int64),
                np.array([-1, 0]), np.array([0, -1]), np.ones(2, np.float32),
                np.ones(2, np.float32), np.zeros((1, 2), np.float32))
+    window_frames()(np.zeros(4), 1, np.ones(2), np.zeros((2, 3), np.float32))
+    c = np.zeros((2, 2), np.complex64)
+    power_bins()(c, False, True, np.zeros((2, 2), np.float32))

@@ -159,3 +159,37 @@ def test_audio_resample_matches_dali(kw):
         # integer and half-integer positions: bit-exact; other ratios: measured <= 4.8e-7
         # (float32 ulps of the window weights), int16 within 1
         np.testing.assert_allclose(b, a, rtol=0, atol=1 if a.dtype.kind == "i" else 1e-6)
+
+
+@pytest.mark.parametrize("subtype", ["PCM_U8", "PCM_16", "PCM_24", "PCM_32", "FLOAT"])
+@pytest.mark.parametrize("channels", [1, 2])
+def test_wav_read_without_libsndfile_equals_libsndfile(subtype, channels):
+    """Plain PCM WAV files are read by the standard library's wave module and converted in
+    numpy (runtime/codecs/audio.py): the same samples libsndfile gives, for every width."""
+    from runtime.codecs.audio import decode_audio
+    x = np.clip(RNG.standard_normal((301, channels)) * 0.4, -1, 1)
+    x[:4, 0] = [-1.0, 1.0 - 2 ** -15, 0.0, -2 ** -20]       # full scale and tiny values
+    data = _encoded(x, 16000, "WAV", subtype)
+    for dtype in ("float32", "int16", "int32"):
+        got, rate = decode_audio(data, dtype)
+        want, _ = sf.read(io.BytesIO(data.tobytes()), dtype=dtype, always_2d=True)
+        assert got.dtype == want.dtype and got.shape == want.shape == (301, channels)
+        np.testing.assert_array_equal(got, want)
+        assert rate == 16000.0
+
+
+def test_wav_with_extra_chunks_and_a_truncated_data_chunk():
+    from runtime.codecs.audio import decode_audio
+    pcm = PCM[:100]
+    data = _wav_bytes(pcm, 8000).tobytes()
+    # a LIST chunk between fmt and data: skipped as libsndfile skips it
+    at = data.index(b"data")
+    listed = data[:at] + b"LIST" + struct.pack("<I", 6) + b"INFOab" + data[at:]
+    listed = listed[:4] + struct.pack("<I", len(listed) - 8) + listed[8:]
+    got, _ = decode_audio(np.frombuffer(listed, np.uint8))
+    np.testing.assert_array_equal(got, pcm / np.float32(32768))
+    # the data chunk cut in the middle of a frame: libsndfile's reading of it
+    cut = data[:-3]
+    got, _ = decode_audio(np.frombuffer(cut, np.uint8))
+    want, _ = sf.read(io.BytesIO(cut), dtype="float32", always_2d=True)
+    np.testing.assert_array_equal(got, want)
