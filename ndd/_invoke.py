@@ -190,9 +190,9 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         dev = next(v.meta.device for v in in_values if v.meta.device.kind == "gpu")
     else:
         dev = CPU
+    if dev.kind == "gpu":
+        require_gpu(op)     # without a device: the one clear error, whatever the op declares
     if dev.kind not in schema.devices:
-        if dev.kind == "gpu":
-            require_gpu(op)
         raise ValueError(f"{op}: not available on device '{dev}'; available: "
                          f"{', '.join(schema.devices)}")
     if cap is not None:

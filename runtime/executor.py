@@ -11,7 +11,8 @@ import time
 from compiler.ir import Node
 from runtime import trace
 from runtime.gpu import capture as gpu_capture
-from runtime.gpu.runner import is_gpu_node, plan_uses_gpu, run_gpu_node, run_gpu_plan
+from runtime.gpu.runner import (is_gpu_node, load_gpu_kernels, plan_uses_gpu, run_gpu_node,
+                                run_gpu_plan)
 from runtime.kernels.registry import KernelContext, lookup
 from runtime.threadpool import get_pool
 
@@ -73,14 +74,15 @@ _kernels_loaded = False
 
 
 def kernel_for(node: Node):
-    """The registered kernel of the node's op on its device (the CPU kernel modules are
-    imported at the first call)."""
+    """The registered kernel of the node's op on its device (the CPU kernel modules, and the
+    GPU ones beside them, are imported at the first call)."""
     global _kernels_loaded
     if not _kernels_loaded:
         # lazily: the kernels import torch and nvImageCodec (~1 s), which `import ndd` does
         # not need
         import runtime.kernels.cpu.catalog  # noqa: F401 - registers every CPU kernel
-        _kernels_loaded = True
+        load_gpu_kernels()      # the GPU catalogue: numpy only, no CUDA touched (compiled at
+        _kernels_loaded = True  # a kernel's first launch)
     return lookup(node.op, node.device.kind)
 
 

@@ -42,6 +42,7 @@ register(OpSchema(
         ArgSpec("op", "str", REQUIRED, doc="Operation name (add, sub, ..., sqrt, clamp)."),
         ArgSpec("operands", "any", REQUIRED, doc="Operand order: tensor inputs and scalars."),
     ), _infer, traits=frozenset({"elementwise"}), variadic=True, min_inputs=1,
+    devices=("cpu", "gpu"),
     doc="Element-wise arithmetic with DALI's type promotion."))
 
 #: The operations ``ndd.math`` exposes as functions, as DALI's ``math`` module does: every

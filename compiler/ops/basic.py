@@ -13,7 +13,7 @@ def _cast_infer(metas, args):
 
 register(OpSchema(
     "cast", ("input",), (ArgSpec("dtype", "dtype", REQUIRED, doc="Output type."),),
-    _cast_infer, traits=_EW, public_name="cast",
+    _cast_infer, traits=_EW, public_name="cast", devices=("cpu", "gpu"),
     doc="Converts the element type. float -> int rounds half away from zero and saturates; "
         "int -> int saturates. Source: DALI ``cast`` (rounding observed in DALI 2.4)."))
 
@@ -23,6 +23,7 @@ def _cast_like_infer(metas, args):
 
 register(OpSchema(
     "cast_like", ("input_0", "input_1"), (), _cast_like_infer, public_name="cast_like",
+    devices=("cpu", "gpu"),
     doc="Converts the element type of ``input_0`` to that of ``input_1`` (only its dtype is "
         "read), with ``cast``'s rules. Source: DALI ``cast_like``."))
 
@@ -58,7 +59,7 @@ register(OpSchema(
                                                "the axes reversed (DALI)."),
         ArgSpec("transpose_layout", "bool", True, doc="Permute the layout letters too."),
         ArgSpec("output_layout", "layout", None, doc="Explicit output layout."),
-    ), _transpose_infer, public_name="transpose",
+    ), _transpose_infer, public_name="transpose", devices=("cpu", "gpu"),
     doc="Permutes the axes of each sample. Source: DALI ``transpose``."))
 
 
@@ -137,5 +138,5 @@ register(OpSchema(
 
 register(OpSchema(
     "transfer", ("input",), (ArgSpec("device", "str", REQUIRED, doc="Target device."),),
-    lambda m, a: [m[0]],
+    lambda m, a: [m[0]], devices=("cpu", "gpu"),
     doc="Copies a batch to another device (inserted by the ``place`` pass)."))

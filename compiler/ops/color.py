@@ -34,7 +34,7 @@ register(OpSchema(
                 doc="Intensity unaffected by contrast (default: half the input type's positive "
                     "range, rounded up: 128 for uint8; 0.5 for floats)."),
         ArgSpec("dtype", "dtype", None, doc="Output type (default: the input type)."),
-    ), _color_infer(None), public_name="brightness_contrast",
+    ), _color_infer(None), public_name="brightness_contrast", devices=("cpu", "gpu"),
     doc="``out = brightness_shift * output_range + brightness * (contrast_center + contrast * "
         "(in - contrast_center))``, converted to the output type with ``cast``'s rounding and "
         "saturation. Source: DALI ``brightness_contrast``."))
@@ -47,7 +47,7 @@ register(OpSchema(
                 doc="Hue delta in degrees (an angle: values wrap around)."),
         ArgSpec("saturation", "float", 1.0, tensor=True, doc="Saturation multiplier."),
         ArgSpec("value", "float", 1.0, tensor=True, doc="Value (brightness) multiplier."),
-    ), _color_infer(None), public_name="hsv",
+    ), _color_infer(None), public_name="hsv", devices=("cpu", "gpu"),
     doc="Adjusts hue, saturation and value of RGB images, approximated (as DALI does) by a "
         "linear transform in RGB: the color is taken to YIQ, its chroma rotated by ``hue`` and "
         "scaled by ``saturation``, everything scaled by ``value``, and taken back. Source: "
@@ -71,7 +71,7 @@ register(OpSchema(
                 doc="Brightness shift, in units of the output range (1.0 for floats, the "
                     "type's maximum for integers)."),
         _DTYPE,
-    ), _color_infer(None), public_name="brightness",
+    ), _color_infer(None), public_name="brightness", devices=("cpu", "gpu"),
     doc="``out = brightness_shift * output_range + brightness * in``: ``brightness_contrast`` "
         "with ``contrast`` 1 (the same float32 arithmetic and rounding). Source: DALI "
         "``brightness``."))
@@ -84,19 +84,20 @@ register(OpSchema(
                 doc="Intensity unaffected by contrast (default: half the input type's positive "
                     "range, rounded up: 128 for uint8; 0.5 for floats)."),
         _DTYPE,
-    ), _color_infer(None), public_name="contrast",
+    ), _color_infer(None), public_name="contrast", devices=("cpu", "gpu"),
     doc="``out = contrast_center + contrast * (in - contrast_center)``: ``brightness_contrast`` "
         "with ``brightness`` 1 (the same float32 arithmetic and rounding). Source: DALI "
         "``contrast``."))
 
 register(OpSchema(
     "hue", ("input",), (_DTYPE, _HUE, _IMAGE_TYPE), _color_infer(None), public_name="hue",
+    devices=("cpu", "gpu"),
     doc="Rotates the hue of RGB images: ``hsv`` with only ``hue`` set (the YIQ approximation), "
         "output type defaulting to the input's. Source: DALI ``hue``."))
 
 register(OpSchema(
     "saturation", ("input",), (_DTYPE, _IMAGE_TYPE, _SATURATION), _color_infer(None),
-    public_name="saturation",
+    public_name="saturation", devices=("cpu", "gpu"),
     doc="Scales the saturation of RGB images: ``hsv`` with only ``saturation`` set (the YIQ "
         "approximation), output type defaulting to the input's. Source: DALI ``saturation``."))
 
@@ -108,7 +109,7 @@ register(OpSchema(
                 doc="Contrast factor: 0 gives a uniform grey (128 for every integer input type, "
                     "as in DALI; 0.5 for floats), 1 changes nothing."),
         _DTYPE, _HUE, _IMAGE_TYPE, _SATURATION,
-    ), _color_infer(None), public_name="color_twist",
+    ), _color_infer(None), public_name="color_twist", devices=("cpu", "gpu"),
     doc="Adjusts hue, saturation, contrast and brightness of RGB images in one affine map: "
         "``out = brightness * (center + contrast * (hsv(in) - center))``, with ``hsv``'s YIQ "
         "matrix for hue and saturation and ``center`` 128 (integer inputs) or 0.5 (floats). Source: "

@@ -19,7 +19,7 @@ register(OpSchema(
         ArgSpec("stages", "any", None,
                 doc="The stages in order: compiler.ir.Stage records (names 'decode', 'rrc', "
                     "'resize', 'flip', 'cmn')."),
-    ), _internal("fused.image"), traits=frozenset({"fused"}),
+    ), _internal("fused.image"), traits=frozenset({"fused"}), devices=("cpu", "gpu"),
     doc="Image chain in one kernel: optional decode of only the needed region (ROI), optional "
         "resize or random_resized_crop (window drawn from the same per-sample seeds), optional "
         "crop_mirror_normalize written into one preallocated (N, ...) batch array. Each stage's "
@@ -32,7 +32,7 @@ register(OpSchema(
                 doc="Steps ``(op, operands, out_dtype)``; operands are ('t', input index), "
                     "('s', scalar) or ('r', step index); op 'cast' converts."),
     ), _internal("elementwise_fused"), traits=frozenset({"elementwise", "fused"}),
-    variadic=True, min_inputs=1,
+    variadic=True, min_inputs=1, devices=("cpu", "gpu"),
     doc="A chain of arithmetic/cast nodes evaluated per sample without intermediate batches; "
         "each step rounds to its own dtype exactly as the unfused node does."))
 

@@ -70,6 +70,7 @@ _RESIZE_ARGS = (
 
 register(OpSchema(
     "resize", ("input",), _RESIZE_ARGS, _same_or_sequence, public_name="resize",
+    devices=("cpu", "gpu"),
     deprecated={"image_type": None, "save_attrs": None},
     doc="Resizes images (HWC/CHW/HW; uint8, int16, uint16 or float32). Output sizes round half "
         "up. Source: DALI ``resize``."))
@@ -94,6 +95,7 @@ register(OpSchema(
     "crop", ("input",), _CROP_ARGS + (
         ArgSpec("dtype", "dtype", None, doc="Output type (default: input type)."),),
     _same_or_sequence, public_name="crop", deprecated={"image_type": None},
+    devices=("cpu", "gpu"),
     doc="Crops images (or every frame of a sequence). Source: DALI ``crop``."))
 
 
@@ -118,7 +120,7 @@ register(OpSchema(
         ArgSpec("output_layout", "layout", "CHW", doc="Output layout."),
         ArgSpec("dtype", "dtype", "float32", doc="Output type."),
         ArgSpec("pad_output", "bool", False, doc="Pad the channels to 4."),
-    ), _cmn_infer, public_name="crop_mirror_normalize",
+    ), _cmn_infer, public_name="crop_mirror_normalize", devices=("cpu", "gpu"),
     deprecated={"output_dtype": "dtype", "image_type": None},
     doc="Crops, mirrors and normalizes images in one pass: ``out = (in - mean) / std * scale + "
         "shift``; float32 CHW by default. Source: DALI ``crop_mirror_normalize``."))
@@ -128,7 +130,7 @@ register(OpSchema(
         ArgSpec("horizontal", "int", 1, tensor=True, doc="Flip horizontally (1) or not (0)."),
         ArgSpec("vertical", "int", 0, tensor=True, doc="Flip vertically."),
         ArgSpec("depthwise", "int", 0, tensor=True, doc="Flip along depth (volumes)."),
-    ), _same_or_sequence, public_name="flip",
+    ), _same_or_sequence, public_name="flip", devices=("cpu", "gpu"),
     doc="Flips images (or every frame of a sequence). Source: DALI ``flip``."))
 
 register(OpSchema(
@@ -146,6 +148,7 @@ register(OpSchema(
         ArgSpec("dtype", "dtype", None, doc="Output type (default: input type)."),
         ArgSpec("_seeds", "any", None),
     ), _same, traits=frozenset({"random"}), public_name="random_resized_crop",
+    devices=("cpu", "gpu"),
     doc="Crops a random window (area fraction in ``random_area``, aspect ratio in "
         "``random_aspect_ratio``) and resizes it to ``size``. Source: DALI "
         "``random_resized_crop``."))
