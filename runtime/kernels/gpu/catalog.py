@@ -19,10 +19,14 @@ module             ops                                                        CU
                    crop_mirror_normalize; flip -> crop_mirror_normalize      ``resize_cmn.cu``
 =================  =========================================================  ==================
 
-A schema claims ``"gpu"`` in its ``devices`` only when the GPU runtime can run it; this
-catalogue does not change any schema.
+The schemas of these ops declare ``"gpu"`` in their ``devices``; the executor imports this
+catalogue beside the CPU one (``runtime.executor.kernel_for``), so the catalogue test sees every
+declared kernel. The aliases of :mod:`compiler.ops.aliases` (``experimental.resize``...) get the
+GPU kernels of their originals here, as the CPU catalogue does for the CPU kernels.
 """
 from __future__ import annotations
+
+from runtime.kernels.cpu.aliases import register_aliases
 
 from . import cmn, color, copies, elementwise, fused, resize
 
@@ -39,3 +43,5 @@ GPU_OPS = {
     "brightness_contrast": color, "brightness": color, "contrast": color, "hsv": color,
     "hue": color, "saturation": color, "color_twist": color,
 }
+
+register_aliases()      # after every module above: the aliases' originals are registered
