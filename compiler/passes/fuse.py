@@ -3,15 +3,16 @@ and ``compiler.fusion_rules_audio.RULES`` (audio), tried in that order.
 
 Generic legality (every rule): the intermediate value is not a graph output, is read by no node
 of the graph but the consumer (as its first input, or any regular input for a rule with
-``any_input``), both nodes run on the CPU, and the producer has a single output. Then the
-rule's own check runs. Applied fusions and refusals are returned as notes
-(``("fuse", "applied <rule>: ...")`` / ``("fuse", "refused <rule> at file:line: <reason>")``)
-and the applied rewrites as :class:`compiler.passes.result.FusionDecision` s. Runs to a fixed
+``any_input``), both nodes run on one device, and the producer has a single output. A chain on
+a GPU fuses only under the rules whose fused op has a GPU kernel for it, with their GPU-only
+checks (``compiler.fusion_rules_gpu``). Then the rule's own check runs. Applied fusions and
+refusals are returned as notes (``("fuse", "applied <rule>: ...")`` / ``("fuse", "refused
+<rule> at file:line: <reason>")``) and the applied rewrites as :class:`compiler.passes.result.FusionDecision` s. Runs to a fixed
 point, so chains of more than two nodes fuse step by step.
 """
 from __future__ import annotations
 
-from compiler import fusion_rules, fusion_rules_audio
+from compiler import fusion_rules, fusion_rules_audio, fusion_rules_gpu
 from compiler.fusion_rules import Rule
 from compiler.ir import Graph, Node
 from compiler.passes.result import FusionDecision, PassResult
@@ -33,8 +34,13 @@ def edge_refusal(graph: Graph, producer: Node, consumer: Node, rule: Rule) -> st
     others = {n.id for n in graph.users(v) if n is not consumer}
     if others:
         return f"the intermediate %{v.id} is also read by {len(others)} other node(s)"
-    if producer.device.kind != "cpu" or consumer.device.kind != "cpu":
-        return "only CPU chains are fused"
+    if producer.device != consumer.device:
+        return (f"{producer.op} runs on {producer.device} and {consumer.op} on "
+                f"{consumer.device} (a copy between them)")
+    if producer.device.kind != "cpu":
+        reason = fusion_rules_gpu.refusal(rule.name, producer, consumer)
+        if reason is not None:
+            return reason
     if not rule.any_input and (not consumer.inputs or consumer.inputs[0] is not v
                                or any(t is v for t in consumer.tensor_args.values())):
         return f"the intermediate %{v.id} is not only the consumer's first input"

@@ -1,0 +1,119 @@
+"""Which fusion rules apply to a chain on a GPU, and their GPU-only legality (read by
+``compiler.passes.fuse``'s generic check for chains whose two nodes run on one GPU).
+
+The rule table is the one of ``compiler.fusion_rules`` (its own checks keep applying: the
+fused node must equal the unfused chain bit for bit on every device); a rule fuses on a GPU
+only when the fused op has a GPU kernel that runs that chain (``runtime/kernels/gpu/``):
+
+==================================  =================================================  ========
+rule                                GPU kernel                                         launches
+==================================  =================================================  ========
+``flip->crop_mirror_normalize``     ``fused.image``: cmn with the mirror folded in      1
+                                    (``cmn.cu``)
+``resize->crop_mirror_normalize``   ``fused.image``: resize / random_resized_crop's     2
+                                    first pass, then cmn reading only the pixels it
+                                    needs (``resize_cmn.cu``)
+``elementwise``                     ``elementwise_fused``: one generated kernel         1
+==================================  =================================================  ========
+
+Every other rule is refused on a GPU with the reason (``ndd.explain``): decode chains (a GPU
+decode is the codec layer's, ``runtime/kernels/gpu/decode.py``; a fused ROI decode is not built
+yet), ``fused.color`` and ``fused.window`` (no GPU kernels), the audio rules. The GPU-only
+checks below refuse, at compile time, what those kernels do not run (they would raise
+``NotImplementedError`` at run time): element types outside their instantiations, layouts other
+than HWC / CHW / HW, integer ``//`` and ``%`` (a zero divisor must raise, which a kernel
+cannot). The type tuples mirror the kernels' (``runtime/kernels/gpu/fused.py`` ``MID_TYPES`` /
+``OUT_TYPES``, ``cmn.py`` ``IN_TYPES`` / ``OUT_TYPES``; a test keeps them equal), since the
+compiler imports nothing of the runtime.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from compiler import promotion
+from compiler.ir import Node, stages_of
+
+__all__ = ["CHECKS", "refusal", "RESIZE_MID_TYPES", "RESIZE_CMN_OUT_TYPES", "CMN_IN_TYPES",
+           "CMN_OUT_TYPES", "LAYOUTS"]
+
+#: resize output types the fused resize -> cmn kernel is instantiated for
+RESIZE_MID_TYPES = ("uint8", "float32")
+#: cmn output types of the fused resize -> cmn kernel
+RESIZE_CMN_OUT_TYPES = ("float32", "float16", "uint8")
+#: input / output types of the GPU cmn kernel (flip -> cmn runs it)
+CMN_IN_TYPES = ("uint8", "int8", "uint16", "int16", "float16", "float32")
+CMN_OUT_TYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
+#: image layouts the GPU resize and cmn kernels read
+LAYOUTS = ("HWC", "CHW", "HW")
+
+
+def _layout_refusal(node: Node, what: str) -> str | None:
+    layout = node.inputs[0].meta.layout if node.inputs else None
+    if layout not in LAYOUTS:
+        return (f"{what} on the GPU reads {', '.join(LAYOUTS)} images, not "
+                f"{layout or '<no layout>'!r}")
+    return None
+
+
+def _type_refusal(dtype, allowed, what: str) -> str | None:
+    if dtype is None:
+        return f"the {what} type is not known when compiling"
+    if dtype not in allowed:
+        return f"the GPU kernel has no {dtype} {what} (only {', '.join(allowed)})"
+    return None
+
+
+def _flip_cmn(p: Node, c: Node) -> str | None:
+    return (_layout_refusal(p, "crop_mirror_normalize")
+            or _type_refusal(p.inputs[0].meta.dtype, CMN_IN_TYPES, "cmn input")
+            or _type_refusal(c.outputs[0].meta.dtype, CMN_OUT_TYPES, "cmn output"))
+
+
+def _resize_cmn(p: Node, c: Node) -> str | None:
+    if p.op == "fused.image":
+        names = [s.name for s in stages_of(p)]
+        if names[:1] != ["rrc"] and names[:1] != ["resize"]:
+            return (f"the GPU fused kernel starts with resize or random_resized_crop, not "
+                    f"{' -> '.join(names)}")
+    return (_layout_refusal(p, "resize")
+            or _type_refusal(p.outputs[0].meta.dtype, RESIZE_MID_TYPES, "resize output")
+            or _type_refusal(c.outputs[0].meta.dtype, RESIZE_CMN_OUT_TYPES, "cmn output"))
+
+
+def _steps(node: Node) -> list[tuple[str, str | None]]:
+    """(op, result dtype) of each step an element-wise node computes."""
+    if node.op == "elementwise_fused":
+        return [(op, dt) for op, _, dt in node.args["program"]]
+    if node.op == "cast":
+        return [("cast", node.outputs[0].meta.dtype)]
+    return [(node.args.get("op", ""), node.outputs[0].meta.dtype)]
+
+
+def _elementwise(p: Node, c: Node) -> str | None:
+    for node in (p, c):
+        for op, dt in _steps(node):
+            name = promotion.canonical_op(op) if op in promotion.OPS or \
+                op in promotion.ALIASES else op
+            if name in ("floordiv", "mod") and (dt is None or not promotion.is_float(dt)):
+                return (f"integer {name} is not generated for the GPU (a zero divisor must "
+                        f"raise, which a kernel cannot)")
+    return None
+
+
+#: rule name -> its GPU-only check ``(producer, consumer) -> reason | None``; a rule missing
+#: here does not fuse on a GPU
+CHECKS: dict[str, Callable[[Node, Node], str | None]] = {
+    "flip->crop_mirror_normalize": _flip_cmn,
+    "resize->crop_mirror_normalize": _resize_cmn,
+    "elementwise": _elementwise,
+}
+
+
+def refusal(rule_name: str, producer: Node, consumer: Node) -> str | None:
+    """Why ``producer -> consumer`` (both on one GPU) cannot fuse under rule ``rule_name`` on
+    the GPU, or None."""
+    check = CHECKS.get(rule_name)
+    if check is None:
+        return (f"{rule_name} is not fused on the GPU (no GPU kernel runs the fused op; on the "
+                f"GPU only {', '.join(CHECKS)} fuse)")
+    return check(producer, consumer)
