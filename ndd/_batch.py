@@ -139,8 +139,9 @@ class Batch(Handle):
         return materialize(self._value)
 
     def evaluate(self) -> "Batch":
-        """Compute the batch now (errors of its ops surface here); returns self."""
-        self._samples()
+        """Compute the batch now (errors of its ops surface here); returns self. A GPU batch is
+        computed when its GPU work has finished (the host waits for its ready event)."""
+        moves.wait(self._samples())
         return self
 
     @property

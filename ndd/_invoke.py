@@ -27,6 +27,7 @@ from ndd.capture._invariant import marked_values, strip_invariants, unwrap_invar
 from ndd.types import DALIDataType, DALIImageType, DALIInterpType
 from runtime.async_worker import get_worker
 from runtime.device import require_gpu
+from runtime.gpu import moves
 
 
 def canonical(value):
@@ -245,12 +246,21 @@ def _is_external(x) -> bool:
         "__array_interface__", "__dlpack__", "__cuda_array_interface__"))
 
 
+def _wait_full(node: Node, mode: EvalMode) -> None:
+    """``EvalMode.sync_full``: the call also waits for its GPU work (its outputs' ready events),
+    as DALI's synchronises its stream after each call."""
+    if mode is EvalMode.sync_full:
+        for v in node.outputs:
+            moves.wait(v.data)
+
+
 def _dispatch(node: Node, mode: EvalMode, external: bool = False) -> None:
     """Run or schedule ``node`` as ``mode`` says. A call given external arrays runs at once
     in every mode (as DALI 2.4's: the caller may change the array after the call returns),
     so its errors are raised in the call."""
     if external and not node.done:
         run_now(node)
+        _wait_full(node, mode)
         return
     if mode is EvalMode.deferred:
         for v in node.all_inputs():
@@ -260,5 +270,6 @@ def _dispatch(node: Node, mode: EvalMode, external: bool = False) -> None:
         return
     if mode in (EvalMode.sync_cpu, EvalMode.sync_full):
         run_now(node)
+        _wait_full(node, mode)
         return
     node.future = get_worker().submit(run_now, node)

@@ -143,8 +143,10 @@ class Tensor(Handle):
         return np.asarray(moves.to_host(tensor_samples(self))[0])
 
     def evaluate(self) -> "Tensor":
-        """Compute the tensor now (errors of its ops surface here); returns self."""
+        """Compute the tensor now (errors of its ops surface here); returns self. A GPU tensor
+        is computed when its GPU work has finished (the host waits for its ready event)."""
         self._array()
+        moves.wait(self._value.data)
         return self
 
     def _copy(self) -> "Tensor":
