@@ -15,7 +15,7 @@ from runtime.gpu.memory import round_up
 from runtime.kernels.registry import register
 from runtime.storage import DeviceSamples, SampleList, is_device_storage
 
-__all__ = ["to_device", "to_host", "stack", "copy", "joined", "transfer"]
+__all__ = ["to_device", "to_host", "stack", "copy", "joined", "transfer", "wait"]
 
 
 def _layout(samples) -> tuple[list[int], int]:
@@ -181,6 +181,15 @@ def joined(parts, device: int) -> DeviceSamples:
         if src.stream is not stream:
             api.wait_event(stream, src.ready)
     return DeviceSamples([a for a, _ in parts], device, stream, api.record_event(stream))
+
+
+def wait(samples) -> None:
+    """Block the host until the GPU work that produced ``samples`` has finished (their
+    ``ready`` event: the producer's stream up to that point, and what it waited on). Host
+    storage and empty batches have nothing to wait for. ``EvalMode.sync_full`` after each call
+    and ``evaluate()`` end here."""
+    if is_device_storage(samples) and samples.ready is not None:
+        gpu_state.current().api.sync_event(samples.ready)
 
 
 def stream_handle(stream) -> int:
