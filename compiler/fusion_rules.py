@@ -312,6 +312,38 @@ def _rewrite_color(p: Node, c: Node) -> Node:
     return _replace(p, c, "fused.color", p.inputs[:1], {"stages": ps + cs}, {**pt, **ct})
 
 
+# ------------------------------------------------------------------ resize at the head of it
+#: the stage name of a resize run first in a ``fused.color`` pass
+RESIZE_STAGE = "resize#0"
+
+
+def _check_resize_color(p: Node, c: Node) -> str | None:
+    """Legality of ``resize`` -> a colour op (or a ``fused.color`` chain): the resize becomes
+    the colour pass's first stage, the resize kernel's own per-sample function resampling one
+    image at a time into a scratch image that the colour stages then read (so the resized
+    image is the one the unfused colour op reads, whatever its type, and its per-sample sizes
+    are those of the unfused call)."""
+    if c.op == "fused.color" and stages_of(c)[0].op == "resize":
+        return "the colour chain already starts with a resize"
+    for side, meta in (("input", p.inputs[0].meta), ("output", p.outputs[0].meta)):
+        if meta.layout != "HWC":
+            return (f"resize {side} layout {meta.layout or '<none>'!r}: only HWC images are "
+                    f"resized in the colour pass (the colour stages read channels last)")
+    if p.inputs[0].meta.dtype is None or p.outputs[0].meta.dtype is None:
+        return "resize's input or output dtype is not known when compiling"
+    return None
+
+
+def _rewrite_resize_color(p: Node, c: Node) -> Node:
+    keys = {k: f"{RESIZE_STAGE}.{k}" for k in p.tensor_args}
+    inp, out = p.inputs[0].meta, p.outputs[0].meta
+    stage = make_stage(p.op, RESIZE_STAGE, {**p.args, "_in": inp.dtype, "_out": out.dtype,
+                                            "_layout": inp.layout}, keys)
+    cs, ct = _color_stages(c, 1)
+    targs = {**{keys[k]: v for k, v in p.tensor_args.items()}, **ct}
+    return _replace(p, c, "fused.color", p.inputs[:1], {"stages": (stage,) + cs}, targs)
+
+
 # ------------------------------------------------------------------ windows read in place
 _WINDOW_READERS = ("resize", "rotate", "warp_affine")
 
@@ -376,6 +408,9 @@ RULES: tuple[Rule, ...] = (
     Rule("color->normalize", _COLOR_CHAIN, Ops(("normalize",)), _check_color, _rewrite_color),
     Rule("color->crop_mirror_normalize", _COLOR_CHAIN, Ops(("crop_mirror_normalize",)),
          _check_color, _rewrite_color),
+    # a resize feeding a colour chain: resampled per image at the head of the colour pass
+    Rule("resize->color", Ops(("resize",)), _COLOR_CHAIN, _check_resize_color,
+         _rewrite_resize_color),
     # arithmetic, cast and an already fused chain, into an arithmetic or a cast
     Rule("elementwise", _ELEMENTWISE, Ops(trait="elementwise", without=frozenset({"fused"})),
          _check_elementwise, _rewrite_elementwise, any_input=True),

@@ -41,7 +41,8 @@ register(OpSchema(
         ArgSpec("stages", "any", None,
                 doc="The original ops in order: compiler.ir.Stage records named "
                     "'<op>#<position>' "
-                    "(colour ops, cast, float32 scalar arithmetic; last possibly normalize "
+                    "(optionally first a resize, 'resize#0'; colour ops, cast, float32 scalar "
+                    "arithmetic; last possibly normalize "
                     "or crop_mirror_normalize), each with its input / output dtype ('_in', "
                     "'_out') and input layout ('_layout')."),
     ), _internal("fused.color"), traits=frozenset({"fused"}),
@@ -49,7 +50,9 @@ register(OpSchema(
         "saturation, color_twist), cast and float32 arithmetic with a scalar, optionally "
         "ending with normalize (given mean / stddev) or crop_mirror_normalize, in one pass per "
         "image: each stage's float32 arithmetic in its own order and its rounding to an "
-        "integer output type, so the result is bit-identical with the unfused chain."))
+        "integer output type, so the result is bit-identical with the unfused chain. A "
+        "leading resize stage resamples each image (the resize kernel's own function) just "
+        "before its colour stages run on it."))
 
 register(OpSchema(
     "fused.window", ("input",), (

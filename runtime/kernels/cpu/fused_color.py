@@ -17,6 +17,14 @@ ops' own vectorised loops one after the other on the one image (its intermediate
 cache, no intermediate batch is written), then cmn's own per-image path or the loop with an
 empty program for normalize / the store; the preparation of each sample runs on its pool
 thread.
+
+A leading ``resize`` stage (rule ``resize->color``) resamples each image with the resize
+kernel's own functions (:func:`.resize.resize_sample`, the same arguments and per-sample sizes)
+into a scratch image on the sample's thread, just before its colour stages read it: no resized
+batch is kept. When the chain ends with a cmn whose crop window lies inside the resized image,
+only that window is resampled (:func:`.resize.resample` with ``out_window``, bit-exact with
+slicing the whole result; the colour stages work pixel by pixel, so they give the same values
+on the window as on the whole image).
 """
 from __future__ import annotations
 
@@ -29,6 +37,7 @@ from runtime.buffers import batch_array
 from runtime.kernels.params.layouts import layout_axes
 from runtime.kernels.params.normalize import mirror_flag, normalize_params, \
     resolve_output_layout
+from runtime.kernels.params.resize_geometry import resize_output_shape, resize_size_args
 from runtime.kernels.params.windows import clip_window, crop_args, crop_window
 from runtime.kernels.registry import sample_arg
 
@@ -38,6 +47,7 @@ from .cmn_batch import cmn_plan, cmn_plan_into
 from .color_pixels import apply_mat3, apply_scale, quantizer, quantizers
 from .jit import compiled
 from .normalize import given_params
+from .resize import resample, resize_sample
 
 __all__ = ["fused_color", "sample_program", "BC_OPS", "HSV_OPS"]
 
@@ -201,9 +211,10 @@ def _step(op, a, channels):
     return NONE, p                      # cast
 
 
-def sample_program(stages, kernel_args, i, image):
+def sample_program(stages, kernel_args, i, image, cmn_window=None):
     """The compiled loop's arguments for sample ``i`` (see :func:`_loop`): the steps, the
-    window and mirror, the normalization, the output array and its strides."""
+    window and mirror, the normalization, the output array and its strides. ``cmn_window``: the
+    cmn window ``(y0, x0, h, w)`` when already known (default: from cmn's crop arguments)."""
     chans = image.shape[-1]
     per = [_stage_values(s, kernel_args, i) for s in stages]
     last = stages[-1].op
@@ -241,7 +252,8 @@ def sample_program(stages, kernel_args, i, image):
         layout, axes = layout_axes("HWC", 3)
         out_layout, perm = resolve_output_layout(layout, a.get("output_layout") or "CHW")
         hw = image.shape[:2]
-        window = clip_window(crop_window(hw, **crop_args(a)), hw, "error", image.shape, layout)
+        window = cmn_window or clip_window(crop_window(hw, **crop_args(a)), hw, "error",
+                                           image.shape, layout)
         flip = mirror_flag(a.get("mirror", 0) or 0)
         base, inv, post = normalize_params(a.get("mean", 0.0), a.get("std", 1.0),
                                            a.get("scale", 1.0), a.get("shift", 0.0), chans)
@@ -268,13 +280,44 @@ def _channel_vector(p, chans):
     return None
 
 
+def _resized(stages, kernel_args, i, image):
+    """The leading resize stage of sample ``i``: ``(resized image, cmn window or None)``.
+
+    The resize kernel's own code: :func:`.resize.resize_sample` with the stage's arguments
+    (constants and this sample's tensor arguments); or, when the chain ends with cmn and its
+    crop window lies inside the resized image, :func:`.resize.resample` of that window only
+    (``out_window``: bit-exact with slicing the whole result), the cmn window becoming the
+    whole part."""
+    ra = _stage_values(stages[0], kernel_args, i)
+    layout, size_args = ra["_layout"], resize_size_args(ra)
+    if stages[-1].op == "crop_mirror_normalize" and layout == "HWC" and image.ndim == 3:
+        params = resize_output_shape(image.shape[:2], **size_args)
+        oh, ow = params.out_h, params.out_w
+        try:
+            y0, x0, h, w = crop_window((oh, ow), **crop_args(_stage_values(stages[-1],
+                                                                             kernel_args, i)))
+        except (TypeError, ValueError):
+            y0 = x0 = h = w = -1        # cmn raises its own error after the colour stages
+        if 0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow:
+            part = resample(image, params, interp_type=ra.get("interp_type", "linear"),
+                            antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
+                            min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),
+                            layout=layout, out_window=(y0, x0, h, w))
+            return part, (0, 0, h, w)
+    return resize_sample(image, layout, ra, size_args), None
+
+
 def _prepared(stages, kernel_args, i, image):
-    """The sample's input (read as float32 where the loop cannot read its type) and
-    :func:`sample_program`'s result."""
+    """The sample's input (resized first by a leading resize stage; read as float32 where the
+    loop cannot read its type) and :func:`sample_program`'s result."""
+    window = None
+    if stages[0].op == "resize":
+        image, window = _resized(stages, kernel_args, i, image)
+        stages = stages[1:]
     image = np.asarray(image)
     if image.dtype not in _STORE:
         image = image.astype(_F)        # float16 / bool / 64-bit integers: read as float32
-    return sample_program(stages, kernel_args, i, image)
+    return sample_program(stages, kernel_args, i, image, window)
 
 
 _EMPTY = dict(kinds=np.zeros(0, np.int64), fp=np.zeros((0, 12), _F),
