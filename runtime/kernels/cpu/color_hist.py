@@ -11,48 +11,30 @@ even) and ``i0`` to 0.
 ``clahe`` (``tiles_x`` x ``tiles_y`` tiles): an image whose size is not a multiple of the tile
 grid is extended by ``tiles_y - H % tiles_y`` rows and ``tiles_x - W % tiles_x`` columns (a
 whole tile where an extent divides evenly, as OpenCV) at the bottom / right by mirroring
-(``cb|abc``, OpenCV's ``REFLECT_101``) for the histograms; each tile's histogram is clipped at ``max(1, int(clip_limit * tile_area /
-256))``, the clipped count spread evenly over the 256 bins (the remainder one each, every
+(``cb|abc``, OpenCV's ``REFLECT_101``) for the histograms; each tile's histogram is clipped at
+``max(1, int(clip_limit * tile_area / 256))``, the clipped count spread evenly over the 256 bins (the remainder one each, every
 ``max(256 // remainder, 1)``-th bin from 0), and turned into a table ``round(cumsum * 255 /
 tile_area)``; pixel ``(x, y)`` blends the tables of the four nearest tile centers bilinearly
 (float32 weights ``x / tile_w - 0.5``, rounded half to even). 3-channel images with
-``luma_only`` are processed on the L channel of CIE Lab (see :func:`rgb_to_lab`; cube roots and
-the inverse gamma from interpolated tables of C's functions); otherwise
-every channel alone. ``bins`` is accepted and, as in DALI's CPU operator, not used (256).
+``luma_only`` are processed on the L channel of CIE Lab (:mod:`.color_lab`); otherwise every
+channel alone. ``bins`` is accepted and, as in DALI's CPU operator, not used (256).
+Each image is one compiled pass per step (histograms of all channels at once, tables,
+table lookup or blend), GIL released; the batch kernels write every sample into one recycled
+batch buffer on the pool (:func:`.color_pixels.into_batch`).
 Registers ``equalize`` and ``clahe``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.registry import per_sample, register
+from runtime.kernels.registry import register
 
-from . import libm
+from .color_lab import lab_to_rgb, rgb_to_lab
+from .color_pixels import into_batch
 from .jit import compiled
 
-__all__ = ["equalize", "equalize_channel", "clahe", "clahe_channel", "rgb_to_lab",
-           "lab_to_rgb", "warm_up"]
-
-
-def _round_u8(v):
-    """float -> uint8 as OpenCV's ``saturate_cast`` (round half to even, saturate)."""
-    return np.clip(np.rint(v), 0, 255).astype(np.uint8)
-
-
-def equalize_channel(ch: np.ndarray) -> np.ndarray:
-    """Histogram equalization of one uint8 channel (see the module docstring)."""
-    hist = np.bincount(ch.reshape(-1), minlength=256).astype(np.int64)
-    n = ch.size
-    if n == 0:
-        return ch.copy()
-    i0 = int(np.flatnonzero(hist)[0])
-    if hist[i0] == n:
-        return np.full_like(ch, i0)
-    scale = np.float32(255.0) / np.float32(n - hist[i0])
-    csum = np.cumsum(hist) - hist[i0]
-    lut = _round_u8(csum.astype(np.float32) * scale)
-    lut[:i0 + 1] = 0
-    return lut[ch]
+__all__ = ["equalize", "equalize_into", "equalize_channel", "clahe", "clahe_into",
+           "clahe_channel", "clahe_planes_into", "warm_up"]
 
 
 def _check_u8(img, op):
@@ -60,6 +42,99 @@ def _check_u8(img, op):
     if img.dtype != np.uint8:
         raise TypeError(f"{op} supports only uint8 input, got {img.dtype}")
     return img
+
+
+def _build_equalize(njit):
+    @njit
+    def hists(flat, cn, hist):
+        # hist (cn, 256) int64, zeroed; flat: the interleaved pixels
+        n = flat.shape[0] // cn
+        if cn == 3:
+            h0, h1, h2 = hist[0], hist[1], hist[2]
+            for p in range(n):
+                h0[flat[3 * p]] += 1
+                h1[flat[3 * p + 1]] += 1
+                h2[flat[3 * p + 2]] += 1
+        elif cn == 1:
+            # two half histograms: consecutive equal values do not wait on each other
+            h0 = hist[0]
+            h1 = np.zeros(256, np.int64)
+            half = n // 2
+            for p in range(half):
+                h0[flat[2 * p]] += 1
+                h1[flat[2 * p + 1]] += 1
+            for p in range(2 * half, n):
+                h0[flat[p]] += 1
+            for v in range(256):
+                h0[v] += h1[v]
+        else:
+            for p in range(n):
+                for c in range(cn):
+                    hist[c, flat[p * cn + c]] += 1
+        return hist
+
+    @njit
+    def luts_of(hist, n, luts):
+        # the equalization table of each channel (see the module docstring)
+        cn = hist.shape[0]
+        for c in range(cn):
+            h = hist[c]
+            i0 = 0
+            while h[i0] == 0:
+                i0 += 1
+            if h[i0] == n:
+                luts[c, :] = i0
+                continue
+            scale = np.float32(255.0) / np.float32(n - h[i0])
+            acc = 0
+            for v in range(256):
+                acc += h[v]
+                if v <= i0:
+                    luts[c, v] = 0
+                else:
+                    r = np.rint(np.float32(acc - h[i0]) * scale)
+                    luts[c, v] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
+        return luts
+
+    @njit
+    def equalize_flat(flat, cn, out):
+        n = flat.shape[0] // cn
+        if n == 0:
+            return out
+        hist = hists(flat, cn, np.zeros((cn, 256), np.int64))
+        luts = luts_of(hist, n, np.empty((cn, 256), np.uint8))
+        if cn == 3:
+            l0, l1, l2 = luts[0], luts[1], luts[2]
+            for p in range(n):
+                out[3 * p] = l0[flat[3 * p]]
+                out[3 * p + 1] = l1[flat[3 * p + 1]]
+                out[3 * p + 2] = l2[flat[3 * p + 2]]
+        else:
+            for p in range(n):
+                for c in range(cn):
+                    out[p * cn + c] = luts[c, flat[p * cn + c]]
+        return out
+    return equalize_flat
+
+
+_equalize_kernel = compiled(_build_equalize)
+
+
+def equalize_into(img: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``equalize`` of one uint8 ``(H, W)`` or ``(H, W, C)`` image into ``out`` (same shape,
+    uint8, C-contiguous); every channel alone (see the module docstring). Returns ``out``."""
+    img = np.ascontiguousarray(img)
+    cn = img.shape[2] if img.ndim == 3 else 1
+    if img.size:
+        _equalize_kernel()(img.reshape(-1), cn, out.reshape(-1))
+    return out
+
+
+def equalize_channel(ch: np.ndarray) -> np.ndarray:
+    """Histogram equalization of one uint8 channel (see the module docstring)."""
+    ch = np.asarray(ch)
+    return equalize_into(ch.reshape(ch.size, 1), np.empty((ch.size, 1), np.uint8)) \
+        .reshape(ch.shape)
 
 
 def equalize(img) -> np.ndarray:
@@ -71,55 +146,73 @@ def equalize(img) -> np.ndarray:
         Not uint8.
     """
     img = _check_u8(img, "equalize")
-    src = np.ascontiguousarray(img if img.ndim == 3 else img[:, :, None])
-    if src.size == 0:
-        return img.copy()
-    hists, apply_luts = _hist_kernels()
-    hist = hists(src, np.zeros((src.shape[2], 256), np.int64))
-    n = src.shape[0] * src.shape[1]
-    luts = np.empty((src.shape[2], 256), np.uint8)
-    for c in range(src.shape[2]):
-        h = hist[c]
-        i0 = int(np.flatnonzero(h)[0])
-        if h[i0] == n:
-            luts[c] = i0
-            continue
-        scale = np.float32(255.0) / np.float32(n - h[i0])
-        lut = _round_u8((np.cumsum(h) - h[i0]).astype(np.float32) * scale)
-        lut[:i0 + 1] = 0
-        luts[c] = lut
-    out = apply_luts(src, luts, np.empty_like(src))
-    return out if img.ndim == 3 else out[:, :, 0]
+    return equalize_into(img, np.empty(img.shape, np.uint8))
 
 
-def _build_hist(njit):
+def _build_clahe(njit):
     @njit
-    def hists(src, hist):
-        h, w, cn = src.shape
-        for y in range(h):
-            for x in range(w):
-                for c in range(cn):
-                    hist[c, src[y, x, c]] += 1
-        return hist
+    def mirror_101(n, m):
+        # indices 0 .. m - 1 of an extent n grown at the end by mirroring (cb|abc)
+        idx = np.empty(m, np.int64)
+        period = 2 * n - 2
+        for i in range(m):
+            if n == 1:
+                idx[i] = 0
+            else:
+                j = i % period
+                idx[i] = j if j < n else period - j
+        return idx
 
     @njit
-    def apply_luts(src, luts, out):
-        h, w, cn = src.shape
-        for y in range(h):
-            for x in range(w):
-                for c in range(cn):
-                    out[y, x, c] = luts[c, src[y, x, c]]
-        return out
-    return hists, apply_luts
+    def tile_luts(src, cn, c, h, w, tiles_y, tiles_x, limit):
+        # the tables (tiles_y, tiles_x, 256) float32 of channel c of the interleaved image
+        eh, ew = h, w
+        if h % tiles_y or w % tiles_x:
+            eh, ew = h + tiles_y - h % tiles_y, w + tiles_x - w % tiles_x
+        ry, rx = mirror_101(h, eh), mirror_101(w, ew)
+        th, tw = eh // tiles_y, ew // tiles_x
+        area = th * tw
+        hist = np.zeros((tiles_y, tiles_x, 256), np.int64)
+        for y in range(eh):
+            row = ry[y] * w
+            hy = hist[y // th]
+            for t in range(tiles_x):
+                ht = hy[t]
+                for x in range(t * tw, (t + 1) * tw):
+                    ht[src[(row + rx[x]) * cn + c]] += 1
+        luts = np.empty((tiles_y, tiles_x, 256), np.float32)
+        scale = np.float32(255.0) / np.float32(area)
+        for ty in range(tiles_y):
+            for tx in range(tiles_x):
+                hh = hist[ty, tx]
+                if limit > 0:
+                    clipped = 0
+                    for v in range(256):
+                        if hh[v] > limit:
+                            clipped += hh[v] - limit
+                            hh[v] = limit
+                    each, rest = clipped // 256, clipped % 256
+                    for v in range(256):
+                        hh[v] += each
+                    if rest:
+                        step = max(256 // rest, 1)
+                        v = 0
+                        while rest > 0 and v < 256:
+                            hh[v] += 1
+                            v += step
+                            rest -= 1
+                acc = 0
+                for v in range(256):
+                    acc += hh[v]
+                    r = np.rint(np.float32(acc) * scale)
+                    luts[ty, tx, v] = 0 if r < 0 else (255 if r > 255 else r)
+        return luts, th, tw
 
-
-_hist_kernels = compiled(_build_hist)
-
-
-def _build(njit):
     @njit
-    def interpolate(src, luts, th, tw, tiles_y, tiles_x, out):
-        h, w = src.shape
+    def clahe_plane(src, cn, c, h, w, tiles_y, tiles_x, limit, out):
+        # CLAHE of channel c of the interleaved uint8 image src (flat) into the same
+        # channel of out (flat)
+        luts, th, tw = tile_luts(src, cn, c, h, w, tiles_y, tiles_x, limit)
         inv_tw = np.float32(1.0) / np.float32(tw)
         inv_th = np.float32(1.0) / np.float32(th)
         half = np.float32(0.5)
@@ -141,199 +234,93 @@ def _build(njit):
             ya1 = one - ya
             ty2 = min(ty1 + 1, tiles_y - 1)
             ty1 = max(ty1, 0)
+            top, bot = luts[ty1], luts[ty2]
+            base = y * w
             for x in range(w):
                 xa = xas[x]
                 xa1 = one - xa
                 tx1, tx2 = x1s[x], x2s[x]
-                v = src[y, x]
-                res = (np.float32(luts[ty1, tx1, v]) * xa1 + np.float32(luts[ty1, tx2, v]) * xa) \
-                    * ya1 + (np.float32(luts[ty2, tx1, v]) * xa1
-                             + np.float32(luts[ty2, tx2, v]) * xa) * ya
+                i = (base + x) * cn + c
+                v = src[i]
+                res = (top[tx1, v] * xa1 + top[tx2, v] * xa) * ya1 \
+                    + (bot[tx1, v] * xa1 + bot[tx2, v] * xa) * ya
                 r = np.rint(res)
-                out[y, x] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
+                out[i] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
         return out
-    return interpolate
+    return clahe_plane
 
 
-_interpolate = compiled(_build)
+_clahe_kernel = compiled(_build_clahe)
 
 
-def _build_tile_hist(njit):
-    @njit
-    def tile_hist(ch, ry, rx, th, tw, hist):
-        for y in range(len(ry)):
-            row = ry[y]
-            ty = y // th
-            for x in range(len(rx)):
-                hist[ty, x // tw, ch[row, rx[x]]] += 1
-        return hist
-    return tile_hist
+def _clip_count(clip_limit: float, tiles_x: int, tiles_y: int, h: int, w: int) -> int:
+    """OpenCV's clip limit in pixels per bin of a tile (0: no clipping)."""
+    if not clip_limit > 0.0:
+        return 0
+    th = (h + (tiles_y - h % tiles_y if h % tiles_y or w % tiles_x else 0)) // tiles_y
+    tw = (w + (tiles_x - w % tiles_x if h % tiles_y or w % tiles_x else 0)) // tiles_x
+    return max(int(float(np.float32(clip_limit)) * (th * tw) / 256), 1)
 
 
-_tile_hist = compiled(_build_tile_hist)
-
-
-def _mirror_101(n: int, extra: int) -> np.ndarray:
-    """Row / column indices of an extent ``n`` grown by ``extra`` at the end (``cb|abc``)."""
-    idx = np.arange(n + extra)
-    if n == 1:
-        return np.zeros(n + extra, np.int64)
-    period = 2 * n - 2
-    idx = idx % period
-    return np.where(idx < n, idx, period - idx)
+def clahe_planes_into(img: np.ndarray, out: np.ndarray, channels, tiles_x: int, tiles_y: int,
+                      clip_limit: float) -> np.ndarray:
+    """CLAHE of the ``channels`` of one uint8 ``(H, W, C)`` image, each alone, written to the
+    same channels of ``out`` (uint8 ``(H, W, C)``, C-contiguous). Returns ``out``."""
+    img = np.ascontiguousarray(img)
+    h, w, cn = img.shape
+    if h == 0 or w == 0:
+        return out
+    limit = _clip_count(clip_limit, tiles_x, tiles_y, h, w)
+    run = _clahe_kernel()
+    flat, oflat = img.reshape(-1), out.reshape(-1)
+    for c in channels:
+        run(flat, cn, c, h, w, tiles_y, tiles_x, limit, oflat)
+    return out
 
 
 def clahe_channel(ch: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float) -> np.ndarray:
     """CLAHE of one uint8 ``(H, W)`` channel (see the module docstring)."""
-    h, w = ch.shape
-    if h == 0 or w == 0:
-        return ch.copy()
-    ry, rx = np.arange(h), np.arange(w)
-    if h % tiles_y or w % tiles_x:
-        # as OpenCV: both extents grow (a whole tile row / column where one divides evenly)
-        ry = _mirror_101(h, tiles_y - h % tiles_y)
-        rx = _mirror_101(w, tiles_x - w % tiles_x)
-    th, tw = len(ry) // tiles_y, len(rx) // tiles_x
-    area = th * tw
-    hist = _tile_hist()(ch, ry, rx, th, tw, np.zeros((tiles_y, tiles_x, 256), np.int64))
-    hist = hist.reshape(tiles_y * tiles_x, 256)
-    if clip_limit > 0.0:
-        limit = max(int(float(np.float32(clip_limit)) * area / 256), 1)
-        clipped = np.maximum(hist - limit, 0).sum(axis=1)
-        hist = np.minimum(hist, limit) + (clipped // 256)[:, None]
-        residual = clipped % 256
-        for t in np.flatnonzero(residual):
-            r = int(residual[t])
-            step = max(256 // r, 1)
-            hist[t, np.arange(0, 256, step)[:r]] += 1
-    scale = np.float32(255.0) / np.float32(area)
-    luts = _round_u8(np.cumsum(hist, axis=1).astype(np.float32) * scale)
-    luts = np.ascontiguousarray(luts.reshape(tiles_y, tiles_x, 256))
-    out = np.empty(ch.shape, np.uint8)
-    return _interpolate()(ch, luts, th, tw, tiles_y, tiles_x, out)
+    ch = np.asarray(ch)
+    out = np.empty(ch.shape + (1,), np.uint8)
+    return clahe_planes_into(ch[:, :, None], out, (0,), tiles_x, tiles_y, clip_limit)[:, :, 0]
 
 
-# ------------------------------------------------------------------ CIE Lab (luma_only)
-_D65 = np.array([0.950456, 1.0, 1.088754])
-_RGB2XYZ = np.array([[0.412453, 0.357580, 0.180423],
-                     [0.212671, 0.715160, 0.072169],
-                     [0.019334, 0.119193, 0.950227]])
+def _clahe_checks(img, tiles_x, tiles_y):
+    img = _check_u8(img, "clahe")
+    if tiles_x <= 0 or tiles_y <= 0:
+        raise ValueError(f"clahe: tiles_x and tiles_y must be positive, got {tiles_x} and "
+                         f"{tiles_y}")
+    if img.ndim not in (2, 3):
+        raise ValueError("clahe expects HW (grayscale) or HWC (color) input layout.")
+    c = 1 if img.ndim == 2 else img.shape[2]
+    if c not in (1, 3):
+        raise ValueError(f"clahe supports 1 or 3 channels, got {c}")
+    return img
 
 
-_GAMMA = []
-_TABLES = {}
-#: entries of the cube-root and inverse-gamma tables (interpolated linearly between them)
-TABLE_SIZE = 8192
+def clahe_into(img, out, *, tiles_x: int, tiles_y: int, clip_limit: float,
+               luma_only: bool = True) -> np.ndarray:
+    """``clahe`` of one ``(H, W)`` or ``(H, W, C)`` uint8 image (``C`` 1 or 3) into ``out``
+    (uint8, the input's shape, C-contiguous). Returns ``out``.
 
-
-def _table(name):
-    """``(table, upper end)`` of ``cbrt`` on [0, 1.25] or ``1.055 x^(1/2.4) - 0.055`` on [0,
-    1], sampled by C's functions (libm.py) at ``TABLE_SIZE + 1`` points."""
-    if name not in _TABLES:
-        top = 1.25 if name == "cbrt" else 1.0
-        x = np.linspace(0.0, top, TABLE_SIZE + 1)
-        if name == "cbrt":
-            v = libm.unary("cbrt", x, np.float64)
-        else:
-            v = 1.055 * libm.binary("pow", x, np.full(x.shape, 1 / 2.4), np.float64) - 0.055
-        _TABLES[name] = (v, top)
-    return _TABLES[name]
-
-
-def _srgb_lut():
-    """sRGB -> linear of the 256 uint8 levels (C's ``pow``, see ``libm.py``)."""
-    if not _GAMMA:
-        x = np.arange(256, dtype=np.float64) / 255.0
-        p = libm.binary("pow", (x + 0.055) / 1.055, np.full(256, 2.4), np.float64)
-        _GAMMA.append(np.where(x <= 0.04045, x / 12.92, p))
-    return _GAMMA[0]
-
-
-def _build_lab(njit):
-    @njit
-    def lookup(tab, top, n, x):
-        pos = min(max(x, 0.0), top) * (n / top)
-        i = min(np.int64(pos), n - 1)
-        return tab[i] + (tab[i + 1] - tab[i]) * (pos - i)
-
-    @njit
-    def to_u8(v):
-        r = np.rint(v)
-        return 0 if r < 0 else (255 if r > 255 else np.uint8(r))
-
-    @njit
-    def rgb_to_lab(rgb, gamma, m, d65, cbrt_tab, top, n, out):
-        h, w, _ = rgb.shape
-        f = np.empty(3)
-        xyz = np.empty(3)
-        for y in range(h):
-            for x in range(w):
-                c0, c1, c2 = gamma[rgb[y, x, 0]], gamma[rgb[y, x, 1]], gamma[rgb[y, x, 2]]
-                for k in range(3):
-                    t = (c0 * m[k, 0] + c1 * m[k, 1] + c2 * m[k, 2]) / d65[k]
-                    xyz[k] = t
-                    f[k] = lookup(cbrt_tab, top, n, t) if t > 0.008856 \
-                        else 7.787 * t + 16.0 / 116.0
-                lum = 116.0 * f[1] - 16.0 if xyz[1] > 0.008856 else 903.3 * xyz[1]
-                out[y, x, 0] = to_u8(lum * 255.0 / 100.0)
-                out[y, x, 1] = to_u8(500.0 * (f[0] - f[1]) + 128.0)
-                out[y, x, 2] = to_u8(200.0 * (f[1] - f[2]) + 128.0)
-        return out
-
-    @njit
-    def lab_to_rgb(lab, minv, d65, gamma_tab, top, n, out):
-        h, w, _ = lab.shape
-        xyz = np.empty(3)
-        for y in range(h):
-            for x in range(w):
-                lum = np.float64(lab[y, x, 0]) * 100.0 / 255.0
-                a = np.float64(lab[y, x, 1]) - 128.0
-                b = np.float64(lab[y, x, 2]) - 128.0
-                fy = (lum + 16.0) / 116.0
-                if lum <= 8.0:
-                    yy = lum / 903.3
-                    fy = 7.787 * yy + 16.0 / 116.0
-                else:
-                    yy = fy * fy * fy
-                fx, fz = fy + a / 500.0, fy - b / 200.0
-                xyz[0] = (fx * fx * fx if fx > 0.206893 else (fx - 16.0 / 116.0) / 7.787) \
-                    * d65[0]
-                xyz[1] = yy * d65[1]
-                xyz[2] = (fz * fz * fz if fz > 0.206893 else (fz - 16.0 / 116.0) / 7.787) \
-                    * d65[2]
-                for k in range(3):
-                    v = xyz[0] * minv[k, 0] + xyz[1] * minv[k, 1] + xyz[2] * minv[k, 2]
-                    v = min(max(v, 0.0), 1.0)
-                    s = v * 12.92 if v <= 0.0031308 else lookup(gamma_tab, top, n, v)
-                    out[y, x, k] = to_u8(s * 255.0)
-        return out
-    return rgb_to_lab, lab_to_rgb
-
-
-_lab_kernels = compiled(_build_lab)
-
-
-def rgb_to_lab(rgb: np.ndarray) -> np.ndarray:
-    """uint8 RGB ``(H, W, 3)`` -> 8-bit CIE Lab (D65, sRGB gamma; ``L * 255 / 100``, ``a +
-    128``, ``b + 128``) in float64, rounded half to even: OpenCV's ``COLOR_RGB2Lab`` formula
-    (OpenCV computes it with fixed-point tables, so single values may differ by one). The cube
-    root comes from a table of C's ``cbrt`` interpolated linearly (:data:`TABLE_SIZE` intervals)."""
-    tab, top = _table("cbrt")
-    out = np.empty(rgb.shape, np.uint8)
-    return _lab_kernels()[0](np.ascontiguousarray(rgb), _srgb_lut(), _RGB2XYZ, _D65, tab, top,
-                             TABLE_SIZE, out)
-
-
-_XYZ2RGB = np.linalg.inv(_RGB2XYZ)
-
-
-def lab_to_rgb(lab: np.ndarray) -> np.ndarray:
-    """The inverse of :func:`rgb_to_lab` (OpenCV's ``COLOR_Lab2RGB`` formula, float64; the
-    inverse gamma from an interpolated table of C's ``pow``)."""
-    tab, top = _table("gamma")
-    out = np.empty(lab.shape, np.uint8)
-    return _lab_kernels()[1](np.ascontiguousarray(lab), _XYZ2RGB, _D65, tab, top, TABLE_SIZE,
-                             out)
+    Raises
+    ------
+    TypeError
+        Not uint8.
+    ValueError
+        Tiles not positive, or a channel count other than 1 and 3.
+    """
+    img = _clahe_checks(img, tiles_x, tiles_y)
+    args = (int(tiles_x), int(tiles_y), float(clip_limit))
+    src = img if img.ndim == 3 else img[:, :, None]
+    dst = out if out.ndim == 3 else out[:, :, None]
+    if src.shape[2] == 3 and luma_only:
+        lab = rgb_to_lab(src)
+        clahe_planes_into(lab, lab, (0,), *args)     # L alone; every pixel read before written
+        lab_to_rgb(lab, dst)
+    else:
+        clahe_planes_into(src, dst, range(src.shape[2]), *args)
+    return out
 
 
 def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool = True):
@@ -346,32 +333,14 @@ def clahe(img, *, tiles_x: int, tiles_y: int, clip_limit: float, luma_only: bool
     ValueError
         Tiles not positive, or a channel count other than 1 and 3.
     """
-    img = _check_u8(img, "clahe")
-    if tiles_x <= 0 or tiles_y <= 0:
-        raise ValueError(f"clahe: tiles_x and tiles_y must be positive, got {tiles_x} and "
-                         f"{tiles_y}")
-    if img.ndim not in (2, 3):
-        raise ValueError("clahe expects HW (grayscale) or HWC (color) input layout.")
-    c = 1 if img.ndim == 2 else img.shape[2]
-    if c not in (1, 3):
-        raise ValueError(f"clahe supports 1 or 3 channels, got {c}")
-    args = (int(tiles_x), int(tiles_y), float(clip_limit))
-    if img.ndim == 2:
-        return clahe_channel(img, *args)
-    if c == 1:
-        return clahe_channel(img[..., 0], *args)[..., None]
-    if luma_only:
-        lab = rgb_to_lab(img)
-        lab[..., 0] = clahe_channel(np.ascontiguousarray(lab[..., 0]), *args)
-        return lab_to_rgb(lab)
-    out = np.empty_like(img)
-    for k in range(3):
-        out[..., k] = clahe_channel(img[..., k], *args)
-    return out
+    img = _clahe_checks(img, tiles_x, tiles_y)
+    return clahe_into(img, np.empty(img.shape, np.uint8), tiles_x=tiles_x, tiles_y=tiles_y,
+                      clip_limit=clip_limit, luma_only=luma_only)
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the CLAHE and equalize loops."""
+    """Compile (or load from numba's cache) the CLAHE, equalize and Lab loops."""
+    clahe(np.zeros((2, 2, 3), np.uint8), tiles_x=1, tiles_y=1, clip_limit=2.0)
     clahe_channel(np.zeros((2, 2), np.uint8), 1, 1, 2.0)
     equalize(np.zeros((2, 2, 1), np.uint8))
 
@@ -382,18 +351,21 @@ def _frames(ctx):
 
 
 @register("equalize", "cpu")
-@per_sample
-def equalize_kernel(ctx, ins, a, i):
-    """``equalize`` of sample ``i`` (every frame of a sequence alone)."""
-    x = np.asarray(ins[0])
+@into_batch()
+def equalize_kernel(ctx, x, a, out):
+    """``equalize`` of one sample into its view of the batch buffer (every frame of a
+    sequence alone)."""
+    x = _check_u8(x, "equalize")
     if _frames(ctx):
-        return np.stack([equalize(f) for f in x]) if len(x) else x.copy()
-    return equalize(x)
+        for f in range(len(x)):
+            equalize_into(x[f], out[f])
+    else:
+        equalize_into(x, out)
 
 
 @register("clahe", "cpu")
-@per_sample
-def clahe_kernel(ctx, ins, a, i):
-    """``clahe`` of sample ``i``."""
-    return clahe(ins[0], tiles_x=a["tiles_x"], tiles_y=a["tiles_y"],
-                 clip_limit=a["clip_limit"], luma_only=a.get("luma_only", True))
+@into_batch()
+def clahe_kernel(ctx, x, a, out):
+    """``clahe`` of one sample into its view of the batch buffer."""
+    clahe_into(x, out, tiles_x=a["tiles_x"], tiles_y=a["tiles_y"], clip_limit=a["clip_limit"],
+               luma_only=a.get("luma_only", True))

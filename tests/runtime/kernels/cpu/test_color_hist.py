@@ -233,3 +233,34 @@ def test_errors_like_dali():
     with pytest.raises(Exception, match="1 or 3 channels"):
         ndd.clahe(ndd.as_batch(four, layout="HWC"), tiles_x=1, tiles_y=1,
                   clip_limit=1.0).evaluate()
+
+
+@pytest.mark.parametrize("shape", [(7, 5, 1), (3, 1, 2), (1, 9, 3), (11, 13, 5)])
+def test_equalize_odd_pixel_counts_and_channel_counts(shape):
+    """The compiled histogram's paths: one channel (two half histograms, an odd pixel left
+    over), three channels, any other count."""
+    img = _photo(*shape)
+    want = np.stack([_ref_equalize_channel(img[..., c]) for c in range(shape[2])], -1)
+    np.testing.assert_array_equal(equalize(img), want)
+
+
+def test_batch_kernels_write_each_sample_like_the_single_image_functions():
+    """The batch kernels write every sample into one shared buffer on the pool: samples of
+    different sizes and every clahe path (per channel, luma, one channel) stay separate."""
+    rgb = [_photo(13, 17, 3), _photo(1, 1, 3), _photo(30, 9, 3), _photo(8, 8, 3)]
+    gray = [_photo(19, 6, 1), _photo(5, 40, 1)]
+    with ndd.EvalMode.sync_cpu:
+        eq = ndd.equalize(ndd.as_batch(rgb, layout="HWC"))
+        cl = ndd.clahe(ndd.as_batch(rgb, layout="HWC"), tiles_x=3, tiles_y=2, clip_limit=2.5)
+        pc = ndd.clahe(ndd.as_batch(rgb, layout="HWC"), tiles_x=2, tiles_y=5, clip_limit=1.0,
+                       luma_only=False)
+        g = ndd.clahe(ndd.as_batch(gray, layout="HWC"), tiles_x=2, tiles_y=2, clip_limit=3.0)
+    for i, img in enumerate(rgb):
+        np.testing.assert_array_equal(np.asarray(eq.select(i)), equalize(img))
+        np.testing.assert_array_equal(np.asarray(cl.select(i)),
+                                      clahe(img, tiles_x=3, tiles_y=2, clip_limit=2.5))
+        want = np.stack([_ref_clahe_channel(img[..., c], 2, 5, 1.0) for c in range(3)], -1)
+        np.testing.assert_array_equal(np.asarray(pc.select(i)), want)
+    for i, img in enumerate(gray):
+        np.testing.assert_array_equal(np.asarray(g.select(i))[..., 0],
+                                      _ref_clahe_channel(img[..., 0], 2, 2, 3.0))
