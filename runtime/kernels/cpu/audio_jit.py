@@ -12,7 +12,7 @@ import numpy as np
 from .jit import compiled
 
 __all__ = ["moving_mean_square", "dct_rows", "mel_rows", "window_frames", "power_bins",
-           "warm_up"]
+           "normalize_rows", "warm_up"]
 
 
 @compiled
@@ -130,6 +130,52 @@ def power_bins(njit):
     return kernel
 
 
+@compiled
+def normalize_rows(njit):
+    """``kernel(x, ddof, epsilon, scale, shift, out)``: ``normalize`` of every row of the 2-D
+    ``x`` over that row (its mean and standard deviation computed), with exactly the arithmetic
+    of :func:`runtime.kernels.cpu.normalize.normalize_batch` (whose sums follow
+    :func:`runtime.kernels.cpu.reductions.fixed_sum`'s order): the ``R`` elements of a row in
+    blocks of ``b = ceil(sqrt(R))``, element ``j`` of each block added into partial sum ``j``
+    (float64), block after block, then the partial sums in order; the mean that sum / R rounded
+    to float32; the variance the same blocked sum of ``float64(float32(x) - mean) ** 2`` over
+    ``R - ddof``; the factor ``float64(scale) / sqrt(var + float64(epsilon))`` (0 where
+    ``var + epsilon`` is 0) rounded to float32; ``out = (x - mean) * factor + shift`` in
+    float32.  ``epsilon``, ``scale``, ``shift`` are float32 values; ``x`` and ``out`` may be
+    strided views (a column reduction passes the transposes)."""
+    @njit
+    def kernel(x, ddof, epsilon, scale, shift, out):
+        rows, r = x.shape
+        b = 1
+        while b * b < r:
+            b += 1
+        part = np.zeros(b, np.float64)
+        eps = np.float64(epsilon)
+        sc = np.float64(scale)
+        for a in range(rows):
+            part[:] = 0.0
+            for k0 in range(0, r, b):
+                for t in range(min(b, r - k0)):
+                    part[t] += np.float64(x[a, k0 + t])
+            total = 0.0
+            for j in range(b):
+                total += part[j]
+            mean = np.float32(total / r)
+            part[:] = 0.0
+            for k0 in range(0, r, b):
+                for t in range(min(b, r - k0)):
+                    d = np.float64(x[a, k0 + t] - mean)
+                    part[t] += d * d
+            total = 0.0
+            for j in range(b):
+                total += part[j]
+            v = total / np.float64(r - ddof) + eps
+            f = np.float32(0.0) if v == 0.0 else np.float32(sc / np.sqrt(v))
+            for t in range(r):
+                out[a, t] = (x[a, t] - mean) * f + shift
+    return kernel
+
+
 def warm_up() -> None:
     """Build (or load from the cache) the compiled loops."""
     x = np.zeros(4, np.float32)
@@ -142,3 +188,5 @@ def warm_up() -> None:
     window_frames()(np.zeros(4), 1, np.ones(2), np.zeros((2, 3), np.float32))
     c = np.zeros((2, 2), np.complex64)
     power_bins()(c, False, True, np.zeros((2, 2), np.float32))
+    y = np.ones((2, 3), np.float32)
+    normalize_rows()(y, 0, np.float32(0), np.float32(1), np.float32(0), np.empty_like(y))

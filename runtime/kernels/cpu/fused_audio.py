@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from compiler.ops.reductions import normalize_axes
 from runtime.kernels.params.nd_slice import slice_window
 from runtime.kernels.registry import register, sample_arg
 
 from .audio import mel_filter_bank_sample, mfcc_sample, preemphasis_sample, to_decibels_sample
 from .audio_fft import spectrogram_sample
+from .audio_jit import normalize_rows
 from .normalize import normalize_batch
 from .slicing import slice_data
 
@@ -28,7 +30,22 @@ __all__ = ["fused_audio", "SAMPLE_FUNCTIONS"]
 
 def _normalize_sample(x, a, layout, dtype):
     """``normalize`` (``batch=False``) of one sample: :func:`normalize_batch` on that sample
-    alone, as the unfused kernel computes each sample (its reductions are per sample)."""
+    alone, as the unfused kernel computes each sample (its reductions are per sample); a
+    float32 spectrogram normalized over one axis with computed mean and stddev (the speech
+    front end's per-feature normalization) in one compiled pass with the same arithmetic
+    (:func:`.audio_jit.normalize_rows`)."""
+    x = np.asarray(x)
+    if (x.ndim == 2 and x.dtype == np.float32 and a.get("mean") is None
+            and a.get("stddev") is None and np.dtype(dtype or "float32") == np.float32):
+        red = normalize_axes(2, layout or "", a.get("axes"), a.get("axis_names"))
+        ddof = int(a.get("ddof") or 0)
+        if red in ([0], [1]) and x.shape[red[0]] - ddof > 0:
+            out = np.empty(x.shape, np.float32)
+            rows, dst = (x, out) if red == [1] else (x.T, out.T)
+            normalize_rows()(rows, ddof, np.float32(a.get("epsilon") or 0.0),
+                             np.float32(1.0 if a.get("scale") is None else a["scale"]),
+                             np.float32(a.get("shift") or 0.0), dst)
+            return out
     return normalize_batch(
         [np.asarray(x)], layout or "", axes=a.get("axes"), axis_names=a.get("axis_names"),
         batch=False, ddof=int(a.get("ddof") or 0), dtype=dtype or "float32",
@@ -97,4 +114,24 @@ def fused_audio(ctx, inputs, args):
             a = _sample_args(stage, args, i)
             x = fn(x, a, a["_layout"], a["_out"])
         return x
-    return [ctx.pool.map(one, ctx.batch_size)]
+    # longest signals first: the pool's threads take the next sample as they finish, so the
+    # batch ends with short ones and no thread waits long for the last (results keep their
+    # places)
+    n = ctx.batch_size
+    sizes = [np.size(_pick(inputs[0], i)) for i in range(n)]
+    order = sorted(range(n), key=lambda i: -sizes[i])
+
+    def task(k):
+        try:
+            return one(order[k]), None
+        except Exception as exc:  # noqa: BLE001 - re-raised below: the lowest sample's, as eager
+            return None, exc
+    done = ctx.pool.map(task, n)
+    out: list = [None] * n
+    errors: list = [None] * n
+    for k, i in enumerate(order):
+        out[i], errors[i] = done[k]
+    for exc in errors:
+        if exc is not None:
+            raise exc
+    return [out]
