@@ -121,15 +121,21 @@ def _view_calls(m):
     }
 
 
-def _time_calls(m, fn, mode, k):
-    """Seconds per iteration (op calls + evaluate) over ``k`` iterations in ``mode``."""
+def _time_calls(m, fn, mode, k, prof=None):
+    """Seconds per iteration (op calls + evaluate) over ``k`` iterations in ``mode`` (profiled
+    by ``prof`` when given)."""
     arrays = [np.full(_SHAPE, i, np.uint8) for i in range(8)]
     batches = [m.as_batch(arrays, layout="HWC") for _ in range(k)]
     with getattr(m.EvalMode, mode):
+        if prof is not None:
+            prof.enable()
         t = time.perf_counter()
         for b in batches:
             fn(b).evaluate()
-        return (time.perf_counter() - t) / k
+        dt = time.perf_counter() - t
+        if prof is not None:
+            prof.disable()
+        return dt / k
 
 
 def calls_main(argv):
@@ -154,9 +160,7 @@ def calls_main(argv):
         fn = _view_calls(ndd)["expand_dims"]
         _time_calls(ndd, fn, a.profile, 50)
         prof = cProfile.Profile()
-        prof.enable()
-        _time_calls(ndd, fn, a.profile, a.calls)
-        prof.disable()
+        _time_calls(ndd, fn, a.profile, a.calls, prof)
         pstats.Stats(prof).sort_stats("cumtime").print_stats(40)
         return
     print(f"batch of 8 x {_SHAPE} uint8, {a.calls} iterations x {a.reps} repeats, "

@@ -6,6 +6,7 @@ This is the single path every ``ndd.<op>`` function, operator and method goes th
 from __future__ import annotations
 
 import enum
+import time
 import warnings
 
 import numpy as np
@@ -246,6 +247,49 @@ def _is_external(x) -> bool:
         "__array_interface__", "__dlpack__", "__cuda_array_interface__"))
 
 
+# Eager mode hands each op to the eager worker thread, so the caller goes on while it runs. For
+# an op whose kernel takes a few microseconds (a view: expand_dims, reinterpret; a colour op on
+# a small batch) the hand-off (submit, wake the worker, wake the caller in ``evaluate``) costs
+# ten times the work, so such an op runs in the calling thread when nothing is queued before
+# it: the same kernel on the same data, in the same order, its error kept on the node for the
+# consumer as the worker's is. "Cheap" is measured, per op and call site: the wall time of the
+# op's last run in the calling thread, or the least of its runs on the worker (those include
+# waits for the GIL, an upper bound).
+INLINE_MAX_S = 150e-6
+_cost: dict[tuple, float] = {}      # (op, call site) -> seconds, see above
+_queued = None                      # the last future handed to the eager worker
+
+
+def _timed_run(node: Node, inline: bool = False) -> None:
+    """``run_now(node)``, noting its wall time in ``_cost``."""
+    t0 = time.perf_counter()
+    try:
+        run_now(node)
+    finally:
+        dt = time.perf_counter() - t0
+        key = (node.op, node.callsite)
+        if not inline:
+            dt = min(dt, _cost.get(key, dt))
+        _cost[key] = dt
+
+
+def _cheap_now(node: Node) -> bool:
+    """Whether eager ``node`` runs in the calling thread (see ``INLINE_MAX_S``): a CPU op that
+    ran in under ``INLINE_MAX_S`` before at this call site, every input computed, the eager
+    worker idle (nothing queued runs after it)."""
+    cost = _cost.get((node.op, node.callsite))
+    if cost is None or cost > INLINE_MAX_S or node.device.kind != "cpu":
+        return False
+    for v in node.inputs:
+        if v.data is None:
+            return False
+    for v in node.tensor_args.values():
+        if v.data is None:
+            return False
+    queued = _queued
+    return queued is None or queued.done()
+
+
 def _wait_full(node: Node, mode: EvalMode) -> None:
     """``EvalMode.sync_full``: the call also waits for its GPU work (its outputs' ready events),
     as DALI's synchronises its stream after each call."""
@@ -258,6 +302,7 @@ def _dispatch(node: Node, mode: EvalMode, external: bool = False) -> None:
     """Run or schedule ``node`` as ``mode`` says. A call given external arrays runs at once
     in every mode (as DALI 2.4's: the caller may change the array after the call returns),
     so its errors are raised in the call."""
+    global _queued
     if external and not node.done:
         run_now(node)
         _wait_full(node, mode)
@@ -272,4 +317,10 @@ def _dispatch(node: Node, mode: EvalMode, external: bool = False) -> None:
         run_now(node)
         _wait_full(node, mode)
         return
-    node.future = get_worker().submit(run_now, node)
+    if _cheap_now(node):
+        try:
+            _timed_run(node, inline=True)
+        except Exception:   # noqa: BLE001 - kept on node.error: raised where consumed
+            pass
+        return
+    node.future = _queued = get_worker().submit(_timed_run, node)

@@ -33,7 +33,12 @@ def expand_dims(x, axes, copy=True):
     ``expand_dims`` has DALI's meaning of ``axes``): a copy, or with ``copy=False`` a view (the
     kernel's output, as ``reshape``'s: DALI does not copy either)."""
     axes = (axes,) if isinstance(axes, int) else tuple(axes)
-    out = np.expand_dims(np.asarray(x), axes)
+    x = np.asarray(x)
+    if len(axes) == 1 and type(axes[0]) is int and 0 <= axes[0] <= x.ndim:
+        a, shape = axes[0], x.shape     # the common case, in a fifth of np.expand_dims' time
+        out = x.reshape(shape[:a] + (1,) + shape[a:])
+    else:
+        out = np.expand_dims(x, axes)
     return out.copy() if copy else out
 
 
