@@ -38,11 +38,12 @@ from runtime.kernels.params.seeds import sample_rng
 from runtime.kernels.registry import per_sample, register
 
 from . import libm
+from .color_pixels import into_batch
+from .jit import compiled
 from .warp import fill_in_type, sample_points
 
 __all__ = ["erase", "erase_regions", "paste", "paste_geometry", "grid_mask",
-           "grid_mask_mask", "jitter", "water",
-           "water_points"]
+           "grid_mask_into", "grid_mask_mask", "jitter", "water", "water_points"]
 
 
 def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
@@ -121,7 +122,7 @@ def _axes(layout, ndim, axes, axis_names):
 
 def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=None,
           normalized=False, normalized_anchor=False, normalized_shape=False,
-          centered_anchor=False, fill_value=None):
+          centered_anchor=False, fill_value=None, out=None):
     """``erase`` of one sample.
 
     Parameters
@@ -136,11 +137,13 @@ def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=N
         As DALI's ``erase`` arguments (``axis_names`` wins; both None means ``HW``).
     fill_value : float or sequence of float or None
         One value, or one per channel; default 0.
+    out : numpy.ndarray, optional
+        Where to write the result (``img``'s shape and dtype; e.g. a view of a batch buffer).
 
     Returns
     -------
     numpy.ndarray
-        A copy of ``img`` with the regions filled.
+        A copy of ``img`` (``out`` when given) with the regions filled.
 
     Raises
     ------
@@ -154,7 +157,10 @@ def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=N
                             normalized_shape=bool(normalized or normalized_shape),
                             centered_anchor=bool(centered_anchor))
     fills = [0.0] if fill_value is None else [float(v) for v in np.ravel(fill_value)]
-    out = img.copy()
+    if out is None:
+        out = img.copy()
+    else:
+        np.copyto(out, img)
     if not regions:
         return out
     if len(fills) > 1:
@@ -180,14 +186,14 @@ def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=N
 
 
 @register("erase", "cpu")
-@per_sample
-def erase_kernel(ctx, ins, a, i):
-    """``erase`` of every sample."""
-    return erase(ins[0], a.get("anchor"), a.get("shape"), layout=ctx.in_metas[0].layout or "",
-                 axes=a.get("axes"), axis_names=a.get("axis_names"),
-                 normalized=a.get("normalized"), normalized_anchor=a.get("normalized_anchor"),
-                 normalized_shape=a.get("normalized_shape"),
-                 centered_anchor=a.get("centered_anchor"), fill_value=a.get("fill_value"))
+@into_batch()
+def erase_kernel(ctx, x, a, out):
+    """``erase`` of one sample into its view of the batch buffer."""
+    erase(x, a.get("anchor"), a.get("shape"), layout=ctx.in_metas[0].layout or "",
+          axes=a.get("axes"), axis_names=a.get("axis_names"), normalized=a.get("normalized"),
+          normalized_anchor=a.get("normalized_anchor"),
+          normalized_shape=a.get("normalized_shape"), centered_anchor=a.get("centered_anchor"),
+          fill_value=a.get("fill_value"), out=out)
 
 
 _F = np.float32
@@ -262,8 +268,9 @@ def paste_kernel(ctx, ins, a, i):
                  min_canvas_size=a.get("min_canvas_size", 0.0))
 
 
-def grid_mask_mask(h, w, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
-    """The ``(h, w)`` bool mask of the pixels ``grid_mask`` zeroes.
+def _grid_params(tile, ratio, angle, shift_x, shift_y):
+    """float32 ``(cos, sin, tile, ratio, shift_x, shift_y)`` of ``grid_mask`` (C's ``cosf`` /
+    ``sinf``).
 
     Raises
     ------
@@ -275,12 +282,81 @@ def grid_mask_mask(h, w, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y
         raise ValueError(f"Tile argument must be positive (got {tile})")
     a = np.array([angle], _F)
     c, s = libm.unary("cos", a, _F)[0], libm.unary("sin", a, _F)[0]   # C's cosf / sinf
-    t, r = _F(tile), _F(ratio)
+    return c, s, _F(tile), _F(ratio), _F(shift_x), _F(shift_y)
+
+
+def grid_mask_mask(h, w, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
+    """The ``(h, w)`` bool mask of the pixels ``grid_mask`` zeroes.
+
+    Raises
+    ------
+    ValueError
+        A non-positive ``tile``.
+    """
+    c, s, t, r, sx, sy = _grid_params(tile, ratio, angle, shift_x, shift_y)
     xs = np.arange(w, dtype=_F)
     ys = np.arange(h, dtype=_F)[:, None]
-    u = (xs * c - ys * s - _F(shift_x)) / t
-    v = (xs * s + ys * c - _F(shift_y)) / t
+    u = (xs * c - ys * s - sx) / t
+    v = (xs * s + ys * c - sy) / t
     return (u - np.floor(u) < r) & (v - np.floor(v) < r)
+
+
+def _build_grid(njit):
+    @njit
+    def grid_copy(src, out, h, w, pix, c, s, t, r, sx, sy):
+        # src, out: the images' bytes (h * w * pix); out = src with the bytes of every masked
+        # pixel zeroed (0 in every numeric type). Per row: the float32 operations of
+        # grid_mask_mask for every pixel (a vectorised loop), the keep mask spread over the
+        # pixel's bytes, and one masked copy.
+        keep = np.empty(w, np.uint8)
+        kb = np.empty(w * pix, np.uint8)
+        n = w * pix
+        for y in range(h):
+            yf = np.float32(y)
+            ys, yc = yf * s, yf * c
+            for x in range(w):
+                xf = np.float32(x)
+                u = (xf * c - ys - sx) / t
+                v = (xf * s + yc - sy) / t
+                masked = (u - np.floor(u) < r) & (v - np.floor(v) < r)
+                keep[x] = 0 if masked else 255
+            if pix == 3:
+                for x in range(w):
+                    k = keep[x]
+                    kb[3 * x] = k
+                    kb[3 * x + 1] = k
+                    kb[3 * x + 2] = k
+            else:
+                for x in range(w):
+                    for j in range(pix):
+                        kb[x * pix + j] = keep[x]
+            srow = src[y * n:(y + 1) * n]
+            orow = out[y * n:(y + 1) * n]
+            for j in range(n):
+                orow[j] = srow[j] & kb[j]
+        return out
+    return grid_copy
+
+
+_grid_kernel = compiled(_build_grid)
+
+
+def grid_mask_into(img, out, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
+    """``grid_mask`` of one ``(H, W, C)`` image written into ``out`` (same shape and dtype,
+    C-contiguous; one compiled pass over the pixels). Returns ``out``.
+
+    Raises
+    ------
+    ValueError
+        A non-positive ``tile``.
+    """
+    img = np.ascontiguousarray(img)
+    params = _grid_params(tile, ratio, angle, shift_x, shift_y)
+    if out.size:
+        h, w = img.shape[:2]
+        _grid_kernel()(img.reshape(-1).view(np.uint8), out.reshape(-1).view(np.uint8), h, w,
+                       out.nbytes // (h * w), *params)
+    return out
 
 
 def grid_mask(img, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
@@ -291,7 +367,8 @@ def grid_mask(img, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
     img : numpy.ndarray
         ``(H, W, C)``, any numeric dtype but float64.
     tile, ratio, angle, shift_x, shift_y :
-        As DALI's ``grid_mask`` (see :func:`grid_mask_mask`).
+        As DALI's ``grid_mask``: integer pixel coordinates ``(x, y)`` rotated and shifted in
+        float32 (see :func:`grid_mask_mask`).
 
     Returns
     -------
@@ -299,20 +376,17 @@ def grid_mask(img, *, tile=100, ratio=0.5, angle=0.0, shift_x=0.0, shift_y=0.0):
         A copy of ``img``, zero at the masked pixels.
     """
     img = np.asarray(img)
-    mask = grid_mask_mask(img.shape[0], img.shape[1], tile=tile, ratio=ratio, angle=angle,
-                          shift_x=shift_x, shift_y=shift_y)
-    out = img.copy()
-    out[mask] = 0
-    return out
+    return grid_mask_into(img, np.empty(img.shape, img.dtype), tile=tile, ratio=ratio,
+                          angle=angle, shift_x=shift_x, shift_y=shift_y)
 
 
 @register("grid_mask", "cpu")
-@per_sample
-def grid_mask_kernel(ctx, ins, a, i):
-    """``grid_mask`` of every sample."""
-    return grid_mask(ins[0], tile=a.get("tile", 100), ratio=a.get("ratio", 0.5),
-                     angle=a.get("angle", 0.0), shift_x=a.get("shift_x", 0.0),
-                     shift_y=a.get("shift_y", 0.0))
+@into_batch()
+def grid_mask_kernel(ctx, x, a, out):
+    """``grid_mask`` of one sample into its view of the batch buffer."""
+    grid_mask_into(x, out, tile=a.get("tile", 100), ratio=a.get("ratio", 0.5),
+                   angle=a.get("angle", 0.0), shift_x=a.get("shift_x", 0.0),
+                   shift_y=a.get("shift_y", 0.0))
 
 
 def jitter(img, rng, *, n_degree=2, fill_value=0.0, mask=1):

@@ -255,6 +255,28 @@ def test_grid_mask_per_sample_eager_equals_deferred(img):
         np.testing.assert_array_equal(got[sure], np.where(mask[..., None], 0, x)[sure])
 
 
+@pytest.mark.parametrize("dtype,chans", [(np.uint8, 1), (np.uint8, 3), (np.int16, 2),
+                                         (np.int32, 3), (np.float32, 4)])
+def test_grid_mask_compiled_pass_equals_the_float32_mask(dtype, chans):
+    """The compiled pass (row masks spread over each pixel's bytes) against the whole-image
+    numpy mask of the same float32 formula, for every pixel size; odd sizes, any angle."""
+    from runtime.kernels.cpu.masking import grid_mask_mask
+    rng = np.random.default_rng(chans)
+    for h, w in ((1, 1), (5, 37), (23, 4)):
+        x = rng.normal(0, 90, (h, w, chans)).astype(dtype)
+        kw = dict(tile=int(rng.integers(1, 9)), ratio=float(rng.uniform(0.1, 0.9)),
+                  angle=float(rng.uniform(-3, 3)), shift_x=float(rng.uniform(-5, 5)),
+                  shift_y=float(rng.uniform(-5, 5)))
+        want = np.where(grid_mask_mask(h, w, **kw)[..., None], np.zeros((), dtype), x)
+        got = grid_mask(x, **kw)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, want)
+    nan = np.full((4, 6, 1), np.nan, np.float32)          # masked pixels are 0, not NaN * 0
+    out = grid_mask(nan, tile=2, ratio=0.5)
+    np.testing.assert_array_equal(np.isnan(out[..., 0]), ~grid_mask_mask(4, 6, tile=2,
+                                                                          ratio=0.5))
+
+
 # ---- jitter ---------------------------------------------------------------------------------
 
 def _coords(h, w):
