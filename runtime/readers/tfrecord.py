@@ -41,9 +41,9 @@ try:    # Google's CRC32C (hardware-accelerated, ~25x the numba loop on a 30 kB 
 except ImportError:     # pragma: no cover - the numba / numpy fallbacks below
     _google_crc32c = None
 
-__all__ = ["crc32c", "crc_lanes", "masked_crc32c", "scan_records", "read_index", "read_record",
-           "parse_example", "parse_example_by_hand", "encode_example", "frame_record",
-           "write_index", "BYTES", "FLOAT", "INT64", "write_tfrecord"]
+__all__ = ["CRC_TABLE", "crc32c", "crc_lanes", "masked_crc32c", "scan_records", "read_index",
+           "read_record", "parse_example", "parse_example_by_hand", "encode_example",
+           "frame_record", "write_index", "BYTES", "FLOAT", "INT64", "write_tfrecord"]
 
 #: the kinds of a Feature (the field numbers of its oneof)
 BYTES, FLOAT, INT64 = 1, 2, 3
@@ -61,6 +61,8 @@ def _table():
 
 _T = _table()
 _TA = np.array(_T, np.uint32)
+#: the CRC-32C byte table: uint32, shape (256,), entry ``b`` the CRC step of byte ``b``
+CRC_TABLE = _TA
 _SEG = 64              # segment length of the parallel lanes
 _PARALLEL = 4096       # data of at least this many bytes is checked in lanes (~80 MB/s)
 _OPS = []               # byte tables of shift_(_SEG * 2**k), k = 0, 1, ... (built on demand)
@@ -179,10 +181,14 @@ def _jit():
 def crc32c(data) -> int:
     """CRC-32C (Castagnoli) of ``data`` (bytes-like): Google's ``google_crc32c`` when it is
     installed, else a numba-compiled loop when numba is available (for 64 bytes or more),
-    else numpy lanes (:func:`crc_lanes`) for data over 4 KiB and a Python loop for less."""
-    data = bytes(data)
+    else numpy lanes (:func:`crc_lanes`) for data over 4 KiB and a Python loop for less. A
+    contiguous uint8 array (a slice of a memory map) is read in place, not copied."""
+    if not (isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 1
+            and data.flags.c_contiguous):
+        data = bytes(data)
     if _google_crc32c is not None:
         return _google_crc32c.value(data)
+    data = bytes(data)
     kernel = _jit() if len(data) >= 64 else None
     if kernel is not None:
         return int(kernel(np.uint32(0xFFFFFFFF), np.frombuffer(data, np.uint8),
@@ -285,8 +291,9 @@ def read_record(fd, path, offset, size, index_path=None):
     Raises
     ------
     ValueError
-        A length that disagrees with the index entry, or a CRC mismatch (naming the file,
-        the offset, and the index file when given).
+        A length that disagrees with the index entry, a record cut short by the end of the
+        file, or a CRC mismatch (naming the file, the offset, and the index file when
+        given).
     """
     buf = os.pread(fd, size, offset)
     where = f"TFRecord {path!r}, record at offset {offset}"
@@ -297,6 +304,9 @@ def read_record(fd, path, offset, size, index_path=None):
     if n + 16 != size:
         raise ValueError(f"{where}: the record holds {n} bytes but the index entry says "
                          f"{size - 16}{idx}: the index does not match the file")
+    if len(buf) < size:
+        raise ValueError(f"{where}: truncated: the file ends {len(buf)} bytes into the "
+                         f"{size}-byte record{idx}")
     if struct.unpack_from("<I", buf, 8)[0] != masked_crc32c(buf[:8]):
         raise ValueError(f"{where}: corrupt record: the CRC of the length does not match"
                          f"{idx}")
