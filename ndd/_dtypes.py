@@ -108,16 +108,31 @@ def to_numpy(dt) -> np.dtype:
     return np.dtype(d.ir_name)
 
 
+_NAME_OF_NUMPY: dict = {}    # np.dtype -> ndd name, filled by from_numpy (every Batch asks)
+
+
 def from_numpy(npd) -> str:
     """The ndd dtype name of a numpy dtype."""
+    try:
+        return _NAME_OF_NUMPY[npd]
+    except (KeyError, TypeError):
+        pass
+    given = npd
     npd = np.dtype(npd)
     if npd == np.bool_:
-        return "bool"
-    try:
-        return lookup(npd.name).ir_name
-    except ValueError:
-        raise TypeError(f"numpy dtype {npd} is not supported by ndd; supported: "
-                        f"{', '.join(DTYPES)}") from None
+        name = "bool"
+    else:
+        try:
+            name = lookup(npd.name).ir_name
+        except ValueError:
+            raise TypeError(f"numpy dtype {npd} is not supported by ndd; supported: "
+                            f"{', '.join(DTYPES)}") from None
+    if isinstance(given, np.dtype) and len(_NAME_OF_NUMPY) < 256:
+        try:
+            _NAME_OF_NUMPY[given] = name
+        except TypeError:       # an unhashable (structured) dtype
+            pass
+    return name
 
 
 def to_torch(dt):

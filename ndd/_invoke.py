@@ -6,6 +6,7 @@ This is the single path every ``ndd.<op>`` function, operator and method goes th
 from __future__ import annotations
 
 import enum
+import os
 import time
 import warnings
 
@@ -15,11 +16,11 @@ from compiler import schema as S
 from compiler.ir import Node, Value
 from compiler.types import CPU, DType, parse_device
 from ndd._batch import Batch
-from ndd._callsite import callsite as _callsite
+from ndd._callsite import user_frame
 from ndd._capture_state import BatchSizeChangedError, current_capture
 from ndd._construct import as_tensor
 from ndd._dtypes import dtype as to_dtype, from_dali, from_numpy
-from ndd._errors import call_site
+from ndd._errors import CallSite
 from ndd._eval_mode import EvalMode
 from ndd._evaluate import run_now, wait_pending
 from ndd._rng import resolve_rng
@@ -109,11 +110,15 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     output; a tuple when the op has several outputs.
     """
     schema = S.get(op)
-    site = _callsite(2)
+    user = user_frame(2)    # the user's frame making the call (its file:line names the node)
     # ndd.capture.invariant proxies stand for their values; compile mode keeps which were marked
-    inputs, kwargs, marked = strip_invariants(inputs, kwargs)
-    device, batch_size, rng = (unwrap_invariant(device), unwrap_invariant(batch_size),
-                               unwrap_invariant(rng))
+    if _plain(inputs, kwargs):
+        marked = _NO_MARKS
+    else:
+        inputs, kwargs, marked = strip_invariants(inputs, kwargs)
+    if device is not None or batch_size is not None or rng is not None:
+        device, batch_size, rng = (unwrap_invariant(device), unwrap_invariant(batch_size),
+                                   unwrap_invariant(rng))
     if schema.deprecated:
         kwargs = _deprecated_arguments(schema, kwargs)
     # ---- inputs
@@ -124,11 +129,17 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
             want = f"at least {schema.min_inputs}"
         raise TypeError(f"{op}() takes {want} positional input(s) "
                         f"({', '.join(schema.inputs) or 'none'}), got {len(inputs)}")
-    in_values = [_input_value(x, op, i) for i, x in enumerate(inputs)]
-    for i, x in enumerate(inputs):      # a marked array/scalar input: a constant for compile mode
-        if f"input {i}" in marked and not isinstance(x, (Batch, Tensor)):
-            marked_values.add(in_values[i])
-    external = any(_is_external(x) for x in inputs)
+    in_values = [x._value if type(x) is Batch else _input_value(x, op, i)
+                 for i, x in enumerate(inputs)]
+    if marked:
+        for i, x in enumerate(inputs):  # a marked array/scalar input: a constant for compile mode
+            if f"input {i}" in marked and not isinstance(x, (Batch, Tensor)):
+                marked_values.add(in_values[i])
+    external = False
+    for x in inputs:
+        if type(x) is not Batch and _is_external(x):
+            external = True
+            break
     # ---- arguments
     args: dict = {}
     tensor_args: dict[str, Value] = {}
@@ -146,22 +157,32 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
                                 f"pass a single value")
             tensor_args[name] = value._value
             continue
+        key = _arg_key(spec, value)
+        if key is not None:
+            converted = _converted.get(key, _MISSING)
+            if converted is _MISSING:
+                converted = S.convert_arg(op, spec, canonical(value))
+                if len(_converted) >= _CONVERTED_MAX:
+                    _converted.clear()
+                _converted[key] = converted
+            args[name] = converted
+            continue
         if isinstance(value, Tensor):
             value = _const_from_handle(value)
         elif isinstance(value, np.ndarray) or type(value).__module__ == "torch":
             value = _const_from_handle(value)
         args[name] = S.convert_arg(op, spec, canonical(value))
-    for spec in schema.args:
-        if spec.name not in args and spec.name not in tensor_args:
-            if spec.default is S.REQUIRED:
-                raise TypeError(f"{op}() missing required argument '{spec.name}'")
-            if spec.default is not None:
-                args[spec.name] = spec.default
+    for name, default in _defaults(schema):
+        if name not in args and name not in tensor_args:
+            if default is S.REQUIRED:
+                raise TypeError(f"{op}() missing required argument '{name}'")
+            args[name] = default
     # ---- batch size
     sizes = {}
     for i, v in enumerate(in_values):
         if isinstance(inputs[i], Batch):
-            sizes[f"input {i}"] = v.meta.batch_size
+            sizes[_INPUT_LABELS[i] if i < len(_INPUT_LABELS) else f"input {i}"] = \
+                v.meta.batch_size
     for k, v in tensor_args.items():
         sizes[f"argument '{k}'"] = v.meta.batch_size
     if batch_size is not None:
@@ -221,10 +242,13 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
         except Exception:  # noqa: BLE001 - a constructor that wants other arguments
             named = ValueError(f"{op}: {exc}")
         raise named from None
-    out_metas = [m.with_(batch_size=n, device=dev) for m in out_metas]
+    out_metas = [m if m.batch_size == n and m.device == dev else m.with_(batch_size=n, device=dev)
+                 for m in out_metas]
     mode = EvalMode.current()
+    site = _site_text(user)
     if not external and mode in (EvalMode.eager, EvalMode.deferred):
-        site = call_site(site, 2, mode)     # the stack its error is raised from (ndd/_errors)
+        site = _with_stack(site, user, mode)    # the stack its error is raised from (ndd/_errors)
+    del user
     node = Node(op, in_values, args, tensor_args, out_metas, device=dev, callsite=site)
     if rng_obj is not None:
         node.rng = rng_obj
@@ -236,6 +260,99 @@ def invoke(op: str, inputs: tuple, kwargs: dict, *, device=None, batch_size=None
     else:
         outs = [Tensor(v, 0) if tensor_mode else Batch(v) for v in node.outputs]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+_NO_MARKS: frozenset = frozenset()
+_SCALAR_TYPES = frozenset({int, float, bool, str, type(None)})
+_INPUT_LABELS = tuple(f"input {i}" for i in range(8))
+
+
+def _plain(inputs: tuple, kwargs: dict) -> bool:
+    """Whether a call holds no ``ndd.capture.invariant`` proxy for certain (its inputs ndd
+    handles or arrays, its arguments scalars, handles or flat lists of scalars: exact types,
+    which no proxy has), so :func:`strip_invariants` has nothing to do."""
+    for x in inputs:
+        t = type(x)
+        if t is not Batch and t is not Tensor and t is not np.ndarray:
+            return False
+    for v in kwargs.values():
+        t = type(v)
+        if t in _SCALAR_TYPES or t is Batch or t is Tensor:
+            continue
+        if t is tuple or t is list:
+            for e in v:
+                if type(e) not in _SCALAR_TYPES:
+                    return False
+            continue
+        return False
+    return True
+
+
+# Converted arguments, by what conversion reads of the argument's spec (type, choices, length)
+# and the value: a call site passes the same constants every iteration. Only exact scalar types
+# and short flat lists/tuples of them are keys (the types are part of the key: 1, 1.0 and True
+# are equal but may convert differently); conversion is pure, and a failing one is not kept.
+_converted: dict = {}
+_CONVERTED_MAX = 4096
+_MISSING = object()
+
+
+def _arg_key(spec, value):
+    """The cache key of converting ``value`` for ``spec``, or None when not cacheable."""
+    t = type(value)
+    if t is int or t is str or t is bool or t is float and value != 0.0:
+        return (spec.type, spec.choices, spec.length, t, value)
+    if (t is tuple or t is list) and len(value) < 16:
+        for e in value:
+            te = type(e)
+            if te is float:
+                if e == 0.0:        # -0.0 == 0.0: not told apart by a key
+                    return None
+            elif te is not int and te is not str and te is not bool:
+                return None
+        return (spec.type, spec.choices, spec.length, t, tuple(map(type, value)), tuple(value))
+    return None
+
+
+_default_tables: dict = {}
+
+
+def _defaults(schema) -> tuple:
+    """``(name, default)`` of the schema's arguments that have a default or are required
+    (``S.REQUIRED``), in declaration order; arguments defaulting to None are left out."""
+    table = _default_tables.get(schema.name)
+    if table is None or table[0] is not schema:
+        table = (schema, tuple((a.name, a.default) for a in schema.args
+                               if a.default is not None))
+        _default_tables[schema.name] = table
+    return table[1]
+
+
+_basenames: dict = {}
+
+
+def _site_text(frame) -> str:
+    """``"file.py:12"`` of the user's frame (``"<ndd>"`` when there is none)."""
+    if frame is None:
+        return "<ndd>"
+    path = frame.f_code.co_filename
+    base = _basenames.get(path)
+    if base is None:
+        base = _basenames[path] = os.path.basename(path)
+    return f"{base}:{frame.f_lineno}"
+
+
+def _with_stack(text: str, frame, mode) -> CallSite:
+    """``text`` as a :class:`ndd._errors.CallSite` with the stack from the user's ``frame``
+    to the outermost one (code objects and instruction offsets, no frames kept) and ``mode``."""
+    site = CallSite(text)
+    frames = []
+    while frame is not None:
+        frames.append((frame.f_code, frame.f_lasti))
+        frame = frame.f_back
+    site.stack = tuple(frames)
+    site.mode = mode
+    return site
 
 
 def _is_external(x) -> bool:
