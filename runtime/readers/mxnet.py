@@ -34,6 +34,7 @@ import numpy as np
 from runtime.readers.file_index import FileIndex
 from runtime.readers.file_io import path_list
 from runtime.readers.file_reader import FileReaderCore
+from runtime.readers.mapped import MappedFiles
 
 __all__ = ["MAGIC", "frame_record", "pack_image", "unpack_image", "join_record",
            "read_index", "write_recordio", "MXNetReaderCore", "STATE_FORMAT"]
@@ -225,8 +226,11 @@ class MXNetReaderCore(FileReaderCore):
         ``.rec`` files (samples: their records in file order, as the indices list them).
     index_path : str or list of str
         One ``.idx`` file per ``.rec`` file.
-    dont_use_mmap, use_o_direct : bool
-        Accepted for compatibility (records are read with ``pread``).
+    dont_use_mmap : bool, default False
+        Read records with ``pread`` one by one instead of from memory maps of the files (as
+        DALI; the same results).
+    use_o_direct : bool
+        Accepted for compatibility.
     **kwargs
         Sharding, shuffling, padding, prefetching: those of ``FileReaderCore``.
     """
@@ -236,6 +240,8 @@ class MXNetReaderCore(FileReaderCore):
 
     def __init__(self, *, path=None, index_path=None, dont_use_mmap=False, use_o_direct=False,
                  lazy_init=False, defer_shard_check=False, **kwargs):
+        #: records are read with ``pread`` one by one instead of from memory maps
+        self.dont_use_mmap = bool(dont_use_mmap)
         self.paths = path_list(path, "path", "readers.MXNet")
         self.index_paths = path_list(index_path, "index_path", "readers.MXNet")
         if len(self.index_paths) not in (1, len(self.paths)):
@@ -276,33 +282,28 @@ class MXNetReaderCore(FileReaderCore):
             raise ValueError(f"readers.MXNet: the index files {self.index_paths} list no "
                              f"records")
         self._records = recs
+        table = np.array(recs, np.int64).reshape(-1, 3)
+        #: (file number, offset, bytes to the next record) of every record, int64 arrays
+        self._record_table = (table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy())
+        self._maps = MappedFiles(self.paths)
         return FileIndex(tuple(names), np.zeros(len(names), np.int32),
                          f"RecordIO files {self.paths}")
 
     def make_loader(self, index, with_indices):
         records, paths, ipaths = self._records, self.paths, self.index_paths
+        maps = None if self.dont_use_mmap else self._maps
 
         def load(indices):
             images, labels, fds = [], [], {}
             try:
-                for i in indices.tolist():
-                    fi, off, size = records[i]
-                    if fi not in fds:
-                        try:
-                            fds[fi] = os.open(paths[fi], os.O_RDONLY)
-                        except OSError as e:
-                            raise RuntimeError(f"MXNet reader: cannot read {paths[fi]!r}: "
-                                               f"{e.strerror or e}") from e
-                    try:
-                        buf = os.pread(fds[fi], size, off)
-                        data, _ = join_record(memoryview(buf), off, paths[fi],
-                                              ipaths[min(fi, len(ipaths) - 1)])
-                        img, lab = unpack_image(
-                            data, f"RecordIO {paths[fi]!r}, record at offset {off}")
-                    except ValueError as e:     # DALI's readers raise RuntimeError
-                        raise RuntimeError(str(e)) from e
-                    images.append(img)
-                    labels.append(lab)
+                if maps is not None:
+                    images, labels = _mapped_batch(indices, self._record_table, maps,
+                                                   paths, ipaths, fds)
+                else:
+                    for i in indices.tolist():
+                        img, lab = _read_one(fds, records[i], paths, ipaths)
+                        images.append(img)
+                        labels.append(lab)
             finally:
                 for fd in fds.values():
                     os.close(fd)
@@ -311,3 +312,70 @@ class MXNetReaderCore(FileReaderCore):
             return images, labels
 
         return load
+
+
+def _read_one(fds, record, paths, ipaths):
+    """``(image, label)`` of one record read with ``pread`` (``fds``: open descriptors by
+    file number), its parts joined and its header checked.
+
+    Raises
+    ------
+    RuntimeError
+        Naming the file and the offset: a bad magic word, parts out of sequence, a record
+        or header cut short.
+    """
+    fi, off, size = record
+    if fi not in fds:
+        try:
+            fds[fi] = os.open(paths[fi], os.O_RDONLY)
+        except OSError as e:
+            raise RuntimeError(f"MXNet reader: cannot read {paths[fi]!r}: "
+                               f"{e.strerror or e}") from e
+    try:
+        buf = os.pread(fds[fi], size, off)
+        data, _ = join_record(memoryview(buf), off, paths[fi],
+                              ipaths[min(fi, len(ipaths) - 1)])
+        return unpack_image(data, f"RecordIO {paths[fi]!r}, record at offset {off}")
+    except ValueError as e:     # DALI's readers raise RuntimeError
+        raise RuntimeError(str(e)) from e
+
+
+_OFFS16 = np.arange(16)
+
+
+def _mapped_batch(indices, table, maps, paths, ipaths, fds):
+    """``(images, labels)`` of a batch read from memory maps of the files: the part and image
+    headers of all its records checked at once; a record outside the common form (several
+    parts, several labels, a header that does not check) read by :func:`_read_one` (the same
+    arrays, or its error). One label a record: float32 ``(1,)`` views of one batch array,
+    the bits as stored (as DALI copies them)."""
+    rec_file, rec_off, rec_size = table
+    files, offs, sizes = rec_file[indices], rec_off[indices], rec_size[indices]
+    ok = np.zeros(indices.size, bool)
+    heads = np.zeros((indices.size, 16), np.uint8)
+    bufs = {}
+    single = bool((files == files[0]).all())
+    for fi in [int(files[0])] if single else np.unique(files).tolist():
+        try:
+            bufs[fi] = buf = maps.get(fi)
+        except OSError as e:
+            raise RuntimeError(f"MXNet reader: cannot read {paths[fi]!r}: "
+                               f"{e.strerror or e}") from e
+        sel = np.arange(files.size) if single else np.flatnonzero(files == fi)
+        sel = sel[(offs[sel] + sizes[sel] <= buf.size) & (sizes[sel] >= 32)]
+        heads[sel] = buf[offs[sel, None] + _OFFS16]
+        ok[sel] = True
+    words = heads.view("<u4")          # magic, cflag << 29 | length, flag, label
+    n = (words[:, 1] & _LEN_MASK).astype(np.int64)
+    ok &= (words[:, 0] == MAGIC) & (words[:, 1] >> 29 == 0) & (words[:, 2] == 0)
+    ok &= (n >= _HEADER.size) & (n + 8 <= sizes)
+    labels = list(heads[:, 12:16].copy().view("<f4").astype(np.float32))
+    images = []
+    good = ok.tolist()
+    for b, (fi, off, ln) in enumerate(zip(files.tolist(), offs.tolist(), n.tolist())):
+        if good[b]:
+            images.append(bufs[fi][off + 32:off + 8 + ln].copy())
+        else:
+            img, labels[b] = _read_one(fds, (fi, off, int(sizes[b])), paths, ipaths)
+            images.append(img)
+    return images, labels
