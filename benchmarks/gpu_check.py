@@ -15,7 +15,10 @@ details) and ``gpu_check.log`` into ``--out`` (default ``$OUT`` when set, else
                         ``runtime/kernels/gpu/cases.py`` (odd sizes, empty samples, mixed batches;
                         bit for bit but for its documented tolerances), then a quarter as many
                         cases through ``ndd`` on GPU batches (bit for bit);
-4. ``decode``        -- GPU decode within nvImageCodec's tolerance of CPU decode, per backend;
+4. ``decode``        -- GPU decode (``decoders.image(device="gpu")``: nvImageCodec's GPU
+                        decoder) within nvImageCodec's tolerance of CPU decode, per backend
+                        (default hardware/CUDA split, CUDA only), the backend that ran named;
+                        the region decoders exact (CPU decode + one H2D copy);
 5. ``race``          -- a two-stream diamond (fan-out on two lanes, join) on fresh data every
                         iteration, with buffers recycled across the streams: equal to the CPU;
 6. ``graphs``        -- compiled plan captured as CUDA graphs and replayed: equal to eager;
@@ -199,12 +202,23 @@ def kernels_exact(ck: Check) -> dict:
 
 
 def decode(ck: Check) -> dict:
+    """GPU decode against the CPU decode: nvImageCodec's GPU decoder on a device (it must be
+    the one that ran: a CPU fallback for the whole batch fails the step), the CPU decode + H2D
+    copy on the fake GPU (exact); the region decoders (CPU decode + copy: exact)."""
+    from runtime.kernels.gpu import decode as gpu_decode
     from runtime.kernels.registry import KERNELS
     gpu_decoders = sorted(op for op, dev in KERNELS if dev == "gpu" and op.startswith("decoders."))
-    if not gpu_decoders:
-        raise Skip("no GPU decoder is registered yet (decoders.image declares only 'cpu'; "
-                   "issue 15 item 2)")
-    return cases.decode_cases(gpu_decoders, ck.args.seed, log=ck.log)
+    if "decoders.image" not in gpu_decoders:
+        raise Skip("no GPU decoder is registered (runtime/kernels/gpu/decode.py)")
+    res = cases.decode_cases(gpu_decoders, ck.args.seed, log=ck.log, images=ck.args.images,
+                             exact=ck.args.dry_run)
+    if not ck.args.dry_run:
+        for name, backend in res["backends"].items():
+            if not str(backend).startswith("nvimgcodec-gpu"):
+                res["failures"].append(
+                    f"{name}: decoded by {backend}, not nvImageCodec's GPU decoder "
+                    f"({gpu_decode.gpu_decoder_problem() or 'no JPEG went to the GPU'})")
+    return res
 
 
 def race(ck: Check) -> dict:

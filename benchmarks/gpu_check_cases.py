@@ -191,22 +191,23 @@ def run_exact_cases(n: int, seed: int, log) -> dict:
 DECODE_MEAN_TOL, DECODE_MAX_TOL = 1.5, 48
 
 
-def decode_cases(ops, seed, log, images: int = 64) -> dict:
-    """``decoders.image`` on the GPU against the CPU on the sample photos, per GPU backend
-    setting (``hw_decoder_load`` 0: the CUDA decoder; the default split with the hardware
-    decoder where the GPU has one)."""
+def decode_cases(ops, seed, log, images: int = 64, exact: bool = False, limit: int = 64) -> dict:
+    """``decoders.image`` on the GPU against the CPU on the first ``limit`` sample photos (of
+    the ``images`` the throughput step uses), per GPU backend setting (``hw_decoder_load`` 0:
+    the CUDA decoder; the default split with the hardware decoder where the GPU has one), the
+    backend that ran recorded; ``exact``: bit for bit (the fake GPU's CPU decode + copy). Then
+    ``decoders.image_crop`` / ``image_random_crop`` on the GPU, exact (CPU decode + copy)."""
+    from runtime.kernels.gpu import decode as gpu_decode
     root = _photos(images)
-    files = sorted(pathlib.Path(root).rglob("*.jpg"))[:images]
+    files = sorted(pathlib.Path(root).rglob("*.jpg"))[:limit]
     enc = ndd.batch([np.fromfile(f, np.uint8) for f in files])
     cpu = [np.asarray(t) for t in ndd.decoders.image(enc).tensors]
-    out, failures = {}, []
+    out, failures, backends = {}, [], {}
+    mean_tol, max_tol = (0.0, 0) if exact else (DECODE_MEAN_TOL, DECODE_MAX_TOL)
     for name, kw in (("default", {}), ("cuda", {"hw_decoder_load": 0.0})):
-        try:
-            got = [np.asarray(t) for t in ndd.decoders.image(enc, device="gpu", **kw)
-                   .cpu().tensors]
-        except TypeError as exc:            # the backend knob is not an argument (yet)
-            out[name] = f"skipped: {exc}"
-            continue
+        got = [np.asarray(t) for t in ndd.decoders.image(enc, device="gpu", **kw)
+               .cpu().tensors]
+        backends[name] = gpu_decode.last_backend()
         worst = []
         for f, c, g in zip(files, cpu, got):
             if c.shape != g.shape:
@@ -214,11 +215,29 @@ def decode_cases(ops, seed, log, images: int = 64) -> dict:
                 continue
             d = np.abs(c.astype(np.int16) - g.astype(np.int16))
             worst.append((float(d.mean()), int(d.max())))
-            if d.mean() > DECODE_MEAN_TOL or d.max() > DECODE_MAX_TOL:
+            if d.mean() > mean_tol or d.max() > max_tol:
                 failures.append(f"{name}: {f.name} mean {d.mean():.2f} max {d.max()}")
-        out[name] = {"images": len(worst), "mean_abs": max((w[0] for w in worst), default=0),
+        out[name] = {"images": len(worst), "backend": backends[name],
+                     "mean_abs": max((w[0] for w in worst), default=0),
                      "max_abs": max((w[1] for w in worst), default=0)}
         log(f"   decode {name}: {out[name]}")
+    for op, kw in (("image_crop", {"crop": (64, 48), "crop_pos_x": 0.3}),
+                   ("image_random_crop", {"rng": ndd.random.RNG(seed + 1)})):
+        if f"decoders.{op}" not in ops:
+            continue
+        fn = getattr(ndd.decoders, op)
+        if "rng" in kw:
+            want = fn(enc, rng=ndd.random.RNG(seed + 1))
+        else:
+            want = fn(enc, **kw)
+        got = fn(enc, device="gpu", **kw).cpu()
+        same = all(np.array_equal(np.asarray(w), np.asarray(g))
+                   for w, g in zip(want.tensors, got.tensors))
+        out[op] = "exact" if same else "differs"
+        if not same:
+            failures.append(f"decoders.{op} on the GPU differs from the CPU")
+        log(f"   decoders.{op}: {out[op]}")
+    out["backends"] = backends
     out["failures"] = failures
     return out
 
@@ -322,30 +341,36 @@ def _photos(n: int) -> pathlib.Path:
 
 def _gpu_body(pipe, variant):
     """The pipeline with its ops after decode on the GPU: ``"gpu"`` all of them (resize /
-    random_resized_crop and crop_mirror_normalize), ``"gpu-cmn"`` only the last one. The
-    ``place`` pass copies the decoded batch to the GPU inside the plan."""
+    random_resized_crop and crop_mirror_normalize), ``"gpu-cmn"`` only the last one (the
+    ``place`` pass copies the decoded batch to the GPU inside the plan); ``"gpu-decode"``
+    also the decode (``decoders.image(device="gpu")``, the rest following its device)."""
     first = {"device": "gpu"} if variant == "gpu" else {}
-    last = {} if variant == "gpu" else {"device": "gpu"}
+    last = {} if variant in ("gpu", "gpu-decode") else {"device": "gpu"}
+    dec = {"device": "gpu"} if variant == "gpu-decode" else {}
 
     def train(mod, jpegs, batch_size):
-        images = mod.decoders.image(jpegs)
+        images = mod.decoders.image(jpegs, **dec)
         images = mod.random_resized_crop(images, size=(224, 224), **first)
         flip = mod.random.coin_flip(batch_size=batch_size, probability=0.5)
         return mod.crop_mirror_normalize(images, mirror=flip, mean=MEAN, std=STD,
                                          dtype=mod.float32, output_layout="CHW", **last)
 
     def val(mod, jpegs, batch_size):
-        images = mod.resize(mod.decoders.image(jpegs), resize_shorter=256, **first)
+        images = mod.resize(mod.decoders.image(jpegs, **dec), resize_shorter=256, **first)
         return mod.crop_mirror_normalize(images, crop=(224, 224), mean=MEAN, std=STD, **last)
     return {"train": train, "val": val}[pipe]
 
 
 def variants() -> list:
-    """The throughput variants the registered GPU kernels allow."""
+    """The throughput variants the registered GPU kernels allow: ``gpu`` (CPU decode, the
+    rest on the GPU), ``gpu-decode`` (everything on the GPU, decode included: issue 15's
+    target pipeline)."""
     ops = gpu_ops()
     out = ["cpu"]
     if {"resize", "random_resized_crop", "crop_mirror_normalize"} <= ops:
         out.append("gpu")
+        if "decoders.image" in ops:
+            out.append("gpu-decode")
     elif "crop_mirror_normalize" in ops:
         out.append("gpu-cmn")
     return out

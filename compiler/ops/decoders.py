@@ -41,12 +41,15 @@ _DOC_TAIL = (" Input: encoded files as 1-D uint8 samples (JPEG incl. progressive
              "PNG incl. palette/alpha/16-bit, BMP, TIFF, WebP). Output: HWC uint8 images with 3 "
              "channels (RGB/BGR/YCbCr), 1 (GRAY) or the file's own (ANY_DATA). EXIF orientation "
              "is applied. Raises ValueError naming the sample for corrupt, truncated, empty or "
-             "unsupported data. Source: DALI ``decoders.image``.")
+             "unsupported data. With ``device=\"gpu\"`` the files are read on the host and "
+             "the images written on the GPU (DALI's mixed decoders). Source: DALI "
+             "``decoders.image``.")
 
 register(OpSchema("decoders.image", ("input",), _COMMON, _image_infer,
-                  public_name="decoders.image", doc="Decodes images." + _DOC_TAIL))
+                  public_name="decoders.image", devices=("cpu", "gpu"),
+                  doc="Decodes images." + _DOC_TAIL))
 register(OpSchema("decoders.image_crop", ("input",), _COMMON + _CROP, _image_infer,
-                  public_name="decoders.image_crop",
+                  public_name="decoders.image_crop", devices=("cpu", "gpu"),
                   doc="Decodes images and crops them (decoding only the window where the codec "
                       "allows)." + _DOC_TAIL))
 register(OpSchema(
@@ -61,7 +64,7 @@ register(OpSchema(
         ArgSpec("axes", "int[]", None, doc="Axis indices of the anchor/shape coordinates."),
         ArgSpec("normalized_anchor", "bool", True, doc="Anchor input is relative (0..1)."),
         ArgSpec("normalized_shape", "bool", True, doc="Shape input is relative (0..1)."),
-    ), _image_infer, min_inputs=1, public_name="decoders.image_slice",
+    ), _image_infer, min_inputs=1, public_name="decoders.image_slice", devices=("cpu", "gpu"),
     doc="Decodes images and slices them (anchor/shape given as inputs or arguments)." + _DOC_TAIL))
 register(OpSchema(
     "decoders.image_random_crop", ("input",), _COMMON + (
@@ -72,6 +75,7 @@ register(OpSchema(
         ArgSpec("num_attempts", "int", 10, doc="Tries before falling back."),
         ArgSpec("_seeds", "any", None),
     ), _image_infer, traits=frozenset({"random"}), public_name="decoders.image_random_crop",
+    devices=("cpu", "gpu"),
     doc="Decodes a random crop window (area and aspect ratio as in ``random_resized_crop``)."
         + _DOC_TAIL))
 

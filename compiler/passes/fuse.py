@@ -7,8 +7,9 @@ of the graph but the consumer (as its first input, or any regular input for a ru
 a GPU fuses only under the rules whose fused op has a GPU kernel for it, with their GPU-only
 checks (``compiler.fusion_rules_gpu``). Then the rule's own check runs. Applied fusions and
 refusals are returned as notes (``("fuse", "applied <rule>: ...")`` / ``("fuse", "refused
-<rule> at file:line: <reason>")``) and the applied rewrites as :class:`compiler.passes.result.FusionDecision` s. Runs to a fixed
-point, so chains of more than two nodes fuse step by step.
+<rule> at file:line: <reason>")``) and the applied rewrites as
+:class:`compiler.passes.result.FusionDecision` s. Runs to a fixed point, so chains of more
+than two nodes fuse step by step.
 """
 from __future__ import annotations
 

@@ -5,14 +5,27 @@ front end). Where an input lives on another device, the pass inserts an explicit
 node (a host <-> device copy) before the reader, shared by all readers on that device, so the
 scheduler can put copies on lanes of their own. Per-sample tensor arguments are read by the
 kernels' host side (they become per-sample descriptors, as DALI's argument inputs, which live on
-the CPU): a GPU tensor argument gets a transfer to the CPU, a CPU one stays. On a CPU-only graph
-the pass changes nothing.
+the CPU): a GPU tensor argument gets a transfer to the CPU, a CPU one stays. A decoder placed on
+a GPU (DALI's "mixed" decoders: ``decoders.image(..., device="gpu")``) reads its encoded files on
+the host (:func:`reads_on_host`) and writes its images on the GPU: its inputs stay on (or go
+to) the CPU. On a CPU-only graph the pass changes nothing.
 """
 from __future__ import annotations
 
 from compiler.ir import Graph, Node, Value
 from compiler.passes.result import PassResult
 from compiler.types import CPU
+
+__all__ = ["place", "reads_on_host", "HOST_INPUT_PREFIXES"]
+
+#: ops whose regular inputs are read on the host whatever their device (the decoders: encoded
+#: bytes in host memory, decoded images on the node's device)
+HOST_INPUT_PREFIXES = ("decoders.", "experimental.decoders.")
+
+
+def reads_on_host(op: str) -> bool:
+    """Whether ``op`` reads its regular inputs on the CPU even when placed on a GPU."""
+    return op.startswith(HOST_INPUT_PREFIXES)
 
 
 def place(graph: Graph) -> PassResult:
@@ -38,7 +51,8 @@ def place(graph: Graph) -> PassResult:
         if node.op == "transfer":       # a copy already: its input may live anywhere
             nodes.append(node)
             continue
-        ins = tuple(moved(v, node, node.device) for v in node.inputs)
+        home = CPU if reads_on_host(node.op) else node.device
+        ins = tuple(moved(v, node, home) for v in node.inputs)
         targs = {k: moved(v, node, CPU) for k, v in node.tensor_args.items()}
         if any(a is not b for a, b in zip(ins, node.inputs)):
             node.inputs = ins

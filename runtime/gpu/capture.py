@@ -1,8 +1,8 @@
 """CUDA-graph capture and replay of a plan's GPU part (compile mode's per-batch work).
 
-Off by default (:func:`set_enabled`, or ``NDD_CUDA_GRAPHS=1``); when on, a GPU plan is split into a *prefix* (CPU steps,
-decoders and anything else not capturable, run as usual every time: decode stays outside the
-graph) and the capturable *region* after it (GPU steps only). The region is keyed by a
+Off by default (:func:`set_enabled`, or ``NDD_CUDA_GRAPHS=1``); when on, a GPU plan is split
+into a *prefix* (CPU steps, decoders, a decoding ``fused.image`` and anything else not
+capturable, run as usual every time: decode stays outside the graph) and the capturable *region* after it (GPU steps only). The region is keyed by a
 signature (ops, arguments without per-sample seeds, lanes, input metadata and shapes) and goes
 through three stages per key:
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import threading
 
+from compiler.ir import stage_names
 from runtime.gpu import state as gpu_state
 from runtime.gpu.memory import CaptureMismatch, bucket
 from runtime.gpu.runner import run_gpu_node
@@ -43,8 +44,9 @@ __all__ = ["Tape", "GraphCache", "set_enabled", "enabled", "cache", "capturable"
 _options = {"enabled": os.environ.get("NDD_CUDA_GRAPHS") == "1", "instances": 2}
 _cache: dict = {}
 
-#: ops whose kernels never go into a graph (decode runs ahead, outside the graph)
-NOT_CAPTURABLE_PREFIXES = ("decoders.", "readers.", "fused.image")
+#: ops whose kernels never go into a graph (decode runs ahead, outside the graph); a
+#: ``fused.image`` node is captured unless it decodes (:func:`capturable`)
+NOT_CAPTURABLE_PREFIXES = ("decoders.", "readers.")
 
 
 def set_enabled(on: bool, instances: int | None = None) -> None:
@@ -76,7 +78,9 @@ def cache():
 def capturable(node) -> bool:
     """Whether ``node`` may be part of a captured region: placed on a GPU and not a decoder or
     reader (those run ahead of the graph)."""
-    return node.device.kind == "gpu" and not node.op.startswith(NOT_CAPTURABLE_PREFIXES)
+    if node.device.kind != "gpu" or node.op.startswith(NOT_CAPTURABLE_PREFIXES):
+        return False
+    return node.op != "fused.image" or stage_names(node.args)[:1] != ("decode",)
 
 
 class LaunchMismatch(CaptureMismatch):

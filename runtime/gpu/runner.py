@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from compiler.ir import Node
+from compiler.passes.place import reads_on_host
 from runtime.gpu import moves   # also registers the GPU ``transfer`` kernel
 from runtime.gpu import state as gpu_state
 from runtime.kernels.registry import KernelContext, lookup
@@ -161,12 +162,15 @@ def run_gpu_node(node: Node, wrap_error, stream=None, tape=None) -> None:
         stream = st.lane_stream(dev, node.meta.get("lane", 0))
     kernel = lookup(node.op, "gpu")
     inputs = []
-    moving = node.op != "transfer" and node.device.kind == "gpu"
+    on_host = reads_on_host(node.op)        # a decoder: encoded files in host memory
+    moving = node.op != "transfer" and node.device.kind == "gpu" and not on_host
     for v in node.inputs:
         data = v.data
         if data is None:
             raise RuntimeError(f"internal error: input %{v.id} of {node.op} is not computed")
-        if moving and (not is_device_storage(data) or data.device != dev):
+        if on_host and is_device_storage(data):
+            data = moves.to_host(data)
+        elif moving and (not is_device_storage(data) or data.device != dev):
             # an eager call (no place pass): the input goes to the node's GPU first
             data = moves.to_device(moves.to_host(data) if is_device_storage(data) else data,
                                    dev, stream)

@@ -172,3 +172,25 @@ def test_the_compiler_type_tables_are_the_kernels():
     from runtime.kernels.gpu import cmn, fused
     assert RESIZE_MID_TYPES == fused.MID_TYPES and RESIZE_CMN_OUT_TYPES == fused.OUT_TYPES
     assert CMN_IN_TYPES == cmn.IN_TYPES and CMN_OUT_TYPES == cmn.OUT_TYPES
+
+
+def test_fused_rrc_to_cmn_is_captured_and_replayed_as_a_cuda_graph(gpu):
+    from runtime.gpu import capture
+    rng = np.random.default_rng(8)
+    capture.set_enabled(True)
+    try:
+        for i in range(5):
+            imgs = [rng.integers(0, 256, (30, 26, 3), dtype=np.uint8) for _ in range(3)]
+            b = ndd.batch(imgs, layout="HWC")
+
+            def train(x):
+                y = ndd.random_resized_crop(x, size=(16, 12), rng=ndd.random.RNG(i))
+                return ndd.crop_mirror_normalize(y, mean=MEAN, std=STD)
+            got, plan = _deferred(train, b.gpu())
+            assert ("fused.image", "gpu") in _ops(plan)
+            want = [np.asarray(t) for t in train(b.gpu()).cpu().tensors]    # eager, unfused
+            _same(got, want)
+        stats = capture.cache().stats
+    finally:
+        capture.set_enabled(False)
+    assert stats["capture"] >= 1 and stats["replay"] >= 2, stats

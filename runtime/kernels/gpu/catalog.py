@@ -17,6 +17,9 @@ module             ops                                                        CU
                    ``hsv``, ``hue``, ``saturation``, ``color_twist``
 ``fused``          ``fused.image`` after the decode: resize/rrc -> [flip] ->  ``resize.cu``,
                    crop_mirror_normalize; flip -> crop_mirror_normalize      ``resize_cmn.cu``
+``decode``         ``decoders.image`` (nvImageCodec's GPU decoder on a        nvImageCodec
+                   device), ``image_crop`` / ``image_random_crop`` /
+                   ``image_slice`` (CPU decode + one H2D copy)
 =================  =========================================================  ==================
 
 The schemas of these ops declare ``"gpu"`` in their ``devices``; the executor imports this
@@ -26,14 +29,15 @@ GPU kernels of their originals here, as the CPU catalogue does for the CPU kerne
 """
 from __future__ import annotations
 
-from runtime.kernels.cpu.aliases import register_aliases
+from compiler.ops.aliases import ALIASES
+from runtime.kernels import registry
 
-from . import cmn, color, copies, elementwise, fused, resize
+from . import cmn, color, copies, decode, elementwise, fused, resize
 
-__all__ = ["MODULES", "GPU_OPS"]
+__all__ = ["MODULES", "GPU_OPS", "register_gpu_aliases"]
 
 #: the kernel modules, in the order above
-MODULES = (copies, cmn, elementwise, resize, fused, color)
+MODULES = (copies, cmn, elementwise, resize, fused, color, decode)
 
 #: op -> the kernel module that registers its GPU kernel
 GPU_OPS = {
@@ -42,6 +46,22 @@ GPU_OPS = {
     "resize": resize, "random_resized_crop": resize, "fused.image": fused,
     "brightness_contrast": color, "brightness": color, "contrast": color, "hsv": color,
     "hue": color, "saturation": color, "color_twist": color,
+    "decoders.image": decode, "decoders.image_crop": decode, "decoders.image_random_crop": decode,
+    "decoders.image_slice": decode,
 }
 
-register_aliases()      # after every module above: the aliases' originals are registered
+
+def register_gpu_aliases() -> list[str]:
+    """Register each alias's original GPU kernel under the alias (not registered yet); returns
+    the aliases registered now. (Not ``runtime.kernels.cpu.aliases``: importing it here, maybe
+    before the CPU catalogue, would run its registration before the CPU kernels exist.)"""
+    done = []
+    for alias, original in ALIASES.items():
+        kernel = registry.KERNELS.get((original, "gpu"))
+        if kernel is not None and (alias, "gpu") not in registry.KERNELS:
+            registry.register(alias, "gpu")(kernel)
+            done.append(alias)
+    return done
+
+
+register_gpu_aliases()      # after every module above: the aliases' originals are registered

@@ -1,6 +1,7 @@
 """``benchmarks/gpu_check.py --dry-run`` runs every CPU-side part of the device check here: the
 environment, the offline NVRTC compile, random kernel cases, the race, graph and interop checks
-on the fake GPU, the throughput loops; the device-only parts are skipped with a reason."""
+on the fake GPU, the decode step (CPU decode + copy), the throughput loops (the GPU variants
+on the fake GPU); the device-only parts are skipped with a reason."""
 from __future__ import annotations
 
 import json
@@ -28,12 +29,19 @@ def test_dry_run_runs_the_cpu_side_parts(tmp_path):
     exact = steps["kernels_exact"]
     assert exact["details"]["cases"] == 12, exact        # ran every case (none crashed the run)
     assert exact["status"] == "pass" or exact["reason"].endswith("case(s) differ"), exact
-    assert steps["decode"]["status"] == "skip" and "GPU decoder" in steps["decode"]["reason"]
+    decode = steps["decode"]            # the fake GPU: CPU decode + one H2D copy, exact
+    assert decode["status"] == "pass", decode
+    assert decode["details"]["backends"] == {"default": "cpu+h2d", "cuda": "cpu+h2d"}
+    assert decode["details"]["default"]["images"] == 8 == decode["details"]["cuda"]["images"]
+    assert decode["details"]["default"]["max_abs"] == 0
+    assert decode["details"]["image_crop"] == "exact" == decode["details"]["image_random_crop"]
     assert steps["graphs"]["details"]["stats"]["replay"] >= 3
     assert steps["race"]["details"]["violations"] == []
     speeds = steps["throughput"]["details"]["img_s"]
     for pipe in ("train", "val"):
         for mode in ("eager", "deferred", "compile", "compile+graphs"):
             assert speeds[f"{pipe}/cpu/{mode}"] > 0
+        for variant in ("gpu", "gpu-decode"):
+            assert speeds[f"{pipe}/{variant}/compile+graphs"] > 0
         assert speeds[f"{pipe}/torchvision"].startswith("skipped")
     assert res.returncode == (1 if report["failed"] else 0)

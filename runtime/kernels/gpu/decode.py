@@ -1,0 +1,186 @@
+"""GPU image decoders: ``decoders.image`` / ``image_crop`` / ``image_random_crop`` /
+``image_slice`` with ``device="gpu"`` (DALI's "mixed" decoders): encoded files in host memory in,
+decoded HWC images on the GPU out.
+
+Two paths, one result layout (per-sample device arrays of the stream-ordered pool, on the
+lane's stream):
+
+* **nvImageCodec's GPU decoder** (``decoders.image`` on a real device, cupy's device interface,
+  nvImageCodec built with CUDA): the batch's baseline 8-bit JPEGs go to one batched
+  nvImageCodec decode on the lane's stream (the hardware JPEG decoder for ``hw_decoder_load``
+  of them, default 0.9 as in DALI, the CUDA decoder for the rest; ``hw_decoder_load=0``: CUDA
+  only), with the CPU path's parameters (RGB / BGR / GRAY, EXIF orientation); each image is
+  copied into the pool (device to device) and nvImageCodec's buffers are released once that
+  copy has passed. Every other sample -- other formats, CMYK, 16-bit, a JPEG the GPU decoder
+  rejects, other output types or dtypes -- is decoded by the CPU kernel, with its errors, and
+  the lot goes up with one H2D copy (DALI's CPU fallback per sample).
+* **Everywhere else** (the fake GPU of the tests and of ``gpu_check --dry-run``, nvImageCodec
+  without CUDA, the region decoders): the CPU kernel decodes the batch (same parameters, same
+  per-sample errors naming the file) and one packed H2D copy moves it
+  (:func:`runtime.gpu.moves.transfer`), so the graph, placement, streams and results are those
+  of the GPU decode but for its codec tolerance.
+
+Decoders run ahead of CUDA graphs (``runtime/gpu/capture.py``: never captured). Their encoded
+input is read on the host (``compiler.passes.place.reads_on_host``).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+
+from runtime.codecs.image import decode, parse_image
+from runtime.gpu import moves
+from runtime.kernels.cpu import decode as cpu_decoders    # registers the CPU kernels run here
+from runtime.kernels.registry import lookup, register, sample_args
+from runtime.storage import sample_name
+
+__all__ = ["gpu_decoder_available", "gpu_decoder_problem", "decode_image_gpu", "HW_DECODER_LOAD",
+           "GPU_OUTPUT_TYPES", "last_backend"]
+
+#: DALI's default share of a batch for the hardware JPEG decoder (``hw_decoder_load``)
+HW_DECODER_LOAD = 0.9
+#: output types nvImageCodec's GPU decoder produces exactly as the CPU path asks for them
+GPU_OUTPUT_TYPES = ("RGB", "BGR", "GRAY")
+
+_lock = threading.Lock()
+_decoders: dict = {}
+_held: collections.deque = collections.deque()       # (event, nvImageCodec images) in flight
+_state = {"module": None, "why": None, "backend": None}
+
+
+def _nvimgcodec():
+    """nvImageCodec's module when it can decode on a GPU here, else None (checked once)."""
+    if _state["module"] is None and _state["why"] is None:
+        with _lock:
+            if _state["module"] is None and _state["why"] is None:
+                os.environ.setdefault("PYNVIMGCODEC_VERBOSITY", "0")
+                try:
+                    from nvidia import nvimgcodec
+                    nvimgcodec.Decoder(device_id=0,
+                                       backends=[nvimgcodec.Backend(
+                                           nvimgcodec.BackendKind.GPU_ONLY)])
+                    _state["module"] = nvimgcodec
+                except Exception as exc:  # noqa: BLE001 - a CPU-only build, no CUDA runtime
+                    _state["why"] = f"{type(exc).__name__}: {exc}"
+    return _state["module"]
+
+
+def gpu_decoder_available(ctx) -> bool:
+    """Whether ``ctx`` runs on a real device where nvImageCodec can decode on the GPU."""
+    return getattr(ctx.gpu, "name", "") == "cupy" and _nvimgcodec() is not None
+
+
+def gpu_decoder_problem() -> str | None:
+    """Why nvImageCodec cannot decode on a GPU here (None: it can, or not checked yet)."""
+    return _state["why"]
+
+
+def last_backend() -> str | None:
+    """What decoded the last GPU batch: ``"nvimgcodec-gpu"`` (with ``+cpu`` when some samples
+    fell back), ``"cpu+h2d"``, or None before the first (``gpu_check`` reports it)."""
+    return _state["backend"]
+
+
+def _decoder(nv, device: int, hw_load: float, fancy: bool):
+    key = (device, round(hw_load, 3), fancy)
+    dec = _decoders.get(key)
+    if dec is None:
+        backends = [nv.Backend(nv.BackendKind.GPU_ONLY)]
+        if hw_load > 0:
+            backends.insert(0, nv.Backend(nv.BackendKind.HW_GPU_ONLY, load_hint=hw_load))
+        dec = _decoders[key] = nv.Decoder(device_id=device, backends=backends,
+                                          options=":fancy_upsampling=1" if fancy else "")
+    return dec
+
+
+def _params(nv, mode: str, adjust_orientation: bool):
+    spec = nv.ColorSpec.GRAY if mode == "GRAY" else nv.ColorSpec.SRGB
+    fmt = nv.SampleFormat.I_BGR if mode == "BGR" else nv.SampleFormat.I_AUTO_COMPONENTS
+    return nv.DecodeParams(apply_exif_orientation=bool(adjust_orientation), color_spec=spec,
+                           allow_any_depth=False, sample_format=fmt)
+
+
+def _on_gpu(parsed) -> bool:
+    """A stream nvImageCodec's GPU decoder decodes as the CPU path does: 8-bit JPEG, not
+    CMYK / YCCK."""
+    s = parsed.stream
+    if s is None or parsed.fmt != "jpeg" or parsed.info().bit_depth != 8:
+        return False
+    return str(s.color_spec).rpartition(".")[2] not in ("CMYK", "YCCK")
+
+
+def _release(api) -> None:
+    """Drop nvImageCodec images whose copies into the pool have passed."""
+    while _held and api.event_done(_held[0][0]):
+        _held.popleft()
+
+
+def decode_image_gpu(ctx, data, args) -> list:
+    """``decoders.image`` of the host batch ``data`` through nvImageCodec's GPU decoder (see
+    the module docstring). Returns the per-sample device arrays."""
+    nv = _nvimgcodec()
+    n = ctx.batch_size
+    per = [sample_args(ctx, args, i) for i in range(n)]
+    modes = {str(a.get("output_type", "RGB")).rpartition(".")[2].upper() for a in per}
+    dtypes = {str(a.get("dtype", "uint8")).rpartition(".")[2].lower() for a in per}
+    parsed = [parse_image(data[i], sample=sample_name(data, i)) for i in range(n)]
+    mode = modes.pop() if len(modes) == 1 else None
+    gpu_ok = mode in GPU_OUTPUT_TYPES and dtypes == {"uint8"}
+    picks = [i for i in range(n) if gpu_ok and _on_gpu(parsed[i])]
+    images: dict = {}
+    if picks:
+        a = per[0]
+        hw = a.get("hw_decoder_load")
+        dec = _decoder(nv, ctx.device, HW_DECODER_LOAD if hw is None else float(hw),
+                       bool(a.get("jpeg_fancy_upsampling")))
+        res = dec.decode([parsed[i].stream for i in picks],
+                         params=_params(nv, mode, a.get("adjust_orientation", True)),
+                         cuda_stream=ctx.gpu.stream_handle(ctx.stream))
+        images = {i: img for i, img in zip(picks, res) if img is not None}
+    host = {}
+    for i in range(n):
+        if i not in images:       # the CPU kernel's decode, with its errors
+            a = per[i]
+            host[i] = decode(parsed[i], output_type=a.get("output_type", "RGB"),
+                             dtype=a.get("dtype", "uint8"), sample=sample_name(data, i),
+                             adjust_orientation=a.get("adjust_orientation", True))
+    out = [None] * n
+    if host:
+        order = sorted(host)
+        up = moves.transfer(ctx, [[host[i] for i in order]], {"device": f"gpu:{ctx.device}"})[0]
+        for i, arr in zip(order, up):
+            out[i] = arr
+    if images:
+        _release(ctx.gpu)
+        for i, img in images.items():
+            src = ctx.gpu.wrap(img)
+            if src.ndim == 2:
+                src = src.reshape(src.shape + (1,))
+            dst = ctx.empty(src.shape, src.dtype)
+            ctx.copy(dst, src)
+            out[i] = dst
+        _held.append((ctx.gpu.record_event(ctx.stream), list(images.values())))
+    _state["backend"] = ("nvimgcodec-gpu" + ("+cpu" if host else "")) if images else "cpu+h2d"
+    return out
+
+
+def _mixed(cpu_op: str, gpu_first: bool):
+    """The GPU kernel of decoder ``cpu_op``: nvImageCodec's GPU decode where it can
+    (``gpu_first``, on a real device), else the CPU kernel and one H2D copy."""
+    def kernel(ctx, inputs, args):
+        if gpu_first and gpu_decoder_available(ctx):
+            return [ctx.samples(decode_image_gpu(ctx, inputs[0], args))]
+        decoded = lookup(cpu_op, "cpu")(ctx, inputs, args)[0]
+        _state["backend"] = "cpu+h2d"
+        return moves.transfer(ctx, [decoded], {"device": f"gpu:{ctx.device}"})
+    kernel.__name__ = f"{cpu_op.replace('.', '_')}_gpu"
+    kernel.__doc__ = f"``{cpu_op}`` with ``device='gpu'`` (see the module docstring)."
+    return kernel
+
+
+assert cpu_decoders.decode_kernel     # (imported for its registrations)
+
+register("decoders.image", "gpu")(_mixed("decoders.image", True))
+for _op in ("decoders.image_crop", "decoders.image_random_crop", "decoders.image_slice"):
+    register(_op, "gpu")(_mixed(_op, False))
