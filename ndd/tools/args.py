@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--breakdown", action="store_true",
                    help="also print, per ndd mode, the measured CPU per image in decode, "
                         "resample, normalize, Python, IPC, and each worker's idle time")
+    b.add_argument("--floor", action="store_true",
+                   help="also time the kernel floor (compile mode's own kernels on the same "
+                        "images, windows and processes as a tight loop) and print compile "
+                        "mode's fraction of it")
     b.add_argument("--json", default=None, metavar="FILE", help="write the results as JSON")
     b.add_argument("--plot", default=None, metavar="FILE", help="write a bar chart (PNG)")
     return p

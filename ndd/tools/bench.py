@@ -22,6 +22,7 @@ from tqdm import tqdm
 import ndd
 from ndd.datasets.sample import build_sample_dataset, default_root
 from ndd.tools.args import UsageError
+from ndd.tools.bench_floor import FloorRunner
 from ndd.tools.bench_pipelines import PIPELINES
 from ndd.tools.breakdown import Breakdown
 from runtime.kernels.cpu.catalog import warm_up
@@ -242,6 +243,28 @@ def make_runners(ns, modes, compare, data, fn):
     return runners, skipped
 
 
+def _floor_runner(ns, fn, data, skipped):
+    """The kernel floor's runner for ``--floor`` (None: not asked, or not possible: then
+    ``skipped["floor"]`` says why)."""
+    if not getattr(ns, "floor", False):
+        return None
+    try:
+        return FloorRunner(fn, data, ns.batch_size, ns.threads or ndd.get_num_threads(),
+                           RNG_SEED, with_rng=_takes_rng(fn))
+    except (ValueError, RuntimeError) as exc:
+        skipped["floor"] = str(exc)
+        return None
+
+
+def floor_line(summary: dict) -> str:
+    """compile mode's median as a fraction of the floor's (issue 20's goal: 90 %)."""
+    fl = summary["floor"]["median"]
+    if "compile" not in summary or not fl:
+        return f"floor: {fl:.1f} img/s (no compile mode to compare)"
+    return (f"compile / floor: {100 * summary['compile']['median'] / fl:.0f}% "
+            f"(floor {fl:.1f} img/s: the same kernels, images and processes as a tight loop)")
+
+
 def summarize(results: dict[str, list[float]]) -> dict:
     """min / median / max images/s per mode and each median relative to the first mode's."""
     out = {}
@@ -289,6 +312,9 @@ def run(ns) -> int:
     name, fn = _pipeline(ns)
     data = _data_folder(ns)
     runners, skipped = make_runners(ns, modes, compare, data, fn)
+    floor = _floor_runner(ns, fn, data, skipped)
+    if floor is not None:
+        runners.append(floor)
     for what, why in skipped.items():
         print(f"ndd bench: skipping {what}: {why}", file=sys.stderr)
     results = {r.name: [] for r in runners}
@@ -331,6 +357,10 @@ def run(ns) -> int:
     print(f"pipeline={name} data={data} images={_image_count(data)} batch={ns.batch_size} "
           f"threads={ns.threads or 'default'} epochs={ns.epochs} (+{ns.warmup} warmup)")
     print(format_table(summary))
+    if "floor" in summary:
+        print(floor_line(summary))
+    if floor is not None:
+        floor.close()
     if breakdown is not None:
         print(breakdown.table())
     if ns.json:

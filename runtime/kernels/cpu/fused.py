@@ -29,11 +29,22 @@ from .fused_window import fused_window
 from .fused_stages import chunks, run_chunk
 from .fused_workers import hint_key, remember_shape, run_on_workers
 
-__all__ = ["fused_image"]
+__all__ = ["fused_image", "set_recorder"]
 
 # the colour chain's kernel lives in .fused_color, the in-place window's in .fused_window
 register("fused.color", "cpu")(fused_color)
 register("fused.window", "cpu")(fused_window)
+
+
+# ``recorder(ctx, inputs, args)``, called with every ``fused.image`` batch (None: off); the
+# kernel floor of ``ndd bench --floor`` records one epoch with it (:mod:`.fused_floor`).
+_recorder = [None]
+
+
+def set_recorder(fn) -> None:
+    """Call ``fn(ctx, inputs, args)`` with every batch ``fused.image`` runs from now on
+    (``None``: stop).  The inputs are those of the call: copy what must outlive it."""
+    _recorder[0] = fn
 
 
 @register("fused.image", "cpu")
@@ -48,6 +59,8 @@ def fused_image(ctx, inputs, args):
     (:mod:`runtime.workers`), the chunks run in the workers writing into a shared-memory
     batch instead, with exactly the same per-sample code.
     """
+    if _recorder[0] is not None:
+        _recorder[0](ctx, inputs, args)
     n = ctx.batch_size
     threads = getattr(ctx.pool, "num_threads", 1)
     parts = chunks(n, threads)

@@ -18,7 +18,9 @@ import functools
 import numpy as np
 
 from compiler.ir import stage_args, stage_names
+from runtime.codecs import nvimgcodec_backend as nvb
 from runtime.codecs.image import decode, parse_image
+from runtime.codecs.structure import jpeg_structure_problem
 from runtime.kernels.caching import call_cached
 from runtime.kernels.params.layouts import default_layout, hw_axes, layout_axes, meta_layout
 from runtime.kernels.params.normalize import (cmn_window_from_crop, mirror_flag,
@@ -34,7 +36,7 @@ from .fused_roi import (DECODE_ARGS, resize_crop_finish, resize_crop_plan, resiz
                         roi_finish, rrc_plan)
 from .resize import resize_sample
 
-__all__ = ["run_chunk", "chunks", "cmn_shape", "CHUNKS_PER_THREAD"]
+__all__ = ["run_chunk", "chunks", "cmn_shape", "CHUNKS_PER_THREAD", "kernel_tape", "run_tape"]
 
 
 def _front_decode(ctx, inputs, args, i):
@@ -106,19 +108,23 @@ def _front_rest(state, i):
     return x, layout, window, flip, a
 
 
-def _cmn_into(image, layout, window, a, flip, target):
-    """crop_mirror_normalize of one sample written into ``target`` (its output array).
-
-    The arguments are folded by the cached :func:`.cmn_batch.cmn_plan`, so per sample only
-    the GIL-free torch work of :func:`.cmn_batch.cmn_plan_into` remains (the arithmetic of the
-    unfused kernel, bit for bit)."""
+def _cmn_step(image, layout, a, flip):
+    """``(plan, mirror)`` of the cmn stage of one sample: the arguments folded by the cached
+    :func:`.cmn_batch.cmn_plan`, so per sample only the GIL-free work of
+    :func:`.cmn_batch.cmn_plan_into` remains (the arithmetic of the unfused kernel, bit for
+    bit)."""
     lay = layout or default_layout(image.ndim) or None
     c_axis = lay.find("C") if isinstance(lay, str) else -1
     c = stage_args(a, "cmn")
     plan = cmn_plan(lay, image.ndim, image.shape[c_axis] if c_axis >= 0 else None,
                     c.get("output_layout", "CHW"), c.get("mean", 0.0),
                     c.get("std", 1.0), c.get("scale", 1.0), c.get("shift", 0.0))
-    mirror = mirror_flag(c.get("mirror", 0)) != bool(flip)
+    return plan, mirror_flag(c.get("mirror", 0)) != bool(flip)
+
+
+def _cmn_into(image, layout, window, a, flip, target):
+    """crop_mirror_normalize of one sample written into ``target`` (its output array)."""
+    plan, mirror = _cmn_step(image, layout, a, flip)
     cmn_plan_into(plan, image, window, mirror, target)
 
 
@@ -154,6 +160,13 @@ def chunks(n: int, threads: int) -> list[range]:
     return [range(bounds[j], bounds[j + 1]) for j in range(parts)]
 
 
+def _cmn_window(x, layout, a):
+    """The cmn crop window ``(y0, x0, h, w)`` of a sample whose earlier stages gave none."""
+    _, axes = layout_axes(layout, x.ndim)
+    in_hw = (x.shape[axes["H"]], x.shape[axes["W"]])
+    return clip_window(crop_window(in_hw, **crop_args(stage_args(a, "cmn"))), in_hw, "error")
+
+
 def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
     """All stages of the samples ``idx`` of a ``fused.image`` node, stage by stage.
 
@@ -175,10 +188,7 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
     out = []
     for i, (x, layout, window, flip, a) in zip(idx, fronts):
         if window is None:
-            _, axes = layout_axes(layout, x.ndim)
-            in_hw = (x.shape[axes["H"]], x.shape[axes["W"]])
-            window = clip_window(crop_window(in_hw, **crop_args(stage_args(a, "cmn"))),
-                                 in_hw, "error")
+            window = _cmn_window(x, layout, a)
         shape = cmn_shape(x, layout, window, a)
         target = target_for(i, shape) if target_for is not None else None
         if target is None:
@@ -186,3 +196,77 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
         _cmn_into(x, layout, window, a, flip, target)
         out.append(target)
     return out
+
+
+# ------------------------------------------------------------------ the kernels alone
+# ``ndd bench --floor`` / ``benchmarks/tight_loop.py``: the kernel calls of a batch recorded
+# once (every argument, header, window and region computed beforehand), then replayed as a
+# tight loop: what the pipeline's pixels cost without any per-sample Python around them.
+
+
+def kernel_tape(ctx, inputs, args, idx) -> list:
+    """The kernel calls :func:`run_chunk` makes for the samples ``idx``, for :func:`run_tape`.
+
+    Only chains whose decode is planned (decode -> random_resized_crop, decode -> resize ->
+    cmn with a crop inside the resize) and end in ``[flip ->] cmn`` are supported.  Each entry
+    is ``(decode function, its arguments, finish, cmn plan, window, mirror, output shape)``;
+    a plain JPEG (no EXIF rotation, CMYK, or damaged structure; RGB uint8) is decoded by the
+    codec call itself (:func:`runtime.codecs.nvimgcodec_backend.decode_stream`), checked here
+    to give the pixels :func:`runtime.codecs.image.decode` gives.
+
+    Raises
+    ------
+    ValueError
+        The chain is not one of those.
+    """
+    names = stage_names(args)
+    tape = []
+    for i in idx:
+        st = _front_decode(ctx, inputs, args, i)
+        todo, finish, k = st[2], st[5], st[3]
+        if finish is None or names[-1] != "cmn" or any(s not in ("flip", "cmn")
+                                                        for s in names[k:]):
+            raise ValueError(f"kernel_tape: the chain {'->'.join(names)} has no planned "
+                             f"decode ending in crop_mirror_normalize")
+        full = decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])
+        call = (decode, (todo[0],), {"roi": todo[1], "sample": todo[2], **todo[3]})
+        fast = _plain_jpeg(todo)
+        if fast is not None and np.array_equal(fast[0](*fast[1]), full):
+            call = (fast[0], fast[1], {})
+        st[2] = full
+        x, layout, window, flip, a = _front_rest(st, i)
+        if window is None:
+            window = _cmn_window(x, layout, a)
+        plan, mirror = _cmn_step(x, layout, a, flip)
+        tape.append((call, finish, plan, window, mirror, cmn_shape(x, layout, window, a)))
+    return tape
+
+
+def _plain_jpeg(todo):
+    """``(decode_stream, args)`` for a planned decode of a plain JPEG, or None."""
+    src, roi, _name, dec = todo
+    stream = getattr(src, "stream", None)
+    if stream is None or src.fmt != "jpeg" or dec.get("output_type", "RGB") != "RGB" or \
+            dec.get("dtype", "uint8") not in ("uint8", None) or nvb.is_cmyk(stream):
+        return None
+    if dec.get("adjust_orientation", True) and src.info().orientation != 1:
+        return None
+    if jpeg_structure_problem(src.buf) is not None:
+        return None
+    return nvb.decode_stream, (stream, "RGB", roi, False, False)
+
+
+def run_tape(tape, out) -> None:
+    """Replay a :func:`kernel_tape`: decode, resample and normalize every sample, writing
+    sample ``j`` into ``out[j % len(out)]`` (an ``(M,) + shape`` array of the cmn dtype; a
+    sample of another shape into an array of its own)."""
+    for j, ((fn, fargs, kw), finish, plan, window, mirror, _shape) in enumerate(tape):
+        part = fn(*fargs, **kw)
+        if finish[0] == "resize":
+            x = resize_crop_finish(part, *finish[1:])[0]
+        else:
+            x = roi_finish(part, *finish)
+        target = out[j % len(out)]
+        if target.shape != _shape:
+            target = np.empty(_shape, out.dtype)
+        cmn_plan_into(plan, x, window, mirror, target)
