@@ -24,6 +24,7 @@ import numpy as np
 
 from runtime.readers.file_index import FileIndex
 from runtime.readers.file_reader import FileReaderCore
+from runtime.readers.mapped import MappedFiles
 
 __all__ = ["WebdatasetReaderCore", "STATE_FORMAT", "split_name", "scan_tar", "read_wds_index"]
 
@@ -146,8 +147,11 @@ class WebdatasetReaderCore(FileReaderCore):
         One per output (default uint8); a component's size must be a multiple of the
         item size.
     case_sensitive_extensions : bool, default True
-    dont_use_mmap, use_o_direct : bool
-        Accepted for compatibility (components are read with ``pread``).
+    dont_use_mmap : bool, default False
+        Read components with ``pread`` instead of from memory maps of the archives (as
+        DALI; the same results).
+    use_o_direct : bool
+        Accepted for compatibility.
     **kwargs
         Sharding, shuffling, padding, prefetching: those of ``FileReaderCore``.
     """
@@ -181,6 +185,9 @@ class WebdatasetReaderCore(FileReaderCore):
             raise ValueError(f"readers.Webdataset: {len(dtypes)} dtype(s) for {len(exts)} "
                              f"output(s); give one dtype per `ext` entry")
         self.dtypes = [np.dtype(d) for d in dtypes]
+        #: components are read with ``pread`` instead of from memory maps
+        self.dont_use_mmap = bool(dont_use_mmap)
+        self._maps = MappedFiles(self.paths)
         self._samples = None
         super().__init__(lazy_init=True, **kwargs)
         self.list_now(lazy_init, defer_shard_check)
@@ -225,35 +232,46 @@ class WebdatasetReaderCore(FileReaderCore):
 
     def make_loader(self, index, with_indices):
         samples, paths, dtypes, names = self._samples, self.paths, self.dtypes, index.paths
+        maps = None if self.dont_use_mmap else self._maps
+
+        itemsizes = [dt.itemsize for dt in dtypes]
+        raw = [dt == np.uint8 for dt in dtypes]
 
         def load(indices):
             outs = [[] for _ in dtypes]
-            fds = {}
+            fds, bufs = {}, {}
             try:
                 for i in indices.tolist():
                     ti, hits = samples[i]
-                    if ti not in fds:
-                        try:
-                            fds[ti] = os.open(paths[ti], os.O_RDONLY)
-                        except OSError as e:
-                            raise RuntimeError(f"Webdataset reader: cannot read "
-                                               f"{paths[ti]!r}: {e.strerror or e}") from e
-                    for k, (hit, dt) in enumerate(zip(hits, dtypes)):
+                    buf = bufs.get(ti)
+                    if buf is None:
+                        buf = bufs[ti] = _mapped(maps, paths, ti)
+                    size = buf.size
+                    for k, hit in enumerate(hits):
                         if hit is None:
-                            outs[k].append(np.zeros(0, dt))
+                            outs[k].append(np.zeros(0, dtypes[k]))
                             continue
                         off, n, ext = hit
-                        data = os.pread(fds[ti], n, off)
-                        if len(data) != n:
-                            raise RuntimeError(f"Webdataset {paths[ti]!r}: short read of "
-                                               f"component {ext!r} of {names[i]!r} at offset "
-                                               f"{off} ({len(data)} of {n} bytes)")
-                        if n % dt.itemsize:
+                        if off + n <= size:             # from the map
+                            data = None
+                        else:                           # pread: past the end (or no map)
+                            data = _pread(fds, paths, ti, n, off)
+                            if len(data) != n:
+                                raise RuntimeError(
+                                    f"Webdataset {paths[ti]!r}: short read of component "
+                                    f"{ext!r} of {names[i]!r} at offset {off} ({len(data)} "
+                                    f"of {n} bytes)")
+                        if n % itemsizes[k]:
+                            dt = dtypes[k]
                             raise RuntimeError(
                                 f"Webdataset {paths[ti]!r}: component {ext!r} of "
                                 f"{names[i]!r} has {n} bytes, not a multiple of the "
                                 f"{dt.itemsize}-byte {dt.name} of output {k}")
-                        outs[k].append(np.frombuffer(data, dt).copy())
+                        if data is None:
+                            a = buf[off:off + n].copy()
+                            outs[k].append(a if raw[k] else a.view(dtypes[k]))
+                        else:
+                            outs[k].append(np.frombuffer(data, dtypes[k]).copy())
             finally:
                 for fd in fds.values():
                     os.close(fd)
@@ -262,6 +280,32 @@ class WebdatasetReaderCore(FileReaderCore):
             return tuple(outs)
 
         return load
+
+
+_NO_MAP = np.zeros(0, np.uint8)
+
+
+def _mapped(maps, paths, ti):
+    """The map of archive ``ti`` (``maps`` None: an empty array, everything by ``pread``)."""
+    if maps is None:
+        return _NO_MAP
+    try:
+        return maps.get(ti)
+    except OSError as e:
+        raise RuntimeError(f"Webdataset reader: cannot read {paths[ti]!r}: "
+                           f"{e.strerror or e}") from e
+
+
+def _pread(fds, paths, ti, n, off):
+    """``n`` bytes of archive ``ti`` at ``off`` (fewer at its end); ``fds``: open descriptors
+    by archive number."""
+    if ti not in fds:
+        try:
+            fds[ti] = os.open(paths[ti], os.O_RDONLY)
+        except OSError as e:
+            raise RuntimeError(f"Webdataset reader: cannot read {paths[ti]!r}: "
+                               f"{e.strerror or e}") from e
+    return os.pread(fds[ti], n, off)
 
 
 def _strs(value, name):
