@@ -12,11 +12,12 @@ the audio (DALI: "not yet implemented").
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 
 from runtime.kernels.cpu.audio_decode import decode_sample
-from runtime.threadpool import get_pool
+from runtime.threadpool import ThreadPool, get_pool
 
 from .file_index import FileIndex
 from .file_io import path_list
@@ -25,6 +26,22 @@ from .file_reader import FileReaderCore
 __all__ = ["NemoAsrReaderCore", "read_manifest", "STATE_FORMAT"]
 
 STATE_FORMAT = "ndd.readers.NemoAsr/1"
+
+
+_decoders: list = []        # [ThreadPool] of the reader's decoding, sized as the op pool
+_decoders_lock = threading.Lock()
+
+
+def decode_pool() -> ThreadPool:
+    """The reader's decoding threads: a pool of its own with ``ndd.set_num_threads`` threads
+    (re-created when that number changes), apart from the pool the ops run on."""
+    n = get_pool().num_threads
+    with _decoders_lock:
+        if not _decoders or _decoders[0].num_threads != n:
+            if _decoders:
+                _decoders.pop().shutdown()
+            _decoders.append(ThreadPool(n))
+        return _decoders[0]
 
 
 def read_manifest(path: str) -> list[dict]:
@@ -140,8 +157,10 @@ class NemoAsrReaderCore(FileReaderCore):
 
         def load(indices):
             order = indices.tolist()
-            # libsndfile and the resampler run without the GIL: decode on the thread pool
-            decoded = get_pool().map(lambda k: one(order[k]), len(order))
+            # libsndfile and the resampler run without the GIL: decode on the reader's own
+            # threads (as many as the pool's), so the next batches decode while the pool
+            # runs the ops of this one (DALI's readers.NemoAsr decodes on threads of its own)
+            decoded = decode_pool().map(lambda k: one(order[k]), len(order))
             audio = [a for a, _ in decoded]
             rates = [np.array(rate, np.float32) for _, rate in decoded]
             texts = [np.frombuffer(entries[i]["text"].encode("utf-8"), np.uint8)
