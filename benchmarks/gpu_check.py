@@ -32,19 +32,13 @@ A step whose piece is not there yet (no GPU decoder, an op without a GPU kernel)
 the reason named; the whole run keeps to ``--budget`` seconds (default 420: under 8 minutes on
 an H200), skipping what is left when time runs out.
 
-On the lent machine (Python 3.12, cupy-cuda13x, torch + torchvision installed; nvImageCodec is
-NOT, and without it ndd decodes with Pillow) carry nvImageCodec as wheels, from the repo root
-here::
-
-    echo /.whl/ >> .git/info/exclude
-    python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \\
-        --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \\
-        -d .whl nvidia-nvimgcodec-cu13
-
-then run with ``carry=[".whl"]`` and the command::
-
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \\
-        && export PYTHONPATH=/tmp/site; PYTHONUNBUFFERED=1 python3 benchmarks/gpu_check.py --out $OUT
+On the lent machine (Python 3.12, cupy-cuda13x, torch + torchvision installed) ndd lacks
+lmdb (``import ndd``), lz4 (the CPU kernel catalogue) and nvImageCodec for CUDA 13 with its
+nvJPEG library (the GPU decode): ``benchmarks/gpu_check_device.sh`` carries them as wheels.
+Here, once: ``bash benchmarks/gpu_check_device.sh --fetch``; then the device tool's ``run``
+with ``command="bash benchmarks/gpu_check_device.sh"``, ``carry=[".whl"]``,
+``timeout_s=480`` (it installs the wheels into /tmp/site, probes the GPU decoder, and runs this
+check with ``--budget 330``; extra arguments are passed on, e.g. ``--steps``).
 """
 from __future__ import annotations
 

@@ -138,13 +138,15 @@ def decode_image_gpu(ctx, data, args) -> list:
                          params=_params(nv, mode, a.get("adjust_orientation", True)),
                          cuda_stream=ctx.gpu.stream_handle(ctx.stream))
         images = {i: img for i, img in zip(picks, res) if img is not None}
-    host = {}
-    for i in range(n):
-        if i not in images:       # the CPU kernel's decode, with its errors
-            a = per[i]
-            host[i] = decode(parsed[i], output_type=a.get("output_type", "RGB"),
-                             dtype=a.get("dtype", "uint8"), sample=sample_name(data, i),
-                             adjust_orientation=a.get("adjust_orientation", True))
+    rest = [i for i in range(n) if i not in images]
+
+    def on_cpu(k):              # the CPU kernel's decode, with its errors
+        i = rest[k]
+        a = per[i]
+        return decode(parsed[i], output_type=a.get("output_type", "RGB"),
+                      dtype=a.get("dtype", "uint8"), sample=sample_name(data, i),
+                      adjust_orientation=a.get("adjust_orientation", True))
+    host = dict(zip(rest, ctx.pool.map(on_cpu, len(rest)))) if rest else {}
     out = [None] * n
     if host:
         order = sorted(host)
