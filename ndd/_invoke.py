@@ -369,15 +369,17 @@ def _is_external(x) -> bool:
 # a small batch) the hand-off (submit, wake the worker, wake the caller in ``evaluate``) costs
 # ten times the work, so such an op runs in the calling thread when nothing is queued before
 # it: the same kernel on the same data, in the same order, its error kept on the node for the
-# consumer as the worker's is. "Cheap" is measured, per op and call site: the wall time of the
-# op's last run in the calling thread, or the least of its runs on the worker (those include
-# waits for the GIL, an upper bound).
+# consumer as the worker's is. "Cheap" is measured, per op and call site: the wall time of each
+# run, on the worker or in the caller, lowers the estimate to it at once but raises it at most
+# twofold, so one run slowed by a busy machine (or by waits for the GIL on the worker) does not
+# send the op back to the worker, while an op grown expensive (larger images) gets there after
+# a few runs.
 INLINE_MAX_S = 150e-6
 _cost: dict[tuple, float] = {}      # (op, call site) -> seconds, see above
 _queued = None                      # the last future handed to the eager worker
 
 
-def _timed_run(node: Node, inline: bool = False) -> None:
+def _timed_run(node: Node) -> None:
     """``run_now(node)``, noting its wall time in ``_cost``."""
     t0 = time.perf_counter()
     try:
@@ -385,9 +387,8 @@ def _timed_run(node: Node, inline: bool = False) -> None:
     finally:
         dt = time.perf_counter() - t0
         key = (node.op, node.callsite)
-        if not inline:
-            dt = min(dt, _cost.get(key, dt))
-        _cost[key] = dt
+        before = _cost.get(key)
+        _cost[key] = dt if before is None else min(dt, 2.0 * before)
 
 
 def _cheap_now(node: Node) -> bool:
@@ -436,7 +437,7 @@ def _dispatch(node: Node, mode: EvalMode, external: bool = False) -> None:
         return
     if _cheap_now(node):
         try:
-            _timed_run(node, inline=True)
+            _timed_run(node)
         except Exception:   # noqa: BLE001 - kept on node.error: raised where consumed
             pass
         return

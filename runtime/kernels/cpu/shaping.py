@@ -331,7 +331,10 @@ def reinterpret(x, dtype=None, shape=None, rel_shape=None, src_dims=None):
     if rel_shape is not None or src_dims is not None:
         target = list(reshape(x, rel_shape=rel_shape, src_dims=src_dims)[0].shape)
     elif shape is not None:
-        target = [int(v) for v in np.asarray(shape).ravel().tolist()]
+        if type(shape) is tuple and all(type(v) is int for v in shape):
+            target = list(shape)        # the converted argument (the common case)
+        else:
+            target = [int(v) for v in np.asarray(shape).ravel().tolist()]
         wild = [k for k, v in enumerate(target) if v < 0]
         if len(wild) > 1:
             raise ValueError(f"reinterpret: only one extent of 'shape'={target} may be negative")
@@ -352,6 +355,8 @@ def reinterpret(x, dtype=None, shape=None, rel_shape=None, src_dims=None):
         raise ValueError(f"Input and output samples must occupy the same size in bytes. Input "
                          f"shape {x.shape} ({nbytes} bytes), requested shape {tuple(target)} "
                          f"of {dt} ({math.prod(target) * dt.itemsize} bytes).")
+    if dt == x.dtype:
+        return x.reshape(target)
     return x.reshape(-1).view(np.uint8).view(dt).reshape(target)
 
 
