@@ -25,8 +25,8 @@ def gpu_ops() -> set:
 
 
 def enable_gpu_ops(log) -> list:
-    """Declare ``"gpu"`` on the schemas of the ops whose GPU kernels are registered (for this
-    run: the schemas do not declare it yet)."""
+    """Declare ``"gpu"`` on the schemas of the ops whose GPU kernels are registered but whose
+    schema does not (for this run; the schemas declare it, so this lists what is missing)."""
     added = []
     for op in sorted(gpu_ops()):
         schema = REGISTRY.get(op)

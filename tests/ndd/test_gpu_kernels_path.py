@@ -3,8 +3,8 @@ the fake GPU): ``ndd.<op>`` on a GPU batch -> device inferred -> placement -> ``
 kernel -> one launch on the lane's stream; results equal the CPU kernels bit for bit in eager and
 deferred mode, and under CUDA-graph replay.
 
-The schemas do not declare ``"gpu"`` yet (``tests/test_op_catalogue.py`` would need the GPU
-catalogue loaded); the test adds it to the ops whose GPU kernels are registered, for its duration.
+The schemas of these ops declare ``"gpu"`` (the executor loads the GPU catalogue beside the CPU
+one); the fixture still sets it for its duration, so the test holds whatever a schema says.
 """
 from __future__ import annotations
 
