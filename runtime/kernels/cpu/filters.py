@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels.registry import per_sample, register
+from runtime.buffers import batch_array
+from runtime.kernels.registry import per_sample, register, sample_args
 
 from .blur import to_output
 from .cast import to_numpy_dtype
@@ -215,7 +216,7 @@ def laplacian(x, layout="", *, window_size=None, smoothing_size=None, scale=None
 
 def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflect_101",
              mode="same", dtype=None, sample=0, per_frame_filter=False,
-             per_frame_fill=False):
+             per_frame_fill=False, out=None):
     """``filter`` of one sample (see the module docstring).
 
     Parameters
@@ -234,6 +235,9 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
     per_frame_filter, per_frame_fill : bool
         ``filt`` is ``(F, KH, KW)`` / ``fill_value`` has ``F`` values, one per frame of a
         sequence (``ndd.per_frame``).
+    out : numpy.ndarray, optional
+        C-contiguous array of the result's shape and dtype to write into (e.g. a view of a
+        batch buffer); ignored when its shape or dtype is not the result's.
 
     Returns
     -------
@@ -342,16 +346,18 @@ def filter2d(x, filt, layout="", *, fill_value=None, anchor=None, border="reflec
         rows = border_index(h, -ay, h + kh - 1 - ay, border) if h else np.zeros(0, np.int64)
         cols = border_index(w, -ax, w + kw - 1 - ax, border) if w else np.zeros(0, np.int64)
     fill = 0.0 if fill_value is None else float(np.asarray(fill_value).reshape(-1)[0])
-    out = np.empty((planes.shape[0], oh, ow, planes.shape[-1]), out_dt)
+    shape = x.shape[:-3] + (oh, ow, x.shape[-1]) if channels_last else x.shape[:-2] + (oh, ow)
+    if out is None or out.shape != shape or out.dtype != out_dt \
+            or not out.flags.c_contiguous:
+        out = np.empty(shape, out_dt)
+    res = out.reshape((planes.shape[0], oh, ow, planes.shape[-1]))
     per = planes.shape[0] // frames if frames else 1       # planes per frame
     for p in range(planes.shape[0]):
         f = p // per if per else 0
-        out[p] = correlate2d(planes[p], frame_filters[f] if frame_filters else filt, rows, cols,
-                             out_dt, fills[f] if fills else fill,
-                             0 if mode == "valid" else ax)
-    if channels_last:
-        return out.reshape(x.shape[:-3] + (oh, ow, x.shape[-1]))
-    return out.reshape(x.shape[:-2] + (oh, ow))
+        correlate2d(planes[p], frame_filters[f] if frame_filters else filt, rows, cols,
+                    out_dt, fills[f] if fills else fill, 0 if mode == "valid" else ax,
+                    out=res[p])
+    return out
 
 
 @register("laplacian", "cpu")
@@ -365,13 +371,30 @@ def laplacian_kernel(ctx, ins, a, i):
 
 
 @register("filter", "cpu")
-@per_sample
-def filter_kernel(ctx, ins, a, i):
-    """``filter`` of sample ``i`` (inputs: data, filter, optional fill_value)."""
-    metas = ctx.in_metas
-    return filter2d(ins[0], ins[1], metas[0].layout or "",
-                    fill_value=ins[2] if len(ins) > 2 else None, anchor=a.get("anchor"),
-                    border=a.get("border") or "reflect_101", mode=a.get("mode") or "same",
-                    dtype=ctx.out_metas[0].dtype, sample=i,
-                    per_frame_filter=(metas[1].layout or "").startswith("F"),
-                    per_frame_fill=len(metas) > 2 and (metas[2].layout or "").startswith("F"))
+def filter_kernel(ctx, inputs, args):
+    """``filter`` of every sample (inputs: data, filter, optional fill_value) on the pool;
+    ``same``-mode results are views of one recycled batch buffer
+    (:func:`runtime.buffers.batch_array`: warm pages, where a fresh array per sample faults
+    every page in again)."""
+    metas, n = ctx.in_metas, ctx.batch_size
+    ins = [[inp[i] if len(inp) > 1 else inp[0] for inp in inputs] for i in range(n)]
+    outs = [None] * n
+    if (args.get("mode") or "same") == "same" and "mode" not in ctx.tensor_arg_names:
+        xs = [np.asarray(s[0]) for s in ins]
+        flat = batch_array((sum(x.size for x in xs),), np.dtype(ctx.out_metas[0].dtype))
+        at = 0
+        for i, x in enumerate(xs):
+            outs[i] = flat[at:at + x.size].reshape(x.shape)
+            at += x.size
+
+    def one(i):
+        a = sample_args(ctx, args, i)
+        s = ins[i]
+        return filter2d(s[0], s[1], metas[0].layout or "",
+                        fill_value=s[2] if len(s) > 2 else None, anchor=a.get("anchor"),
+                        border=a.get("border") or "reflect_101", mode=a.get("mode") or "same",
+                        dtype=ctx.out_metas[0].dtype, sample=i,
+                        per_frame_filter=(metas[1].layout or "").startswith("F"),
+                        per_frame_fill=len(metas) > 2 and (metas[2].layout or "").startswith("F"),
+                        out=outs[i])
+    return [ctx.pool.map(one, n)]

@@ -248,21 +248,22 @@ _corr = compiled(_build_corr)
 
 
 def correlate2d(src: np.ndarray, w: np.ndarray, rows: np.ndarray, cols: np.ndarray,
-                out_dtype, fill=0.0, first: int = 0) -> np.ndarray:
+                out_dtype, fill=0.0, first: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """Correlate one ``(H, W[, C])`` plane with the float32 ``(KH, KW)`` window.
 
     ``rows`` / ``cols`` give the source row / column of each padded position (``-1``: the
     ``fill`` constant): ``H' + KH - 1`` and ``W' + KW - 1`` entries for an ``(H', W')`` output;
     ``cols[first + t] == t`` for every pixel ``t`` of the row (the run copied at once).
     Integer outputs are rounded half to even and saturated, NaN -> 0.
-    Returns the ``(H', W'[, C])`` result as ``out_dtype``.
+    Returns the ``(H', W'[, C])`` result as ``out_dtype``, written into ``out`` when given
+    (C-contiguous, that shape and dtype).
     """
     chans = src.shape[2] if src.ndim == 3 else 1
     kh, kw = w.shape
     oh, ow = len(rows) - kh + 1, len(cols) - kw + 1
     dt = np.dtype(out_dtype)
     is_int = dt.kind in "iu"
-    out = np.empty((oh, ow * chans), dt)
+    out = np.empty((oh, ow * chans), dt) if out is None else out.reshape(oh, ow * chans)
     fout = np.empty((1, ow * chans), _F) if is_int else out
     iout = out if is_int else np.empty((1, 1), np.uint8)
     if is_int and dt.itemsize > 2:

@@ -335,3 +335,32 @@ def test_morphology_errors():
         morphology(x, "HW", iterations=0)
     with pytest.raises(ValueError, match="layout"):
         morphology(np.zeros((5, 5, 5), np.uint8), "DHW")
+
+
+def test_filter_batch_kernel_writes_each_sample_like_filter2d():
+    """The batch kernel writes ``same``-mode results into one shared buffer (on the pool);
+    samples of different sizes, a CHW sample, per-sample filters, uint8 and float32 outputs,
+    and ``valid`` mode (fresh arrays) each equal filter2d of the sample alone."""
+    import ndd
+    imgs = [_RNG.integers(0, 256, s, dtype=np.uint8) for s in ((9, 13, 3), (1, 1, 3),
+                                                                (20, 7, 3))]
+    ks = [_RNG.standard_normal(s).astype(np.float32) for s in ((3, 3), (1, 4), (5, 2))]
+    with ndd.EvalMode.sync_cpu:
+        same = ndd.filter(ndd.as_batch(imgs, layout="HWC"), ndd.as_batch(ks), border="wrap")
+        f32 = ndd.filter(ndd.as_batch(imgs, layout="HWC"), ndd.as_tensor(ks[0]),
+                         dtype=ndd.float32)
+        valid = ndd.filter(ndd.as_batch([imgs[0], imgs[2]], layout="HWC"),
+                           ndd.as_tensor(ks[2]), mode="valid")
+        chw = [np.ascontiguousarray(im.transpose(2, 0, 1)) for im in imgs]
+        c = ndd.filter(ndd.as_batch(chw, layout="CHW"), ndd.as_tensor(ks[1]))
+    for i, im in enumerate(imgs):
+        np.testing.assert_array_equal(np.asarray(same.select(i)),
+                                      filter2d(im, ks[i], "HWC", border="wrap"))
+        np.testing.assert_array_equal(np.asarray(f32.select(i)),
+                                      filter2d(im, ks[0], "HWC", dtype="float32"))
+        np.testing.assert_array_equal(np.asarray(c.select(i)), filter2d(chw[i], ks[1], "CHW"))
+        ref = np.rint(np.clip(_filter_ref(im, ks[i], "wrap"), 0, 255))
+        assert np.abs(np.asarray(same.select(i)).astype(np.float64) - ref).max() <= 1
+    for j, im in enumerate((imgs[0], imgs[2])):
+        np.testing.assert_array_equal(np.asarray(valid.select(j)),
+                                      filter2d(im, ks[2], "HWC", mode="valid"))
