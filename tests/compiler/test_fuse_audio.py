@@ -154,9 +154,9 @@ def test_the_window_is_read_in_place(monkeypatch):
     seen = []
     pre = fused_audio.SAMPLE_FUNCTIONS["preemphasis_filter"]
 
-    def spy(x, a, layout, dtype):
+    def spy(x, a, layout, dtype, **kw):
         seen.append(x)
-        return pre(x, a, layout, dtype)
+        return pre(x, a, layout, dtype, **kw)
     monkeypatch.setitem(fused_audio.SAMPLE_FUNCTIONS, "preemphasis_filter", spy)
     data = _signals()
     _run(_front_end, ndd.EvalMode.deferred, data)

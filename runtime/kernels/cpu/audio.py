@@ -15,7 +15,7 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-from .audio_jit import dct_rows, mel_rows, moving_mean_square
+from .audio_jit import dct_rows, mel_rows, moving_mean_square, preemphasis_loop, scratch
 from .cast import cast, to_numpy_dtype
 from .libm import unary
 
@@ -35,7 +35,11 @@ def _expf(v) -> np.float32:
 
 
 # -------------------------------------------------------------------------- preemphasis
-def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32") -> np.ndarray:
+_BORDERS = {"zero": 0, "clamp": 1, "reflect": 2}
+
+
+def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32",
+                out_key=None) -> np.ndarray:
     """``out[t] = x[t] - coeff * x[t - 1]`` along axis 0, in float32.
 
     Parameters
@@ -48,14 +52,26 @@ def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32") -> np.n
         ``x[-1]`` is taken as 0, ``x[0]`` or ``x[1]``.
     dtype
         Output type; integers round half away from zero and saturate.
+    out_key : str, optional
+        A float32 result of a 1-D signal is a per-thread scratch array under that name
+        (:func:`.audio_jit.scratch`: valid until this thread's next use of it; the fused
+        chain's intermediate).
 
     Returns
     -------
     numpy.ndarray
         ``x``'s shape, type ``dtype``.
     """
-    xf = np.asarray(x).astype(F32)
+    x = np.asarray(x)
+    xf = x if x.dtype == F32 else x.astype(F32)
     c = F32(coeff)
+    dt = to_numpy_dtype(dtype)
+    if xf.ndim == 1:        # one compiled pass (the same float32 operations)
+        xf = np.ascontiguousarray(xf)
+        out = (scratch(out_key, xf.shape, F32) if out_key is not None and dt == F32
+               else np.empty(xf.shape, F32))
+        preemphasis_loop()(xf, c, _BORDERS.get(border, 1), out)
+        return out if dt == F32 else cast(out, dt)
     out = np.empty_like(xf)
     if xf.shape[0]:
         out[1:] = xf[1:] - c * xf[:-1]
@@ -65,15 +81,14 @@ def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32") -> np.n
             out[0] = xf[0] - c * xf[1]
         else:
             out[0] = xf[0] - c * xf[0]
-    dt = to_numpy_dtype(dtype)
     return out if dt == F32 else cast(out, dt)
 
 
-def preemphasis_sample(x, a, layout, dtype):
+def preemphasis_sample(x, a, layout, dtype, out_key=None):
     """``preemphasis_filter`` of one sample ``x`` with its arguments ``a`` (tensor arguments
     resolved), input ``layout`` and output ``dtype``: the kernel's and ``fused.audio``'s."""
     return preemphasis(x, float(np.asarray(a.get("preemph_coeff", 0.97))),
-                       a.get("border", "clamp"), dtype)
+                       a.get("border", "clamp"), dtype, out_key)
 
 
 @register("preemphasis_filter", "cpu")
@@ -317,7 +332,7 @@ def nonsilent_region(x, cutoff_db=-60.0, reference_power=0.0, window_length=2048
     wl = min(wl, n)
     if x.dtype.kind != "f" or reset == -1:
         reset = n
-    power = np.empty(n - wl + 1, F32)
+    power = scratch("window_power", (n - wl + 1,), F32)      # per thread, read only here
     moving_mean_square()(np.ascontiguousarray(x, dtype=F32), wl, reset, power)
     ref = F32(reference_power) if reference_power else power.max()
     threshold = F32(ref * F32(10.0 ** (float(cutoff_db) / 10.0)))

@@ -4,15 +4,14 @@
 them in float32 (scipy's pocketfft: compiled once, no per-CPU code paths, so the same results
 on every CPU), as DALI's CPU operator transforms in float32 (FFTS): values agree to float32
 accuracy, not bit for bit (docs/semantics.md, "Audio").  ``power_spectrum`` transforms in
-float64 and rounds once.  Windows are a strided view of the
-(padded) signal: one batched FFT per sample, no per-frame Python.
+float64 and rounds once.  The windows are read from the signal by one compiled loop (the
+centred windows' reflect / zero padding computed on the fly, no padded copy) into a per-thread
+frame buffer: one batched FFT per sample, no per-frame Python.
 """
 from __future__ import annotations
 
 import functools
 import math
-
-import threading
 
 import numpy as np
 import scipy.fft
@@ -24,7 +23,7 @@ except ImportError:     # pragma: no cover - another scipy layout: scipy.fft.rff
 
 from runtime.kernels.registry import per_sample, register
 
-from .audio_jit import power_bins, window_frames
+from .audio_jit import power_bins, scratch, signal_frames
 
 __all__ = ["hann_window", "spectrogram", "power_spectrum", "spectrogram_sample"]
 
@@ -38,52 +37,19 @@ def hann_window(n: int) -> np.ndarray:
     return w
 
 
-def _reflect_pad(x: np.ndarray, before: int, after: int) -> np.ndarray:
-    """``x`` padded by reflection without repeating the edge sample (``before`` / ``after``
-    samples), folding back and forth when the padding exceeds the signal (a 1-sample signal
-    repeats)."""
-    n = x.shape[0]
-    if n == 1:
-        return np.full(n + before + after, x[0], x.dtype)
-    if before < n and after < n:        # numpy's "reflect" padding, without np.pad's setup
-        out = np.empty(n + before + after, x.dtype)
-        out[before:before + n] = x
-        out[:before] = x[before:0:-1]
-        out[before + n:] = x[n - 2:n - 2 - after:-1] if n - 2 - after >= 0 else x[n - 2::-1]
-        return out
-    idx = np.arange(-before, n + after)
-    period = 2 * (n - 1)
-    idx = np.abs(np.mod(idx, period))
-    idx = np.where(idx >= n, period - idx, idx)
-    return x[idx]
-
-
-_local = threading.local()
-
-
-def _scratch(name: str, shape, dtype) -> np.ndarray:
-    """A per-thread scratch array of ``shape`` (grown when too small, reused otherwise: a
-    fresh array of this size would be fresh pages, faulted in on every call)."""
-    size = math.prod(shape)
-    buf = getattr(_local, name, None)
-    if buf is None or buf.size < size or buf.dtype != dtype:
-        buf = np.empty(max(size, 1 << 16), dtype)
-        setattr(_local, name, buf)
-    return buf[:size].reshape(shape)
-
-
 def _rfft_rows(buf: np.ndarray) -> np.ndarray:
     """``scipy.fft.rfft(buf, axis=1)`` (complex64 for float32 rows), into a per-thread scratch
     array when scipy's pocketfft binding takes an output (the same transform scipy.fft.rfft
     calls, so the same values); the result is valid until this thread's next call."""
     if _r2c is None:
         return scipy.fft.rfft(buf, axis=1)
-    out = _scratch("spectrum", (buf.shape[0], buf.shape[1] // 2 + 1), np.complex64)
+    out = scratch("spectrum", (buf.shape[0], buf.shape[1] // 2 + 1), np.complex64)
     return _r2c(buf, (1,), True, 0, out, 1)
 
 
 def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None, power=2,
-                center_windows=True, reflect_padding=True, layout="ft") -> np.ndarray:
+                center_windows=True, reflect_padding=True, layout="ft",
+                out_key=None) -> np.ndarray:
     """Short-time Fourier transform magnitudes of a 1-D signal.
 
     Window ``k`` covers ``x[k * window_step : k * window_step + window_length]``; with
@@ -91,6 +57,10 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
     outside the signal by reflection or zeros), ``len(x) // window_step + 1`` windows; it is
     multiplied by ``window_fn`` (default :func:`hann_window`), zero-padded to
     ``nfft`` and transformed.
+
+    ``out_key``: the result is a per-thread scratch array under that name
+    (:func:`.audio_jit.scratch`: valid until this thread's next use of the name; the fused
+    chain's intermediate), else a new array.
 
     Returns
     -------
@@ -100,35 +70,40 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
     """
     wl, step = int(window_length), int(window_step)
     nfft = wl if nfft is None else int(nfft)
-    sig = np.asarray(x).astype(np.float64)
+    sig = np.asarray(x)
+    if sig.dtype not in (np.float32, np.float64):
+        sig = sig.astype(np.float64)            # integers: float64 holds them
+    sig = np.ascontiguousarray(sig)
     n = sig.shape[0]
+    before = wl // 2 if center_windows else 0
     if center_windows:      # centres 0, step, ... <= n: n // step + 1 windows (DALI)
-        p = wl // 2
         count = n // step + 1
-        sig = (_reflect_pad(sig, p, wl - p) if reflect_padding and n
-               else np.pad(sig, (p, wl - p)))
     else:
         count = (n - wl) // step + 1 if n >= wl else 0
     nbins = nfft // 2 + 1
     if count <= 0:
         return np.zeros((nbins, 0) if layout == "ft" else (0, nbins), np.float32)
     w = hann_window(wl) if window_fn is None else np.asarray(window_fn, np.float64)
-    buf = _scratch("frames", (count, nfft), np.float32)     # zero-padded frames: one plan
-    window_frames()(np.ascontiguousarray(sig), step, np.ascontiguousarray(w), buf)
+    buf = scratch("frames", (count, nfft), np.float32)      # zero-padded frames: one plan
+    # the (reflect- or zero-) padded windows read from the signal itself: no padded copy
+    signal_frames()(sig, before, bool(reflect_padding and center_windows), step,
+                    np.ascontiguousarray(w), buf)
     c = _rfft_rows(buf)                             # float32, as DALI's FFT
     ft = layout == "ft"
-    out = np.empty((nbins, count) if ft else (count, nbins), np.float32)
+    shape = (nbins, count) if ft else (count, nbins)
+    out = np.empty(shape, np.float32) if out_key is None else scratch(out_key, shape,
+                                                                        np.float32)
     power_bins()(c, int(power) == 1, ft, out)        # |X|^2 (or |X|) in float32
     return out
 
 
-def spectrogram_sample(x, a, layout, dtype):
+def spectrogram_sample(x, a, layout, dtype, out_key=None):
     """``spectrogram`` of one sample ``x`` with its arguments ``a`` (``layout`` / ``dtype``:
     the input layout and output type, unused): the kernel's and ``fused.audio``'s."""
     return spectrogram(x, a.get("nfft"), a.get("window_length", 512),
                        a.get("window_step", 256), a.get("window_fn"), a.get("power", 2),
                        a.get("center_windows", True), a.get("reflect_padding", True),
-                       a.get("layout") or "ft")
+                       a.get("layout") or "ft", out_key)
 
 
 @register("spectrogram", "cpu")

@@ -7,12 +7,30 @@ depend on the CPU and match DALI's operators bit for bit where DALI's own order 
 """
 from __future__ import annotations
 
+import math
+import threading
+
 import numpy as np
 
 from .jit import compiled
 
-__all__ = ["moving_mean_square", "dct_rows", "mel_rows", "window_frames", "power_bins",
-           "normalize_rows", "warm_up"]
+__all__ = ["moving_mean_square", "dct_rows", "mel_rows", "signal_frames",
+           "power_bins", "normalize_rows", "preemphasis_loop", "scratch", "warm_up"]
+
+_local = threading.local()
+
+
+def scratch(name: str, shape, dtype) -> np.ndarray:
+    """A per-thread scratch array of ``shape`` and ``dtype`` under ``name`` (grown when too
+    small, reused otherwise: a fresh array of a few hundred KB is fresh pages, faulted in on
+    every call).  Valid until this thread asks for ``name`` again."""
+    size = math.prod(shape)
+    key = f"{name}:{np.dtype(dtype).str}"
+    buf = getattr(_local, key, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(max(size, 1 << 14), dtype)
+        setattr(_local, key, buf)
+    return buf[:size].reshape(shape)
 
 
 @compiled
@@ -84,21 +102,61 @@ def mel_rows(njit):
 
 
 @compiled
-def window_frames(njit):
-    """``kernel(sig, step, window, buf)``: ``buf[k, j] = float32(sig[k * step + j] *
-    window[j])`` for ``j < len(window)`` (the product in float64, rounded once, as numpy's
-    ``multiply(..., out=float32)``), 0 for the rest of the row up to ``buf.shape[1]`` (the
-    FFT's zero padding); ``sig`` float64 (padded by the caller), ``buf`` (frames, nfft)."""
+def signal_frames(njit):
+    """``kernel(x, before, reflect, step, window, buf)``: ``buf[k, j] = float32(float64(xp[k *
+    step + j]) * window[j])`` for ``j < len(window)`` (the product in float64, rounded once),
+    0 for the rest of the row up to ``buf.shape[1]`` (the FFT's zero padding), where ``xp`` is
+    the signal ``x`` padded by ``before`` samples in front (and as needed behind), without
+    building the padded copy: a position outside ``x`` reads its reflection (numpy's "reflect", folded
+    back and forth; a 1-sample signal repeats) when ``reflect``, else 0; ``x`` float32 or
+    float64, each sample taken as float64 (exact)."""
     @njit
-    def kernel(sig, step, window, buf):
+    def kernel(x, before, reflect, step, window, buf):
         count, nfft = buf.shape
         wl = window.shape[0]
+        n = x.shape[0]
+        period = 2 * (n - 1)
         for k in range(count):
-            at = k * step
+            at = k * step - before
+            inside = at >= 0 and at + wl <= n
             for j in range(wl):
-                buf[k, j] = np.float32(sig[at + j] * window[j])
+                p = at + j
+                if inside or (p >= 0 and p < n):
+                    v = np.float64(x[p])
+                elif not reflect or n == 0:
+                    v = 0.0
+                elif n == 1:
+                    v = np.float64(x[0])
+                else:
+                    m = p % period
+                    if m >= n:
+                        m = period - m
+                    v = np.float64(x[m])
+                buf[k, j] = np.float32(v * window[j])
             for j in range(wl, nfft):
                 buf[k, j] = np.float32(0.0)
+    return kernel
+
+
+@compiled
+def preemphasis_loop(njit):
+    """``kernel(x, c, border, out)``: ``out[t] = x[t] - c * x[t - 1]`` in float32 (the product
+    rounded, then the difference: numpy's ``x[1:] - c * x[:-1]``), ``x[-1]`` being 0 (border
+    0: ``out[0] = x[0]``), ``x[0]`` (1, clamp) or ``x[1]`` (2, reflect; clamp for one
+    sample); ``x`` float32."""
+    @njit
+    def kernel(x, c, border, out):
+        n = x.shape[0]
+        if n == 0:
+            return
+        for t in range(1, n):
+            out[t] = x[t] - c * x[t - 1]
+        if border == 0:
+            out[0] = x[0]
+        elif border == 2 and n > 1:
+            out[0] = x[0] - c * x[1]
+        else:
+            out[0] = x[0] - c * x[0]
     return kernel
 
 
@@ -185,8 +243,9 @@ def warm_up() -> None:
     mel_rows()(np.zeros((2, 2), np.float32), np.arange(2, dtype=np.int64),
                np.array([-1, 0]), np.array([0, -1]), np.ones(2, np.float32),
                np.ones(2, np.float32), np.zeros((1, 2), np.float32))
-    window_frames()(np.zeros(4), 1, np.ones(2), np.zeros((2, 3), np.float32))
     c = np.zeros((2, 2), np.complex64)
     power_bins()(c, False, True, np.zeros((2, 2), np.float32))
+    signal_frames()(np.zeros(5, np.float32), 1, True, 1, np.ones(2), np.zeros((2, 3), np.float32))
+    preemphasis_loop()(np.zeros(3, np.float32), np.float32(0.5), 1, np.zeros(3, np.float32))
     y = np.ones((2, 3), np.float32)
     normalize_rows()(y, 0, np.float32(0), np.float32(1), np.float32(0), np.empty_like(y))

@@ -9,7 +9,9 @@ last per-sample ``normalize``.  Each stage calls the per-sample function the unf
 kernel calls, with the same arguments (a per-sample argument resolved the same way), so every
 sample's result is bit-identical with the unfused chain; what goes away is the batch of every
 intermediate and one dispatch (a pool barrier) per op.  One pool task per sample runs the
-whole chain, so a sample's intermediates stay in its thread's cache.
+whole chain, so a sample's intermediates stay in its thread's cache; the large ones (the
+filtered signal, the spectrogram) are written into per-thread scratch arrays that the next
+stage only reads (no fresh pages per sample).
 """
 from __future__ import annotations
 
@@ -67,6 +69,11 @@ SAMPLE_FUNCTIONS = {
 }
 
 
+#: ops whose per-sample function can put its result in a per-thread scratch array
+#: (``out_key``): the big intermediates (a signal, a spectrogram), never a node's output
+_INTO_SCRATCH = ("preemphasis_filter", "spectrogram")
+
+
 def _sample_args(stage, kernel_args, i):
     """A stage's arguments for sample ``i`` (per-sample ones resolved as the unfused kernel
     resolves them: :func:`runtime.kernels.registry.sample_arg`)."""
@@ -104,15 +111,20 @@ def fused_audio(ctx, inputs, args):
     n_in = first.arg("_inputs", 1) if first.op == "slice" else 1
     chain = stages[1:] if first.op == "slice" else stages
     fns = [SAMPLE_FUNCTIONS[s.op] for s in chain]
+    last = len(chain) - 1
 
     def one(i):
         x = _pick(inputs[0], i)
         if first.op == "slice":
             x = _window(x, _sample_args(first, args, i),
                         [_pick(inp, i) for inp in inputs[1:n_in]])
-        for stage, fn in zip(chain, fns):
+        for k, (stage, fn) in enumerate(zip(chain, fns)):
             a = _sample_args(stage, args, i)
-            x = fn(x, a, a["_layout"], a["_out"])
+            if k < last and stage.op in _INTO_SCRATCH:
+                # an intermediate the next stage only reads: into this thread's scratch
+                x = fn(x, a, a["_layout"], a["_out"], out_key=f"fused.audio#{k}")
+            else:
+                x = fn(x, a, a["_layout"], a["_out"])
         return x
     # longest signals first: the pool's threads take the next sample as they finish, so the
     # batch ends with short ones and no thread waits long for the last (results keep their
