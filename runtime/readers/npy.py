@@ -9,7 +9,8 @@ The format (numpy's ``numpy/lib/format.py`` documents it, versions 1.0, 2.0 and 
   padded with spaces and a newline so that the data starts at a multiple of 16 (64);
 * the data: ``prod(shape)`` elements, C order or Fortran order.
 
-A region (:func:`read_region`) of a C-order file reads only its bytes: with one ``pread``
+Headers are parsed once per distinct header (:func:`header_of`). A region (:func:`read_region`) of a
+C-order file reads only its bytes: with one ``pread``
 when it is one contiguous run (the whole array included), else through a memory map (the
 pages the region touches) or, without one, one ``pread`` per contiguous run. A whole
 Fortran-order array is read with one ``pread``; a region of one is cut from the map. Big-endian data is
@@ -18,6 +19,7 @@ converted to the machine's byte order.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import mmap
 import os
@@ -27,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NpyHeader", "parse_header", "read_header", "read_region", "SUPPORTED_KINDS"]
+__all__ = ["NpyHeader", "parse_header", "header_of", "read_header", "read_region",
+           "SUPPORTED_KINDS"]
 
 _MAGIC = b"\x93NUMPY"
 #: numpy dtype kinds a reader can output: bool, signed/unsigned integers, floats
@@ -53,7 +56,7 @@ class NpyHeader:
     fortran_order: bool
     data_offset: int
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         return math.prod(self.shape) * self.dtype.itemsize
 
@@ -128,6 +131,31 @@ def parse_header(head: bytes, path: str = "<bytes>") -> NpyHeader:
     return NpyHeader(dtype, shape, fortran, start + hlen)
 
 
+def header_of(head, path: str = "<bytes>") -> NpyHeader:
+    """:func:`parse_header` of ``head`` (bytes or a uint8 array), remembered by the header's
+    bytes: the files of a dataset mostly share one header (same dtype and shape), which is
+    then parsed once. Errors are not remembered."""
+    key = None
+    if len(head) >= 12 and bytes(head[:6]) == _MAGIC:
+        end = 10 + int(head[8]) + 256 * int(head[9]) if head[6] == 1 else \
+            12 + struct.unpack_from("<I", bytes(head[8:12]))[0]
+        if end <= len(head):
+            key = bytes(head[:end])
+            found = _HEADERS.get(key)
+            if found is not None:
+                return found
+    header = parse_header(key if key is not None else bytes(head), path)
+    if key is not None:
+        if len(_HEADERS) >= _HEADERS_KEPT:
+            _HEADERS.clear()
+        _HEADERS[key] = header
+    return header
+
+
+_HEADERS = {}
+_HEADERS_KEPT = 256
+
+
 def read_header(fd, path: str) -> NpyHeader:
     """The header of the open file ``fd`` (read with ``pread``; the file position is not
     used)."""
@@ -136,7 +164,7 @@ def read_header(fd, path: str) -> NpyHeader:
         need = 12 + struct.unpack_from("<I", head, 8)[0]
         if need > len(head):
             head = os.pread(fd, need, 0)
-    return parse_header(head, path)
+    return header_of(head, path)
 
 
 def _native(arr):
@@ -233,6 +261,14 @@ def read_region(path, start=None, end=None, *, use_mmap=True, header=None):
             header = read_header(fd, path)
         _check_size(fd, header, path)
         shape = header.shape
+        if start is None and shape and not header.fortran_order and header.nbytes:
+            # the whole of a C-order array: one pread into the output
+            out = np.empty(shape, header.dtype)
+            got = os.preadv(fd, [out.reshape(-1).view(np.uint8)], header.data_offset)
+            if got != header.nbytes:
+                raise ValueError(f"{path!r}: short read at offset {header.data_offset} ({got} "
+                                 f"of {header.nbytes} bytes)")
+            return _native(out), header
         if start is None:
             start, end = (0,) * len(shape), tuple(shape)
         start, end = tuple(int(s) for s in start), tuple(int(e) for e in end)

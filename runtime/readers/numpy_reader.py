@@ -326,6 +326,7 @@ class NumpyReaderCore(FileReaderCore):
 
     def make_loader(self, index, with_indices):
         paths, roi, use_mmap, headers = index.paths, self.roi, self._use_mmap, self._headers
+        whole = not roi.active
 
         def load(indices):
             arrays, cache = [], {}
@@ -335,7 +336,8 @@ class NumpyReaderCore(FileReaderCore):
                     continue
                 header = headers.get(paths[i]) if headers is not None else None
                 try:
-                    arr, header = _load_one(paths[i], roi, use_mmap, header)
+                    arr, header = read_region(paths[i], use_mmap=use_mmap, header=header) \
+                        if whole else _load_one(paths[i], roi, use_mmap, header)
                 except ValueError as e:     # a bad file or ROI: DALI's readers raise
                     raise RuntimeError(str(e)) from e   # RuntimeError while reading
                 if headers is not None:
