@@ -44,7 +44,8 @@ HW_DECODER_LOAD = 0.9
 GPU_OUTPUT_TYPES = ("RGB", "BGR", "GRAY")
 
 _lock = threading.Lock()
-_decoders: dict = {}
+_local = threading.local()        # each thread its own decoders (compile mode's prefetcher and
+                                  # the eager worker may decode at once)
 _held: collections.deque = collections.deque()       # (event, nvImageCodec images) in flight
 _state = {"module": None, "why": None, "backend": None}
 
@@ -84,12 +85,15 @@ def last_backend() -> str | None:
 
 def _decoder(nv, device: int, hw_load: float, fancy: bool):
     key = (device, round(hw_load, 3), fancy)
-    dec = _decoders.get(key)
+    decoders = getattr(_local, "decoders", None)
+    if decoders is None:
+        decoders = _local.decoders = {}
+    dec = decoders.get(key)
     if dec is None:
         backends = [nv.Backend(nv.BackendKind.GPU_ONLY)]
         if hw_load > 0:
             backends.insert(0, nv.Backend(nv.BackendKind.HW_GPU_ONLY, load_hint=hw_load))
-        dec = _decoders[key] = nv.Decoder(device_id=device, backends=backends,
+        dec = decoders[key] = nv.Decoder(device_id=device, backends=backends,
                                           options=":fancy_upsampling=1" if fancy else "")
     return dec
 

@@ -76,7 +76,7 @@ def stub(monkeypatch):
         nv = _StubNv(api)
         monkeypatch.setattr(gpu_decode, "_nvimgcodec", lambda: nv)
         monkeypatch.setattr(gpu_decode, "gpu_decoder_available", lambda ctx: True)
-        monkeypatch.setattr(gpu_decode, "_decoders", {})
+        monkeypatch.setattr(gpu_decode, "_local", __import__("threading").local())
         yield nv
     assert api.violations == []
 
