@@ -239,14 +239,15 @@ class _LMDBCore(FileReaderCore):
 
     def make_loader(self, index, with_indices):
         store, records, parse, n_out = self._store, self._records, self.parse, self.num_outputs
+        names = index.paths         # store.name of each record, made once by build_index
 
         def load(indices):
             idx = indices.tolist()
             outs = [[] for _ in range(n_out)]
             wanted = [records[i] for i in idx]
-            for (db, key), raw in zip(wanted, store.read(wanted)):
+            for i, raw in zip(idx, store.read(wanted)):
                 try:
-                    arrays = parse(raw, store.name(db, key))
+                    arrays = parse(raw, names[i])
                 except ValueError as e:     # DALI's readers raise RuntimeError
                     raise RuntimeError(f"{self.who}: {e}") from None
                 for o, a in zip(outs, arrays):
