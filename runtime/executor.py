@@ -14,7 +14,7 @@ from runtime.gpu import capture as gpu_capture
 from runtime.gpu.runner import (is_gpu_node, load_gpu_kernels, plan_uses_gpu, run_gpu_node,
                                 run_gpu_plan)
 from runtime.kernels.registry import KernelContext, lookup
-from runtime.threadpool import get_pool
+from runtime.threadpool import get_pool, hint as pool_hint
 
 
 class OpError(RuntimeError):
@@ -108,6 +108,7 @@ def run_node(node: Node) -> None:
                         op=node.op)
     rec = trace.ACTIVE
     t0 = time.perf_counter() if rec is not None else 0.0
+    pool_hint.op = node.op      # the pool's cost estimates are per op (runtime/threadpool.py)
     try:
         outs = kernel(ctx, inputs, args)
     except Exception as exc:  # noqa: BLE001 - re-raised with the call site

@@ -7,8 +7,25 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
+
+# A map whose samples are estimated to take less than this in all runs in the calling thread:
+# handing tiny work (an expand_dims of 8 views, an audio op on short clips) to the pool's
+# threads and waiting for them costs more than the work. The estimate is per (op, function):
+# the seconds per sample of the last runs, lowered at once by a faster run and raised at most
+# twofold by a slower one (a run slowed by a busy machine or by GIL waits on the pool's
+# threads, where each sample's own time is measured). Results do not depend on where the
+# samples run.
+INLINE_MAX_S = 50e-6
+_costs: dict = {}
+hint = threading.local()    # ``hint.op``: the op whose kernel is running (runtime/executor.py)
+
+
+def _note(key, per_sample: float) -> None:
+    before = _costs.get(key)
+    _costs[key] = per_sample if before is None else min(per_sample, 2.0 * before)
 
 
 def default_num_threads() -> int:
@@ -42,6 +59,14 @@ class ThreadPool:
         executor = self._executor
         if executor is None or n == 1:
             return [fn(i) for i in range(n)]
+        key = (getattr(hint, "op", None), getattr(fn, "__code__", None))
+        est = _costs.get(key)
+        clock = time.perf_counter
+        if est is not None and est * n < INLINE_MAX_S:
+            t0 = clock()    # in this thread (see INLINE_MAX_S): the first error is the lowest
+            results = [fn(i) for i in range(n)]
+            _note(key, (clock() - t0) / n)
+            return results
         # One task per worker, each taking the next sample from a shared iterator (``next`` on
         # a range iterator is atomic under the GIL): balanced like one task per sample, for
         # uneven samples, without a future and a wake-up per sample (the per-sample futures
@@ -49,13 +74,16 @@ class ThreadPool:
         results: list = [None] * n
         todo = iter(range(n))
         failed: list = []
+        spent = [0.0]
 
         def drain():
             for i in todo:
                 if failed:
                     return
                 try:
+                    t0 = clock()
                     results[i] = fn(i)
+                    spent[0] += clock() - t0    # (a lost update only lowers one estimate)
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, lowest first
                     failed.append((i, exc))
                     return
@@ -69,6 +97,7 @@ class ThreadPool:
             f.result()
         if failed:
             raise min(failed, key=lambda e: e[0])[1]
+        _note(key, spent[0] / n)
         return results
 
     def submit(self, fn: Callable[[], object]):

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from runtime import threadpool
 from runtime.threadpool import ThreadPool
 
 
@@ -52,5 +53,77 @@ def test_the_lowest_failing_sample_is_raised():
         with pytest.raises(ValueError, match="sample 3"):
             pool.map(fn, 16)
         assert pool.map(lambda i: i + 1, 5) == [1, 2, 3, 4, 5]     # still usable
+    finally:
+        pool.shutdown()
+
+
+def _tiny(seen):
+    def fn(i):
+        seen.append(threading.get_ident())
+        return i * 2
+    return fn
+
+
+def test_tiny_work_runs_in_the_calling_thread(monkeypatch):
+    """A map measured cheap (runtime.threadpool.INLINE_MAX_S) runs here, same results."""
+    monkeypatch.setattr(threadpool, "INLINE_MAX_S", 1.0)   # whatever the machine's load
+    pool = ThreadPool(2)
+    try:
+        seen = []
+        assert pool.map(_tiny(seen), 8) == [i * 2 for i in range(8)]   # measured on the pool
+        seen.clear()
+        assert pool.map(_tiny(seen), 8) == [i * 2 for i in range(8)]
+        assert set(seen) == {threading.get_ident()}
+    finally:
+        pool.shutdown()
+
+
+def test_work_grown_expensive_goes_back_to_the_pool(monkeypatch):
+    pool = ThreadPool(2)
+    slow = {"s": 0.0}
+    seen = []
+
+    def fn(i):
+        seen.append(threading.get_ident())
+        time.sleep(slow["s"])
+        return i
+    try:
+        pool.map(fn, 4)
+        pool.map(fn, 4)
+        key = next(k for k in threadpool._costs if k[1] is fn.__code__)
+        threadpool._costs[key] = threadpool.INLINE_MAX_S / 4 * 0.3    # cheap
+        slow["s"] = 0.002
+        seen.clear()
+        pool.map(fn, 4)          # still estimated cheap: here, and measured slow ...
+        assert set(seen) == {threading.get_ident()}
+        assert threadpool._costs[key] == pytest.approx(threadpool.INLINE_MAX_S / 4 * 0.6)
+        pool.map(fn, 4)          # ... twice: now above the limit
+        assert threadpool._costs[key] * 4 > threadpool.INLINE_MAX_S
+        seen.clear()
+        assert pool.map(fn, 4) == [0, 1, 2, 3]
+        assert threading.get_ident() not in seen
+    finally:
+        pool.shutdown()
+
+
+def test_an_inline_map_raises_the_first_error_and_stops(monkeypatch):
+    monkeypatch.setattr(threadpool, "INLINE_MAX_S", 1.0)
+    pool = ThreadPool(2)
+    ran = []
+    fail = {"on": False}
+
+    def fn(i):
+        ran.append(i)
+        if fail["on"] and i in (2, 5):
+            raise ValueError(f"sample {i}")
+        return i
+    try:
+        pool.map(fn, 8)
+        pool.map(fn, 8)              # cheap: runs here from now on
+        ran.clear()
+        fail["on"] = True
+        with pytest.raises(ValueError, match="sample 2"):
+            pool.map(fn, 8)
+        assert ran == [0, 1, 2]      # in order, nothing started after the failure
     finally:
         pool.shutdown()
