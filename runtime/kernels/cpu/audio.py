@@ -15,7 +15,8 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-from .audio_jit import dct_rows, mel_rows, moving_mean_square, preemphasis_loop, scratch
+from .audio_jit import (dct_rows, decibels, mel_rows, moving_mean_square, preemphasis_loop,
+                        scratch)
 from .cast import cast, to_numpy_dtype
 from .libm import unary
 
@@ -111,8 +112,11 @@ def to_decibels(x, multiplier=10.0, reference=0.0, cutoff_db=-200.0) -> np.ndarr
     mul_log2 = F32(multiplier / math.log2(10.0))
     inv_ref = F32(1.0 if ref == 1.0 else (1.0 / ref if ref else math.inf))
     min_ratio = F32(10.0 ** (cutoff_db / multiplier))
-    ratio = np.maximum(min_ratio, x * inv_ref)
-    return mul_log2 * unary("log2", ratio, F32)
+    out = np.empty(x.shape, F32)
+    # one compiled pass: maximum(min_ratio, x * inv_ref), log2f, the factor (float32)
+    decibels()(np.ascontiguousarray(x).reshape(-1), inv_ref, min_ratio, mul_log2,
+               out.reshape(-1))
+    return out
 
 
 def to_decibels_sample(x, a, layout, dtype):

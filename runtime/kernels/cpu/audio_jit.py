@@ -15,7 +15,7 @@ import numpy as np
 from .jit import compiled
 
 __all__ = ["moving_mean_square", "dct_rows", "mel_rows", "signal_frames",
-           "power_bins", "normalize_rows", "preemphasis_loop", "scratch", "warm_up"]
+           "power_bins", "normalize_rows", "preemphasis_loop", "decibels", "scratch", "warm_up"]
 
 _local = threading.local()
 
@@ -161,6 +161,22 @@ def preemphasis_loop(njit):
 
 
 @compiled
+def decibels(njit):
+    """``kernel(x, inv_ref, min_ratio, mul, out)``: ``out = mul * log2(maximum(min_ratio, x *
+    inv_ref))`` element by element in float32 (numpy's ``maximum``: NaN stays NaN), ``log2``
+    being the C library's ``log2f`` as in :mod:`.libm` (numba's ``math.log2`` of a float32
+    lowers to it); ``x`` and ``out`` flat float32."""
+    @njit
+    def kernel(x, inv_ref, min_ratio, mul, out):
+        for i in range(x.size):
+            r = x[i] * inv_ref
+            if r < min_ratio:
+                r = min_ratio
+            out[i] = mul * math.log2(r)
+    return kernel
+
+
+@compiled
 def power_bins(njit):
     """``kernel(c, magnitude, transpose, out)``: ``out[b, k] = re * re + im * im`` of ``c[k, b]`` in
     float32 (the square root of it with ``magnitude``), i.e. numpy's ``c.real * c.real +
@@ -247,5 +263,7 @@ def warm_up() -> None:
     power_bins()(c, False, True, np.zeros((2, 2), np.float32))
     signal_frames()(np.zeros(5, np.float32), 1, True, 1, np.ones(2), np.zeros((2, 3), np.float32))
     preemphasis_loop()(np.zeros(3, np.float32), np.float32(0.5), 1, np.zeros(3, np.float32))
+    f = np.float32
+    decibels()(np.ones(3, f), f(1), f(1e-8), f(3.0), np.empty(3, f))
     y = np.ones((2, 3), np.float32)
     normalize_rows()(y, 0, np.float32(0), np.float32(1), np.float32(0), np.empty_like(y))
