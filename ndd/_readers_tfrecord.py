@@ -31,8 +31,11 @@ class TFRecord(_ReaderFront):
     random_shuffle, initial_fill, seed, shard_id, num_shards, stick_to_shard, pad_last_batch,
     shuffle_after_epoch, shuffle_after_epoch_seed, prefetch_queue_depth, lazy_init
         As ``readers.File``.
-    dont_use_mmap, use_o_direct, read_ahead, skip_cached_images, tensor_init_bytes,
-    bytes_per_sample_hint, preserve
+    dont_use_mmap : bool, default False
+        Read records with ``pread`` one by one instead of from memory maps of the files (as
+        DALI; the same outputs).
+    use_o_direct, read_ahead, skip_cached_images, tensor_init_bytes, bytes_per_sample_hint,
+    preserve
         Accepted for compatibility and ignored.
     max_batch_size, name : positional or keyword, optional
     device : "cpu"
