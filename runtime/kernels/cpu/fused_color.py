@@ -383,7 +383,8 @@ def run_sample(prepared, out=None):
 
 def fused_color(ctx, inputs, args):
     """``fused.color`` of the batch: :func:`run_sample` per sample on the pool threads, one
-    task per thread (each a run of consecutive samples, prepared there too), registered by
+    task per thread (each a run of consecutive samples, prepared there too; one per sample
+    behind a resize stage), registered by
     :mod:`.fused` with the other fused kernels. The first sample to finish its preparation
     allocates one recycled ``(N, ...)`` batch array (:func:`runtime.buffers.batch_array`:
     warm pages, and ``Batch.torch()`` needs no copy) from its output shape; every sample of
@@ -405,6 +406,10 @@ def fused_color(ctx, inputs, args):
         return out[i] if out.shape[1:] == shape and out.dtype == dt else None
 
     parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
+    if stages[0].op == "resize":
+        # resampling costs follow the (uneven) input sizes: one task per sample, which the
+        # pool's workers take in turn (balanced, as the unfused resize kernel's per-sample map)
+        parts = n
     bounds = [n * j // parts for j in range(parts + 1)]
 
     def task(j):
