@@ -107,9 +107,9 @@ def signal_frames(njit):
     step + j]) * window[j])`` for ``j < len(window)`` (the product in float64, rounded once),
     0 for the rest of the row up to ``buf.shape[1]`` (the FFT's zero padding), where ``xp`` is
     the signal ``x`` padded by ``before`` samples in front (and as needed behind), without
-    building the padded copy: a position outside ``x`` reads its reflection (numpy's "reflect", folded
-    back and forth; a 1-sample signal repeats) when ``reflect``, else 0; ``x`` float32 or
-    float64, each sample taken as float64 (exact)."""
+    building the padded copy: a position outside ``x`` reads its reflection (numpy's
+    "reflect", folded back and forth; a 1-sample signal repeats) when ``reflect``, else 0;
+    ``x`` float32 or float64, each sample taken as float64 (exact)."""
     @njit
     def kernel(x, before, reflect, step, window, buf):
         count, nfft = buf.shape
