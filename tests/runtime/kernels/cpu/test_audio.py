@@ -95,6 +95,21 @@ def test_spectrogram_matches_a_framewise_fft(kw):
     np.testing.assert_array_equal(tf, audio_fft.spectrogram(SIGNALS[0], **kw).T)
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 33, 64])
+@pytest.mark.parametrize("reflect", [True, False])
+def test_spectrogram_of_signals_shorter_than_the_padding(n, reflect):
+    """Centred windows wider than the signal: the reflection folds back and forth (a 1-sample
+    signal repeats), or zeros; int16 and float32 signals."""
+    rng = np.random.default_rng(n)
+    for x in ((rng.standard_normal(n) * 0.3).astype(np.float32),
+              (rng.standard_normal(n) * 3000).astype(np.int16)):
+        got = audio_fft.spectrogram(x, nfft=128, window_length=100, window_step=3,
+                                    reflect_padding=reflect)
+        ref = _stft_reference(x, 128, 100, 3, 2, True, reflect)
+        assert got.shape == ref.shape == (65, n // 3 + 1)
+        assert _rel(got, ref) < 1e-6
+
+
 def test_power_spectrum_is_the_rfft_power():
     x = RNG.standard_normal((6, 40)).astype(np.float32)
     got = audio_fft.power_spectrum(x, nfft=50, axis=1)
