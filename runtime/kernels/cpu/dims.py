@@ -18,6 +18,8 @@ def in_caller(fn):
     thread: for kernels that only make views (``expand_dims``, ``squeeze``, ``reinterpret``),
     where handing 8 samples to the pool's threads costs more than the work."""
     def kernel(ctx, inputs, args):
+        if len(inputs) == 1 and not ctx.tensor_arg_names and len(inputs[0]) == ctx.batch_size:
+            return [[fn(ctx, [x], args, i) for i, x in enumerate(inputs[0])]]   # the usual call
         out = []
         for i in range(ctx.batch_size):
             ins = [inp[i] if len(inp) > 1 else inp[0] for inp in inputs]
