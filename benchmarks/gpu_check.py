@@ -18,7 +18,7 @@ details) and ``gpu_check.log`` into ``--out`` (default ``$OUT`` when set, else
 4. ``decode``        -- GPU decode (``decoders.image(device="gpu")``: nvImageCodec's GPU
                         decoder) within nvImageCodec's tolerance of CPU decode, per backend
                         (default hardware/CUDA split, CUDA only), the backend that ran named;
-                        the region decoders exact (CPU decode + one H2D copy);
+                        the region decoders (``image_crop``, ``image_random_crop``) likewise;
 5. ``race``          -- a two-stream diamond (fan-out on two lanes, join) on fresh data every
                         iteration, with buffers recycled across the streams: equal to the CPU;
 6. ``graphs``        -- compiled plan captured as CUDA graphs and replayed: equal to eager;
@@ -198,7 +198,8 @@ def kernels_exact(ck: Check) -> dict:
 def decode(ck: Check) -> dict:
     """GPU decode against the CPU decode: nvImageCodec's GPU decoder on a device (it must be
     the one that ran: a CPU fallback for the whole batch fails the step), the CPU decode + H2D
-    copy on the fake GPU (exact); the region decoders (CPU decode + copy: exact)."""
+    copy on the fake GPU (exact); the region decoders likewise (every backend named must be
+    nvImageCodec's GPU decoder on a device)."""
     from runtime.kernels.gpu import decode as gpu_decode
     from runtime.kernels.registry import KERNELS
     gpu_decoders = sorted(op for op, dev in KERNELS if dev == "gpu" and op.startswith("decoders."))

@@ -5,17 +5,19 @@ decoded HWC images on the GPU out.
 Two paths, one result layout (per-sample device arrays of the stream-ordered pool, on the
 lane's stream):
 
-* **nvImageCodec's GPU decoder** (``decoders.image`` on a real device, cupy's device interface,
-  nvImageCodec built with CUDA): the batch's baseline 8-bit JPEGs go to one batched
-  nvImageCodec decode on the lane's stream (the hardware JPEG decoder for ``hw_decoder_load``
-  of them, default 0.9 as in DALI, the CUDA decoder for the rest; ``hw_decoder_load=0``: CUDA
-  only), with the CPU path's parameters (RGB / BGR / GRAY, EXIF orientation); each image is
-  copied into the pool (device to device) and nvImageCodec's buffers are released once that
-  copy has passed. Every other sample -- other formats, CMYK, 16-bit, a JPEG the GPU decoder
-  rejects, other output types or dtypes -- is decoded by the CPU kernel, with its errors, and
-  the lot goes up with one H2D copy (DALI's CPU fallback per sample).
+* **nvImageCodec's GPU decoder** (a real device, cupy's device interface, nvImageCodec built
+  with CUDA; ``decoders.image``, and the regions of ``image_crop`` / ``image_random_crop``, the
+  CPU kernel's windows): the batch's upright 8-bit JPEGs go to one batched nvImageCodec decode
+  on the lane's stream (the hardware JPEG decoder for ``hw_decoder_load`` of them, default 0.9
+  as in DALI, the CUDA decoder for the rest; ``hw_decoder_load=0``: CUDA only), with the CPU
+  path's parameters (RGB / BGR / GRAY); each image is copied into the pool (device to device)
+  and nvImageCodec's buffers are released once that copy has passed. Every other sample --
+  other formats, CMYK, 16-bit, an EXIF-rotated file (the CPU path rotates from its own EXIF
+  reading), a JPEG the GPU decoder rejects, other output types or dtypes -- is decoded by the
+  CPU kernel's decode on the pool threads, with its errors, and they go up with one H2D copy
+  (DALI's CPU fallback per sample).
 * **Everywhere else** (the fake GPU of the tests and of ``gpu_check --dry-run``, nvImageCodec
-  without CUDA, the region decoders): the CPU kernel decodes the batch (same parameters, same
+  without CUDA; ``image_slice``): the CPU kernel decodes the batch (same parameters, same
   per-sample errors naming the file) and one packed H2D copy moves it
   (:func:`runtime.gpu.moves.transfer`), so the graph, placement, streams and results are those
   of the GPU decode but for its codec tolerance.
@@ -29,9 +31,10 @@ import collections
 import os
 import threading
 
+from runtime.codecs import nvimgcodec_backend as nvb
 from runtime.codecs.image import decode, parse_image
 from runtime.gpu import moves
-from runtime.kernels.cpu import decode as cpu_decoders    # registers the CPU kernels run here
+from runtime.kernels.cpu.decode import crop_roi, random_roi    # (also registers the CPU kernels)
 from runtime.kernels.registry import lookup, register, sample_args
 from runtime.storage import sample_name
 
@@ -98,20 +101,25 @@ def _decoder(nv, device: int, hw_load: float, fancy: bool):
     return dec
 
 
-def _params(nv, mode: str, adjust_orientation: bool):
+def _params(nv, mode: str):
+    """The CPU path's decode parameters (``runtime/codecs/nvimgcodec_backend.py``); the EXIF
+    orientation is never nvImageCodec's (the GPU decodes only upright files, :func:`_on_gpu`)."""
     spec = nv.ColorSpec.GRAY if mode == "GRAY" else nv.ColorSpec.SRGB
     fmt = nv.SampleFormat.I_BGR if mode == "BGR" else nv.SampleFormat.I_AUTO_COMPONENTS
-    return nv.DecodeParams(apply_exif_orientation=bool(adjust_orientation), color_spec=spec,
+    return nv.DecodeParams(apply_exif_orientation=False, color_spec=spec,
                            allow_any_depth=False, sample_format=fmt)
 
 
-def _on_gpu(parsed) -> bool:
-    """A stream nvImageCodec's GPU decoder decodes as the CPU path does: 8-bit JPEG, not
-    CMYK / YCCK."""
+def _on_gpu(parsed, adjust_orientation: bool) -> bool:
+    """A stream nvImageCodec's GPU decoder decodes as the CPU path does: an 8-bit JPEG, not
+    CMYK / YCCK, stored upright (EXIF orientation 1 as ndd reads it) unless the orientation is
+    not applied. (The CPU path applies a rotation itself, from its own EXIF reading; a rotated
+    file stays there.)"""
     s = parsed.stream
-    if s is None or parsed.fmt != "jpeg" or parsed.info().bit_depth != 8:
+    if s is None or parsed.fmt != "jpeg" or nvb.is_cmyk(s):
         return False
-    return str(s.color_spec).rpartition(".")[2] not in ("CMYK", "YCCK")
+    info = parsed.info()
+    return info.bit_depth == 8 and (not adjust_orientation or info.orientation == 1)
 
 
 def _release(api) -> None:
@@ -120,26 +128,36 @@ def _release(api) -> None:
         _held.popleft()
 
 
-def decode_image_gpu(ctx, data, args) -> list:
+def decode_image_gpu(ctx, data, args, window_fn=None) -> list:
     """``decoders.image`` of the host batch ``data`` through nvImageCodec's GPU decoder (see
-    the module docstring). Returns the per-sample device arrays."""
+    the module docstring), or only sample ``i``'s region ``window_fn((H, W), args_i, i)``
+    (``decoders.image_crop`` / ``image_random_crop``: the CPU kernel's windows). Returns the
+    per-sample device arrays."""
     nv = _nvimgcodec()
     n = ctx.batch_size
     per = [sample_args(ctx, args, i) for i in range(n)]
     modes = {str(a.get("output_type", "RGB")).rpartition(".")[2].upper() for a in per}
     dtypes = {str(a.get("dtype", "uint8")).rpartition(".")[2].lower() for a in per}
     parsed = [parse_image(data[i], sample=sample_name(data, i)) for i in range(n)]
+    rois = [None] * n
+    if window_fn is not None:
+        for i, x in enumerate(parsed):
+            info = x.info()
+            rois[i] = window_fn((info.height, info.width), per[i], i)
     mode = modes.pop() if len(modes) == 1 else None
+    orient = bool(per[0].get("adjust_orientation", True)) if n else True
     gpu_ok = mode in GPU_OUTPUT_TYPES and dtypes == {"uint8"}
-    picks = [i for i in range(n) if gpu_ok and _on_gpu(parsed[i])]
+    picks = [i for i in range(n) if gpu_ok and _on_gpu(parsed[i], orient)]
     images: dict = {}
     if picks:
         a = per[0]
         hw = a.get("hw_decoder_load")
         dec = _decoder(nv, ctx.device, HW_DECODER_LOAD if hw is None else float(hw),
                        bool(a.get("jpeg_fancy_upsampling")))
-        res = dec.decode([parsed[i].stream for i in picks],
-                         params=_params(nv, mode, a.get("adjust_orientation", True)),
+        streams = [parsed[i].stream if rois[i] is None else parsed[i].stream.
+                   get_sub_code_stream(region=nv.Region(*[int(v) for v in rois[i]]))
+                   for i in picks]
+        res = dec.decode(streams, params=_params(nv, mode),
                          cuda_stream=ctx.gpu.stream_handle(ctx.stream))
         images = {i: img for i, img in zip(picks, res) if img is not None}
     rest = [i for i in range(n) if i not in images]
@@ -147,7 +165,7 @@ def decode_image_gpu(ctx, data, args) -> list:
     def on_cpu(k):              # the CPU kernel's decode, with its errors
         i = rest[k]
         a = per[i]
-        return decode(parsed[i], output_type=a.get("output_type", "RGB"),
+        return decode(parsed[i], output_type=a.get("output_type", "RGB"), roi=rois[i],
                       dtype=a.get("dtype", "uint8"), sample=sample_name(data, i),
                       adjust_orientation=a.get("adjust_orientation", True))
     host = dict(zip(rest, ctx.pool.map(on_cpu, len(rest)))) if rest else {}
@@ -171,12 +189,13 @@ def decode_image_gpu(ctx, data, args) -> list:
     return out
 
 
-def _mixed(cpu_op: str, gpu_first: bool):
+def _mixed(cpu_op: str, gpu_first: bool, window_fn=None):
     """The GPU kernel of decoder ``cpu_op``: nvImageCodec's GPU decode where it can
-    (``gpu_first``, on a real device), else the CPU kernel and one H2D copy."""
+    (``gpu_first``, on a real device; of the regions ``window_fn`` gives), else the CPU kernel
+    and one H2D copy."""
     def kernel(ctx, inputs, args):
         if gpu_first and gpu_decoder_available(ctx):
-            return [ctx.samples(decode_image_gpu(ctx, inputs[0], args))]
+            return [ctx.samples(decode_image_gpu(ctx, inputs[0], args, window_fn))]
         decoded = lookup(cpu_op, "cpu")(ctx, inputs, args)[0]
         _state["backend"] = "cpu+h2d"
         return moves.transfer(ctx, [decoded], {"device": f"gpu:{ctx.device}"})
@@ -185,8 +204,8 @@ def _mixed(cpu_op: str, gpu_first: bool):
     return kernel
 
 
-assert cpu_decoders.decode_kernel     # (imported for its registrations)
-
 register("decoders.image", "gpu")(_mixed("decoders.image", True))
-for _op in ("decoders.image_crop", "decoders.image_random_crop", "decoders.image_slice"):
-    register(_op, "gpu")(_mixed(_op, False))
+register("decoders.image_crop", "gpu")(_mixed("decoders.image_crop", True, crop_roi))
+register("decoders.image_random_crop", "gpu")(
+    _mixed("decoders.image_random_crop", True, random_roi))
+register("decoders.image_slice", "gpu")(_mixed("decoders.image_slice", False))

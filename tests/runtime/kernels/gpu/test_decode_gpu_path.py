@@ -36,6 +36,7 @@ class _StubNv:
         self.BackendKind = types.SimpleNamespace(GPU_ONLY="gpu", HW_GPU_ONLY="hw")
         self.ColorSpec = types.SimpleNamespace(SRGB="srgb", GRAY="gray")
         self.SampleFormat = types.SimpleNamespace(I_BGR="bgr", I_AUTO_COMPONENTS="auto")
+        self.Region = nvb._nvimgcodec().Region        # the real one: sub-streams of CPU streams
         stub = self
 
         class Decoder:
@@ -52,7 +53,8 @@ class _StubNv:
                     mode = {"gray": "GRAY", "bgr": "BGR"}.get(
                         params["color_spec"] if params["color_spec"] == "gray"
                         else params["sample_format"], "RGB")
-                    host = nvb.decode_stream(s, mode)
+                    host = nvb.decode_stream(
+                        s, mode, adjust_orientation=params["apply_exif_orientation"])
                     mem = stub.api.alloc(host.nbytes)
                     arr = stub.api.array(mem, 0, host.shape, host.dtype)
                     arr.host[...] = host
@@ -102,7 +104,7 @@ def test_jpegs_go_to_the_gpu_decoder_and_the_rest_to_the_cpu_in_batch_order(stub
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
     assert len(stub.calls) == 1 and stub.calls[0][0] == 3          # the three JPEGs, batched
-    assert stub.calls[0][1]["apply_exif_orientation"] is True
+    assert stub.calls[0][1]["apply_exif_orientation"] is False     # upright files only
     assert isinstance(stub.calls[0][2], int) and stub.calls[0][2] != 0   # the lane's stream
     assert gpu_decode.last_backend() == "nvimgcodec-gpu+cpu"
     # the default split: hardware decoder for 0.9 of the batch, then the CUDA decoder
@@ -153,3 +155,38 @@ def test_ycbcr_and_corrupt_files_take_the_cpu_path_with_its_errors(stub):
     with pytest.raises(Exception) as gpu_err:
         ndd.decoders.image(bad, device="gpu").evaluate()
     assert type(gpu_err.value) is type(cpu_err.value)
+
+
+def test_region_decoders_decode_their_windows_on_the_gpu(stub):
+    files = _files()
+    enc = ndd.batch(files)
+    kw = dict(crop=(8, 6), crop_pos_x=0.25, crop_pos_y=0.75)
+    want = [np.asarray(t) for t in ndd.decoders.image_crop(enc, **kw).tensors]
+    got = _host(ndd.decoders.image_crop(enc, device="gpu", **kw))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert stub.calls[-1][0] == 3 and gpu_decode.last_backend() == "nvimgcodec-gpu+cpu"
+    want = [np.asarray(t) for t in ndd.decoders.image_random_crop(
+        enc, rng=ndd.random.RNG(4)).tensors]
+    got = _host(ndd.decoders.image_random_crop(enc, device="gpu", rng=ndd.random.RNG(4)))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_an_exif_rotated_jpeg_is_decoded_by_the_cpu_path(stub):
+    from PIL import Image
+    rng = np.random.default_rng(2)
+    img = rng.integers(0, 256, (12, 20, 3), dtype=np.uint8)
+    exif = Image.Exif()
+    exif[0x0112] = 6                                 # rotate 90 degrees clockwise
+    buf = io.BytesIO()
+    Image.fromarray(img).save(buf, format="JPEG", quality=90, exif=exif.tobytes())
+    files = [_files()[0], np.frombuffer(buf.getvalue(), np.uint8)]
+    want = [np.asarray(t) for t in ndd.decoders.image(ndd.batch(files)).tensors]
+    got = _host(ndd.decoders.image(ndd.batch(files), device="gpu"))
+    assert want[1].shape[:2] == (20, 12)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert stub.calls[-1][0] == 1                    # only the upright JPEG went to the GPU
+    got = _host(ndd.decoders.image(ndd.batch(files), device="gpu", adjust_orientation=False))
+    assert stub.calls[-1][0] == 2 and got[1].shape[:2] == (12, 20)
