@@ -140,7 +140,7 @@ class RNG:
 
     def _seeds(self, n: int) -> tuple[int, ...]:
         drawn = self._gen.integers(0, 2 ** 63 - 1, size=n, dtype=np.int64)
-        return tuple(int(x) for x in drawn)
+        return tuple(drawn.tolist())        # Python ints
 
     def __call__(self) -> int:
         """One random 32-bit integer (DALI's RNG objects are callable)."""
