@@ -139,23 +139,45 @@ def _columns(done, plans, size):
 
 def _column(plan, buf, res):
     """One feature's arrays for the records of one compiled call; None where one of them
-    needs ``extract_feature``."""
+    needs ``extract_feature``'s rules on the row path (another type, a count that does not
+    fit, a missing FixedLenFeature without a default: its error)."""
+    k = res[1][:, plan[0]]
+    gone = (k == MISSING) | (k == EMPTY)
+    if not gone.any():
+        return _present(plan, buf, res, None)
+    name, feat, mode = plan[1:4]
+    if mode == _OTHER or not (mode == _STORED or feat.var_len or plan[4] == BYTES or
+                              feat.default_value is not None):
+        return None                 # the missing feature's error, on the row path
+    have = np.flatnonzero(~gone)
+    part = _present(plan, buf, res, have) if have.size else []
+    if part is None:
+        return None
+    # a missing feature: extract_feature's default (a fresh array each), no error possible
+    out = [extract_feature(name, feat, {}, "") for _ in range(k.size)] if mode != _STORED \
+        else [np.zeros(0, np.uint8) for _ in range(k.size)]
+    for b, arr in zip(have.tolist(), part):
+        out[b] = arr
+    return out
+
+
+def _present(plan, buf, res, rows):
+    """:func:`_column` for the records ``rows`` (None: all), which hold the feature."""
     j, _, _, mode, want, shape, m = plan
     _, kind, first, last, count, at, _, ivals, fvals = res
-    k = kind[:, j]
+    sel = slice(None) if rows is None else rows
+    k = kind[sel, j]
     if mode == _STORED:
         k0 = int(k[0])
         if not (k == k0).all():
             return None
-        if k0 in (MISSING, EMPTY):
-            return [np.zeros(0, np.uint8) for _ in range(k.size)]
         mode, want = (_BYTES, BYTES) if k0 == BYTES else (_VAR, k0)
     if mode == _OTHER or not (k == want).all():
         return None
     if mode == _BYTES:      # the first value (none: empty)
-        return [buf[a:b].copy() for a, b in zip(first[:, j].tolist(), last[:, j].tolist())]
+        return [buf[a:b].copy() for a, b in zip(first[sel, j].tolist(), last[sel, j].tolist())]
     vals = ivals if want == INT64 else fvals
-    c, a = count[:, j], at[:, j]
+    c, a = count[sel, j], at[sel, j]
     if mode == _FIXED:
         if not (c == m).all():
             return None

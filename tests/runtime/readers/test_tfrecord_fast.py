@@ -7,6 +7,7 @@ import struct
 import numpy as np
 import pytest
 
+from runtime.readers import tfrecord_fast
 from runtime.readers.tfrecord import encode_example, frame_record, write_tfrecord
 from runtime.readers.tfrecord_reader import Feature, TFRecordReaderCore
 
@@ -80,6 +81,22 @@ def test_same_arrays_as_per_record_path_and_as_written(tmp_path):
         assert shape.tolist() == ex["shape"]
         assert stored.dtype == np.uint8 and stored.size == 0      # not in the records
         assert lab_raw.tolist() == ex["lab"]
+
+
+def test_clean_records_take_the_compiled_path(tmp_path, monkeypatch):
+    rng = np.random.default_rng(11)
+    paths, idx, examples = _shards(tmp_path, [5, 4], rng)
+    core = TFRecordReaderCore(path=paths, index_path=idx, features=FEATS, random_shuffle=True,
+                              seed=2)
+
+    def no(*args, **kw):
+        raise AssertionError(f"the per-record path was used: {args[:2]}")
+    monkeypatch.setattr(tfrecord_fast, "read_one", no)
+    monkeypatch.setattr(tfrecord_fast, "_rows", no)     # features missing in some: columns
+    for _ in range(2):      # the data CRCs checked in the first epoch only
+        labs = [int(v[0]) for b in core.next_epoch(4) for v in b[1]]
+        assert sorted(labs) == list(range(9))
+    assert core._verified.all()
 
 
 def test_shuffled_batches_across_files_and_padding(tmp_path):
