@@ -108,3 +108,16 @@ def test_a_file_cut_short_after_listing(tmp_path):
     with pytest.raises(RuntimeError, match=r"p0.rec.*truncated record"):
         for _ in core.next_epoch(4):
             pass
+
+
+def test_one_part_one_label_records_skip_the_pread_path(tmp_path, monkeypatch):
+    paths = [str(tmp_path / "a.rec")]
+    idx = [str(tmp_path / "a.idx")]
+    mx.write_recordio(paths[0], [(bytes([k]) * (k + 1), float(k)) for k in range(7)], idx[0])
+
+    def no(*args, **kw):
+        raise AssertionError("the pread path was used")
+    monkeypatch.setattr(mx, "_read_one", no)
+    got = [(i.tobytes(), float(lab[0])) for b in _read(paths, idx, True)[0]
+           for i, lab in zip(*b)]
+    assert got == [(bytes([k]) * (k + 1), float(k)) for k in range(7)]
