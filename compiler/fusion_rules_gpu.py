@@ -14,16 +14,19 @@ rule                                GPU kernel                                  
                                     first pass, then cmn reading only the pixels it
                                     needs (``resize_cmn.cu``)
 ``elementwise``                     ``elementwise_fused``: one generated kernel         1
+``color->crop_mirror_normalize``    ``fused.color``: cmn reading the colour op's value  1
+                                    of each pixel it needs (``color_cmn.cu``)
 ==================================  =================================================  ========
 
 Every other rule is refused on a GPU with the reason (``ndd.explain``): decode chains (a GPU
 decode is the codec layer's, ``runtime/kernels/gpu/decode.py``; a fused ROI decode is not built
-yet), ``fused.color`` and ``fused.window`` (no GPU kernels), the audio rules. The GPU-only
+yet), longer colour chains and ``fused.window`` (no GPU kernels), the audio rules. The GPU-only
 checks below refuse, at compile time, what those kernels do not run (they would raise
 ``NotImplementedError`` at run time): element types outside their instantiations, layouts other
 than HWC / CHW / HW, integer ``//`` and ``%`` (a zero divisor must raise, which a kernel
 cannot). The type tuples mirror the kernels' (``runtime/kernels/gpu/fused.py`` ``MID_TYPES`` /
-``OUT_TYPES``, ``cmn.py`` ``IN_TYPES`` / ``OUT_TYPES``; a test keeps them equal), since the
+``OUT_TYPES``, ``cmn.py`` ``IN_TYPES`` / ``OUT_TYPES``, ``fused_color.py``; a test keeps them
+equal), since the
 compiler imports nothing of the runtime.
 """
 from __future__ import annotations
@@ -31,10 +34,11 @@ from __future__ import annotations
 from typing import Callable
 
 from compiler import promotion
+from compiler.fusion_rules import COLOR_OPS
 from compiler.ir import Node, stages_of
 
 __all__ = ["CHECKS", "refusal", "RESIZE_MID_TYPES", "RESIZE_CMN_OUT_TYPES", "CMN_IN_TYPES",
-           "CMN_OUT_TYPES", "LAYOUTS"]
+           "CMN_OUT_TYPES", "LAYOUTS", "COLOR_CMN_TYPES"]
 
 #: resize output types the fused resize -> cmn kernel is instantiated for
 RESIZE_MID_TYPES = ("uint8", "float32")
@@ -43,6 +47,8 @@ RESIZE_CMN_OUT_TYPES = ("float32", "float16", "uint8")
 #: input / output types of the GPU cmn kernel (flip -> cmn runs it)
 CMN_IN_TYPES = ("uint8", "int8", "uint16", "int16", "float16", "float32")
 CMN_OUT_TYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
+#: (colour input, colour output, cmn output) types of the fused colour -> cmn kernel
+COLOR_CMN_TYPES = (("uint8", "float32"), ("uint8", "float32"), ("float32", "float16", "uint8"))
 #: image layouts the GPU resize and cmn kernels read
 LAYOUTS = ("HWC", "CHW", "HW")
 
@@ -80,6 +86,15 @@ def _resize_cmn(p: Node, c: Node) -> str | None:
             or _type_refusal(c.outputs[0].meta.dtype, RESIZE_CMN_OUT_TYPES, "cmn output"))
 
 
+def _color_cmn(p: Node, c: Node) -> str | None:
+    if p.op not in COLOR_OPS:
+        return "on the GPU only one colour op fuses with crop_mirror_normalize"
+    ins, mids, outs = COLOR_CMN_TYPES
+    return (_type_refusal(p.inputs[0].meta.dtype, ins, "colour input")
+            or _type_refusal(p.outputs[0].meta.dtype, mids, "colour output")
+            or _type_refusal(c.outputs[0].meta.dtype, outs, "cmn output"))
+
+
 def _steps(node: Node) -> list[tuple[str, str | None]]:
     """(op, result dtype) of each step an element-wise node computes."""
     if node.op == "elementwise_fused":
@@ -106,6 +121,7 @@ CHECKS: dict[str, Callable[[Node, Node], str | None]] = {
     "flip->crop_mirror_normalize": _flip_cmn,
     "resize->crop_mirror_normalize": _resize_cmn,
     "elementwise": _elementwise,
+    "color->crop_mirror_normalize": _color_cmn,
 }
 
 

@@ -45,7 +45,7 @@ register(OpSchema(
                     "arithmetic; last possibly normalize "
                     "or crop_mirror_normalize), each with its input / output dtype ('_in', "
                     "'_out') and input layout ('_layout')."),
-    ), _internal("fused.color"), traits=frozenset({"fused"}),
+    ), _internal("fused.color"), traits=frozenset({"fused"}), devices=("cpu", "gpu"),
     doc="A chain of colour ops (brightness_contrast, brightness, contrast, hsv, hue, "
         "saturation, color_twist), cast and float32 arithmetic with a scalar, optionally "
         "ending with normalize (given mean / stddev) or crop_mirror_normalize, in one pass per "

@@ -1,6 +1,7 @@
 """The fuse pass on GPU chains (``compiler/fusion_rules_gpu.py``), run on the fake GPU with the
 real GPU kernels built as host C++: the fusions the GPU kernels support are applied and equal
-the unfused chain bit for bit; the others are refused with their reason; a chain across devices
+the unfused chain bit for bit (colour -> cmn also the CPU's); the others are refused with their
+reason; a chain across devices
 is never fused; integer ``//`` is refused on the GPU."""
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 import ndd
-from compiler.fusion_rules_gpu import (CMN_IN_TYPES, CMN_OUT_TYPES, RESIZE_CMN_OUT_TYPES,
-                                       RESIZE_MID_TYPES)
+from compiler.fusion_rules_gpu import (CMN_IN_TYPES, CMN_OUT_TYPES, COLOR_CMN_TYPES,
+                                       RESIZE_CMN_OUT_TYPES, RESIZE_MID_TYPES)
 from compiler.ir import Graph
 from compiler.pipeline import compile_graph, set_options
 from ndd._evaluate import last_plan
@@ -132,15 +133,35 @@ def test_integer_floordiv_is_not_fused_on_the_gpu(gpu):
     assert notes and "integer floordiv is not generated for the GPU" in notes[0]
 
 
-def test_colour_chain_is_refused_on_the_gpu_with_its_reason(gpu):
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_colour_to_cmn_fuses_on_the_gpu_and_equals_the_cpu(gpu, dtype):
+    imgs = _images(5, dtype)
+    mirror = ndd.batch([np.int32(v) for v in (0, 1, 1)])
+
+    def fn(x):
+        y = ndd.brightness_contrast(x, brightness=1.2, contrast=0.9, contrast_center=100.0)
+        return ndd.crop_mirror_normalize(y, crop=(15, 12), mean=MEAN, std=STD, mirror=mirror)
+
+    def fn2(x):
+        y = ndd.hsv(x, hue=20.0, saturation=1.3, dtype=ndd.float32)
+        return ndd.crop_mirror_normalize(y, mean=MEAN, std=STD, dtype=ndd.float16)
+    for f in (fn, fn2):
+        got, plan = _deferred(f, ndd.batch(imgs, layout="HWC").gpu())
+        assert _ops(plan) == [("fused.color", "gpu")]
+        want, _ = _deferred(f, ndd.batch(imgs, layout="HWC"), fuse=False)
+        _same(got, want)
+
+
+def test_longer_colour_chains_fuse_only_their_last_op_with_cmn_on_the_gpu(gpu):
     imgs = _images(5)
 
     def fn(x):
-        y = ndd.brightness_contrast(x, brightness=1.2, contrast=0.9)
+        y = ndd.brightness_contrast(ndd.hsv(x, saturation=0.7), brightness=1.1)
         return ndd.crop_mirror_normalize(y, mean=MEAN, std=STD)
     got, plan = _deferred(fn, ndd.batch(imgs, layout="HWC").gpu())
-    assert ("brightness_contrast", "gpu") in _ops(plan)
-    assert any("is not fused on the GPU" in m for m in _fuse_notes(plan, "refused color->"))
+    assert _ops(plan) == [("hsv", "gpu"), ("fused.color", "gpu")]
+    assert any("color->color is not fused on the GPU" in m
+               for m in _fuse_notes(plan, "refused color->color"))
     want, _ = _deferred(fn, ndd.batch(imgs, layout="HWC"))
     _same(got, want)
 
@@ -169,9 +190,11 @@ def test_cpu_chains_fuse_as_before():
 
 
 def test_the_compiler_type_tables_are_the_kernels():
-    from runtime.kernels.gpu import cmn, fused
+    from runtime.kernels.gpu import cmn, fused, fused_color
     assert RESIZE_MID_TYPES == fused.MID_TYPES and RESIZE_CMN_OUT_TYPES == fused.OUT_TYPES
     assert CMN_IN_TYPES == cmn.IN_TYPES and CMN_OUT_TYPES == cmn.OUT_TYPES
+    assert COLOR_CMN_TYPES == (fused_color.IN_TYPES, fused_color.MID_TYPES,
+                               fused_color.OUT_TYPES)
 
 
 def test_fused_rrc_to_cmn_is_captured_and_replayed_as_a_cuda_graph(gpu):

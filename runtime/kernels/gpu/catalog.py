@@ -17,6 +17,7 @@ module             ops                                                        CU
                    ``hsv``, ``hue``, ``saturation``, ``color_twist``
 ``fused``          ``fused.image`` after the decode: resize/rrc -> [flip] ->  ``resize.cu``,
                    crop_mirror_normalize; flip -> crop_mirror_normalize      ``resize_cmn.cu``
+``fused_color``    ``fused.color`` of a colour op -> crop_mirror_normalize      ``color_cmn.cu``
 ``decode``         ``decoders.image`` (nvImageCodec's GPU decoder on a        nvImageCodec
                    device), ``image_crop`` / ``image_random_crop`` /
                    ``image_slice`` (CPU decode + one H2D copy)
@@ -32,12 +33,12 @@ from __future__ import annotations
 from compiler.ops.aliases import ALIASES
 from runtime.kernels import registry
 
-from . import cmn, color, copies, decode, elementwise, fused, resize
+from . import cmn, color, copies, decode, elementwise, fused, fused_color, resize
 
 __all__ = ["MODULES", "GPU_OPS", "register_gpu_aliases"]
 
 #: the kernel modules, in the order above
-MODULES = (copies, cmn, elementwise, resize, fused, color, decode)
+MODULES = (copies, cmn, elementwise, resize, fused, color, fused_color, decode)
 
 #: op -> the kernel module that registers its GPU kernel
 GPU_OPS = {
@@ -46,6 +47,7 @@ GPU_OPS = {
     "resize": resize, "random_resized_crop": resize, "fused.image": fused,
     "brightness_contrast": color, "brightness": color, "contrast": color, "hsv": color,
     "hue": color, "saturation": color, "color_twist": color,
+    "fused.color": fused_color,
     "decoders.image": decode, "decoders.image_crop": decode, "decoders.image_random_crop": decode,
     "decoders.image_slice": decode,
 }

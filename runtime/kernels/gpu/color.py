@@ -17,7 +17,7 @@ from runtime.kernels.registry import register, sample_args
 from .copies import dense_copies
 from .launch import address, family_kernel, launch_batch
 
-__all__ = ["TYPES", "scale_batch", "mat3_batch"]
+__all__ = ["TYPES", "scale_batch", "mat3_batch", "PARAMS", "param_row"]
 
 #: element types read and written (color.cu's instantiations)
 TYPES = ("uint8", "int8", "uint16", "int16", "int32", "float16", "float32")
@@ -149,3 +149,25 @@ register("hsv", "gpu")(_mat3_kernel("hsv", _hsv))
 register("hue", "gpu")(_mat3_kernel("hsv", _hue))
 register("saturation", "gpu")(_mat3_kernel("hsv", _saturation))
 register("color_twist", "gpu")(_mat3_kernel("color_twist", _twist))
+
+
+#: op -> (kind, its per-sample parameters: ``fn(a, in_dtype, out_dtype)`` for "scale",
+#: ``fn(a, in_dtype)`` for "mat3"), for the fused kernels reading a colour op's pixels
+PARAMS = {"brightness_contrast": ("scale", _bc), "brightness": ("scale", _brightness),
+          "contrast": ("scale", _contrast), "hsv": ("mat3", _hsv), "hue": ("mat3", _hue),
+          "saturation": ("mat3", _saturation), "color_twist": ("mat3", _twist)}
+
+
+def param_row(op: str, a, in_dtype, out_dtype) -> tuple[int, np.ndarray]:
+    """(kind: 0 scale / 1 mat3, 12 float32 parameters) of colour op ``op`` on one sample with
+    arguments ``a``: ``(mul, add)`` or the 3 x 3 matrix and the 3 offsets, as the unfused GPU
+    kernel uploads them."""
+    kind, fn = PARAMS[op]
+    row = np.zeros(12, _F)
+    if kind == "scale":
+        row[:2] = np.asarray(fn(a, np.dtype(in_dtype), np.dtype(out_dtype)), _F).reshape(2)
+        return 0, row
+    m, off = fn(a, np.dtype(in_dtype))
+    row[:9] = np.asarray(m, _F).reshape(9)
+    row[9:] = np.asarray(off, _F).reshape(3)
+    return 1, row
