@@ -223,6 +223,8 @@ def _decode(buf, fk, ls, le, ivals, fbits, at):
 
 
 def _parse_batch(buf, offs, sizes, names, name_ends, table):
+    """:func:`parse_records` compiled: the framing and Example of every record, then the
+    numbers of the requested numeric features (two passes: count, then decode)."""
     nrec, nf, size = offs.size, name_ends.size - 1, buf.size
     status = np.zeros(nrec, np.int32)
     kind = np.full((nrec, nf), -1, np.int8)
@@ -280,16 +282,16 @@ def _parse_batch(buf, offs, sizes, names, name_ends, table):
                 af = _decode(buf, 2, first[r, j], last[r, j], ivals, fbits, af)
     return status, kind, first, last, count, at, crc, ivals, fbits
 
+
 #: the functions above, compiled by :func:`_build` in this order (each calls the earlier
 #: ones by their module-level name, so numba's cache keys stay those of their code: helpers
 #: held in a closure would be pickled into the key, a new key in every process)
 _KERNELS = ("_varint", "_length", "_value_list", "_example", "_decode", "_parse_batch")
-
-
 _PYTHON = {name: globals()[name] for name in _KERNELS}
 
 
 def _build(njit):
+    """Compile :data:`_KERNELS` (each replaces its Python function in this module)."""
     g = globals()
     for name in _KERNELS:
         g[name] = njit(_PYTHON[name])
@@ -300,7 +302,8 @@ _parse = compiled(_build)
 
 
 def warm_up() -> None:
-    """Build (or load from numba's cache) the compiled parser."""
+    """Set up the compiled parser (numba compiles it, or loads it from its cache, at the first
+    call). Raises ImportError where numba is not installed."""
     _parse()
 
 
