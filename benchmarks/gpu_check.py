@@ -14,7 +14,8 @@ details) and ``gpu_check.log`` into ``--out`` (default ``$OUT`` when set, else
 3. ``kernels_exact`` -- every GPU kernel against its CPU kernel on ``--cases`` random cases of
                         ``runtime/kernels/gpu/cases.py`` (odd sizes, empty samples, mixed batches;
                         bit for bit but for its documented tolerances), then a quarter as many
-                        cases through ``ndd`` on GPU batches (bit for bit);
+                        cases through ``ndd`` on GPU batches (bit for bit), then the chains
+                        the compiler fuses on the GPU against the unfused chains;
 4. ``decode``        -- GPU decode (``decoders.image(device="gpu")``: nvImageCodec's GPU
                         decoder) within nvImageCodec's tolerance of CPU decode, per backend
                         (default hardware/CUDA split, CUDA only), the backend that ran named;
@@ -191,8 +192,10 @@ def kernels_exact(ck: Check) -> dict:
     ck.log(f"   kernel cases: {kern['passed']} / {kern['cases']}; per op {kern['per_op']}")
     api = cases.run_exact_cases(max(6, n // 4), seed=ck.args.seed, log=ck.log)
     ck.log(f"   ndd-level cases: {api['passed']} / {api['cases']} exact; per op {api['per_op']}")
-    return {"cases": kern["cases"], "kernel_cases": kern, "api_cases": api,
-            "failures": kern["failures"] + api["failures"]}
+    fused = cases.fused_cases(ck.args.seed, log=ck.log)
+    ck.log(f"   fused GPU chains: {fused['chains']}")
+    return {"cases": kern["cases"], "kernel_cases": kern, "api_cases": api, "fused": fused,
+            "failures": kern["failures"] + api["failures"] + fused["failures"]}
 
 
 def decode(ck: Check) -> dict:

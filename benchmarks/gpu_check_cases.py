@@ -12,6 +12,7 @@ import numpy as np
 import ndd
 from compiler.schema import REGISTRY
 from pipelines import MEAN, PIPELINES, STD
+from ndd._evaluate import last_plan
 from runtime.gpu import capture, moves, runner, state
 from runtime.kernels.registry import KERNELS
 from runtime.storage import DeviceSamples
@@ -184,6 +185,54 @@ def run_exact_cases(n: int, seed: int, log) -> dict:
                             f"cpu {want[0]}, gpu {got[0]}")
             log(f"   DIFFERS: {failures[-1]}")
     return {"cases": n, "passed": passed, "per_op": per_op, "failures": failures}
+
+
+def _fused_chains(rng):
+    """``(name, fn(batch) -> Batch, exact_vs_cpu)`` of the chains the compiler fuses on the GPU
+    (``compiler/fusion_rules_gpu.py``)."""
+    mirror = ndd.batch([np.int32(v) for v in rng.integers(0, 2, 4)])
+    kw = dict(mean=MEAN, std=STD)
+    return [
+        ("flip->cmn", lambda b: ndd.crop_mirror_normalize(ndd.flip(b), **kw), True),
+        ("brightness_contrast->cmn", lambda b: ndd.crop_mirror_normalize(
+            ndd.brightness_contrast(b, brightness=1.3, contrast=0.8), mirror=mirror,
+            crop=(20, 16), **kw), True),
+        ("hsv->cmn", lambda b: ndd.crop_mirror_normalize(
+            ndd.hsv(b, hue=30.0, saturation=1.2), dtype=ndd.float16, **kw), True),
+        ("elementwise", lambda b: ndd.cast(b * 0.75 + 5, dtype=ndd.uint8) - 3, True),
+        ("rrc->cmn", lambda b: ndd.crop_mirror_normalize(
+            ndd.random_resized_crop(b, size=(24, 20), rng=ndd.random.RNG(3)), mirror=mirror,
+            **kw), False),
+    ]
+
+
+def fused_cases(seed: int, log) -> dict:
+    """The GPU-fused chains in deferred mode on GPU batches (one fused GPU node each) against
+    the unfused chain: the CPU's (bit for bit), or for rrc -> cmn (the CPU's uint8 resize fast
+    path differs by 1) the unfused GPU kernels' in eager mode."""
+    rng = np.random.default_rng(seed + 7)
+    imgs = [rng.integers(0, 256, (int(rng.integers(24, 60)), int(rng.integers(24, 60)), 3),
+                         dtype=np.uint8) for _ in range(4)]
+    b = ndd.batch(imgs, layout="HWC")
+    failures, done = [], {}
+    for name, fn, vs_cpu in _fused_chains(rng):
+        with ndd.EvalMode.deferred:
+            out = fn(b.gpu())
+            got = [np.asarray(t) for t in out.cpu().tensors]
+            plan = last_plan()
+        fused = [s.node.op for s in plan.steps if s.node.device.kind == "gpu"]
+        ref = fn(b) if vs_cpu else fn(b.gpu()).cpu()
+        want = [np.asarray(t) for t in ref.tensors]
+        same = len(want) == len(got) and all(
+            w.dtype == g.dtype and w.shape == g.shape and np.array_equal(w, g)
+            for w, g in zip(want, got))
+        done[name] = {"gpu_nodes": fused, "exact": same}
+        if not same:
+            failures.append(f"fused {name}: differs from the unfused chain")
+            log(f"   DIFFERS: fused {name} ({fused})")
+        if len(fused) != 1:
+            failures.append(f"fused {name}: {fused} (expected one fused GPU node)")
+    return {"chains": done, "failures": failures}
 
 
 #: GPU vs CPU JPEG decode: IDCT and chroma upsampling differ between nvJPEG and libjpeg-turbo

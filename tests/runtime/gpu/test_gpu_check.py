@@ -29,6 +29,10 @@ def test_dry_run_runs_the_cpu_side_parts(tmp_path):
     exact = steps["kernels_exact"]
     assert exact["details"]["cases"] == 12, exact        # ran every case (none crashed the run)
     assert exact["status"] == "pass" or exact["reason"].endswith("case(s) differ"), exact
+    chains = exact["details"]["fused"]["chains"]        # one fused GPU node each, exact
+    assert set(chains) == {"flip->cmn", "brightness_contrast->cmn", "hsv->cmn", "elementwise",
+                           "rrc->cmn"}
+    assert all(c["exact"] and len(c["gpu_nodes"]) == 1 for c in chains.values()), chains
     decode = steps["decode"]            # the fake GPU: CPU decode + one H2D copy, exact
     assert decode["status"] == "pass", decode
     assert decode["details"]["backends"] == dict.fromkeys(
