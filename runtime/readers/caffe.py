@@ -122,6 +122,10 @@ def _sparse(indices, num_labels, dtype, where):
     return dense, idx
 
 
+#: the dtype of a single label by the tensor's data type
+_ONE_LABEL = {pb.FLOAT: np.float32, pb.INT32: np.int32}
+
+
 @functools.lru_cache(maxsize=None)
 def _parts(image_available, label_type, additional_inputs, bbox):
     """What each tensor of a Caffe2 record holds, in order."""
@@ -149,6 +153,17 @@ def parse_tensor_protos(raw: bytes, where: str, image_available=True, label_type
         raise ValueError(f"Error while parsing Caffe2 file: {where} (raw data length: "
                          f"{len(raw)} bytes): not a caffe2.TensorProtos protobuf "
                          f"message") from None
+    if label_type == 0 and image_available and not additional_inputs and not bbox and \
+            len(protos) == 2:
+        # the usual record (an encoded image, one label): what the general code below
+        # gives, with fewer look-ups
+        t0, t1 = protos
+        if t0.data_type == pb.STRING and t1.data_type in _ONE_LABEL:
+            images, vals = t0.string_data, (t1.int32_data if t1.data_type == pb.INT32
+                                            else t1.float_data)
+            if len(images) and len(vals) == 1:
+                return [np.frombuffer(images[0], np.uint8).copy(),
+                        np.fromiter(vals, _ONE_LABEL[t1.data_type], 1)]
     n_label = _LABEL_TENSORS[label_type]
     parts = _parts(bool(image_available), label_type, additional_inputs, bool(bbox))
     if len(protos) != len(parts):
