@@ -206,20 +206,24 @@ def power_bins(njit):
 
 @compiled
 def normalize_rows(njit):
-    """``kernel(x, ddof, epsilon, scale, shift, out)``: ``normalize`` of every row of the 2-D
-    ``x`` over that row (its mean and standard deviation computed), with exactly the arithmetic
-    of :func:`runtime.kernels.cpu.normalize.normalize_batch` (whose sums follow
-    :func:`runtime.kernels.cpu.reductions.fixed_sum`'s order): the ``R`` elements of a row in
+    """``kernel(x, axis, ddof, epsilon, scale, shift, out)``: ``normalize`` of the 2-D ``x``
+    over ``axis`` (1: each row over its columns; 0: each column over its rows), its mean and
+    standard deviation computed, with exactly the arithmetic of
+    :func:`runtime.kernels.cpu.normalize.normalize_batch` (whose sums follow
+    :func:`runtime.kernels.cpu.reductions.fixed_sum`'s order): the ``R`` reduced elements in
     blocks of ``b = ceil(sqrt(R))``, element ``j`` of each block added into partial sum ``j``
     (float64), block after block, then the partial sums in order; the mean that sum / R rounded
     to float32; the variance the same blocked sum of ``float64(float32(x) - mean) ** 2`` over
     ``R - ddof``; the factor ``float64(scale) / sqrt(var + float64(epsilon))`` (0 where
     ``var + epsilon`` is 0) rounded to float32; ``out = (x - mean) * factor + shift`` in
-    float32.  ``epsilon``, ``scale``, ``shift`` are float32 values; ``x`` and ``out`` may be
-    strided views (a column reduction passes the transposes)."""
+    float32.  ``epsilon``, ``scale``, ``shift`` are float32 values; ``x`` and ``out``
+    C-contiguous float32 of one shape."""
     @njit
-    def kernel(x, ddof, epsilon, scale, shift, out):
-        rows, r = x.shape
+    def kernel(x, axis, ddof, epsilon, scale, shift, out):
+        if axis == 1:
+            rows, r = x.shape
+        else:
+            r, rows = x.shape
         b = 1
         while b * b < r:
             b += 1
@@ -230,7 +234,8 @@ def normalize_rows(njit):
             part[:] = 0.0
             for k0 in range(0, r, b):
                 for t in range(min(b, r - k0)):
-                    part[t] += np.float64(x[a, k0 + t])
+                    v = x[a, k0 + t] if axis == 1 else x[k0 + t, a]
+                    part[t] += np.float64(v)
             total = 0.0
             for j in range(b):
                 total += part[j]
@@ -238,7 +243,8 @@ def normalize_rows(njit):
             part[:] = 0.0
             for k0 in range(0, r, b):
                 for t in range(min(b, r - k0)):
-                    d = np.float64(x[a, k0 + t] - mean)
+                    v = x[a, k0 + t] if axis == 1 else x[k0 + t, a]
+                    d = np.float64(v - mean)
                     part[t] += d * d
             total = 0.0
             for j in range(b):
@@ -246,7 +252,10 @@ def normalize_rows(njit):
             v = total / np.float64(r - ddof) + eps
             f = np.float32(0.0) if v == 0.0 else np.float32(sc / np.sqrt(v))
             for t in range(r):
-                out[a, t] = (x[a, t] - mean) * f + shift
+                if axis == 1:
+                    out[a, t] = (x[a, t] - mean) * f + shift
+                else:
+                    out[t, a] = (x[t, a] - mean) * f + shift
     return kernel
 
 
@@ -266,4 +275,4 @@ def warm_up() -> None:
     f = np.float32
     decibels()(np.ones(3, f), f(1), f(1e-8), f(3.0), np.empty(3, f))
     y = np.ones((2, 3), np.float32)
-    normalize_rows()(y, 0, np.float32(0), np.float32(1), np.float32(0), np.empty_like(y))
+    normalize_rows()(y, 1, 0, np.float32(0), np.float32(1), np.float32(0), np.empty_like(y))

@@ -43,10 +43,10 @@ def _normalize_sample(x, a, layout, dtype):
         ddof = int(a.get("ddof") or 0)
         if red in ([0], [1]) and x.shape[red[0]] - ddof > 0:
             out = np.empty(x.shape, np.float32)
-            rows, dst = (x, out) if red == [1] else (x.T, out.T)
-            normalize_rows()(rows, ddof, np.float32(a.get("epsilon") or 0.0),
+            normalize_rows()(np.ascontiguousarray(x), red[0], ddof,
+                             np.float32(a.get("epsilon") or 0.0),
                              np.float32(1.0 if a.get("scale") is None else a["scale"]),
-                             np.float32(a.get("shift") or 0.0), dst)
+                             np.float32(a.get("shift") or 0.0), out)
             return out
     return normalize_batch(
         [np.asarray(x)], layout or "", axes=a.get("axes"), axis_names=a.get("axis_names"),
