@@ -53,7 +53,8 @@ def main(argv=None) -> int:
         runner.close()
     print(f"floor {ns.pipeline}: median {statistics.median(rates):.1f} img/s "
           f"(min {min(rates):.1f}, max {max(rates):.1f}; {ns.threads} processes, batch "
-          f"{ns.batch_size}, {data})")
+          f"{ns.batch_size}, {data}); worker CPU {1e3 * runner.cpu_per_image(ns.epochs):.3f} "
+          f"ms per image")
     return 0
 
 

@@ -265,6 +265,15 @@ def floor_line(summary: dict) -> str:
             f"(floor {fl:.1f} img/s: the same kernels, images and processes as a tight loop)")
 
 
+def floor_cpu_line(compile_procs: dict, floor_cpu: float) -> str:
+    """CPU per image of compile mode (all its processes, from ``--breakdown``) against the
+    floor's (its workers): the same comparison in CPU, which a busy machine moves less."""
+    comp = sum(cols.get("cpu", 0.0) for cols in compile_procs.values())
+    frac = f"{100 * 1e3 * floor_cpu / comp:.0f}%" if comp else "-"
+    return (f"CPU per image: compile {comp:.3f} ms (all processes), floor "
+            f"{1e3 * floor_cpu:.3f} ms: floor / compile {frac}")
+
+
 def summarize(results: dict[str, list[float]]) -> dict:
     """min / median / max images/s per mode and each median relative to the first mode's."""
     out = {}
@@ -359,6 +368,9 @@ def run(ns) -> int:
     print(format_table(summary))
     if "floor" in summary:
         print(floor_line(summary))
+        if breakdown is not None and "compile" in breakdown.rows:
+            print(floor_cpu_line(breakdown.as_dict()["compile"],
+                                 floor.cpu_per_image(ns.epochs)))
     if floor is not None:
         floor.close()
     if breakdown is not None:

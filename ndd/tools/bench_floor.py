@@ -89,6 +89,7 @@ class FloorRunner:
         stages = calls[0][3]
         dt = to_numpy_dtype(stage_args(stages, "cmn").get("dtype", "float32"))
         self.images = sum(c[0][3] for c in calls)
+        self.epochs: list[tuple[int, float]] = []     # (images, worker CPU seconds) each
         self.pool = WorkerPool(max(1, threads), setup=["runtime.kernels.cpu.fused_floor:warm_up"])
         self.pool.wait_started()
         if not self.pool.ready.is_set():
@@ -106,8 +107,14 @@ class FloorRunner:
         done = self.pool.broadcast("runtime.kernels.cpu.fused_floor:epoch", self.counter,
                                    queue=True)
         secs = time.perf_counter() - t0
-        self.last = done
-        return sum(d[0] for d in done), secs
+        n = sum(d[0] for d in done)
+        self.epochs.append((n, sum(d[1] for d in done)))
+        return n, secs
+
+    def cpu_per_image(self, last: int) -> float:
+        """Seconds of worker CPU per image over the ``last`` epochs run."""
+        runs = self.epochs[-last:] if last > 0 else []
+        return sum(c for _, c in runs) / max(1, sum(n for n, _ in runs))
 
     def close(self) -> None:
         """Stop the workers and remove the counter file."""

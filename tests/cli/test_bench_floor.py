@@ -18,8 +18,10 @@ def test_floor_row_and_compile_fraction(tmp_path, capsys, monkeypatch):
             d / f"{i}.jpg")
     assert main(["bench", "--pipeline", "train", "--mode", "compile", "--data", str(tmp_path),
                  "--batch-size", "3", "--epochs", "1", "--warmup", "0", "--threads", "2",
-                 "--floor"]) == 0
+                 "--floor", "--breakdown"]) == 0
     out = capsys.readouterr().out
+    cpu = re.search(r"^CPU per image: compile ([\d.]+) ms .* floor ([\d.]+) ms", out, re.M)
+    assert cpu and float(cpu.group(1)) > 0 and float(cpu.group(2)) > 0, out
     floor = re.search(r"^floor\s+([\d.]+)\s+([\d.]+)", out, re.M)
     comp = re.search(r"^compile\s+([\d.]+)\s+([\d.]+)", out, re.M)
     assert floor and comp, out

@@ -180,7 +180,7 @@ def canvas(shape, dtype) -> np.ndarray:
     return buf[:nbytes].view(dtype).reshape(shape)
 
 
-def rrc_plan(data, name, a, i):
+def rrc_plan(data, name, a, i, consts=None):
     """Plan of a fused decode -> random_resized_crop sample: what to decode, how to finish.
 
     The window is drawn exactly as the unfused kernel does (same per-sample seed ->
@@ -188,15 +188,20 @@ def rrc_plan(data, name, a, i):
     ``(todo, finish)``: ``decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])`` decodes
     only the region read (:func:`_roi_region`; ``roi`` None: the whole image) and
     ``roi_finish(part, *finish)`` gives the HWC result of ``random_resized_crop(decode(data))``.
+    ``consts``: ``(rrc arguments, decoder arguments, filter arguments)`` when the batch's
+    samples share them (read, never changed), else None (taken from ``a``).
     """
     data = parse_image(data, sample=name)      # parsed once: decode reuses the header
     info = data.info()
     H, W = info.height, info.width
-    ra = stage_args(a, "rrc")
+    if consts is None:
+        ra = stage_args(a, "rrc")
+        interp = given(ra, INTERP_ARGS)
+        dec = given(stage_args(a, "decode"), DECODE_ARGS)
+    else:
+        ra, dec, interp = consts
     y0, x0, h, w = random_window((H, W), ra, a["_seeds"], i)
     params = crop_resize_params((H, W), ra["size"], y0, x0, y0 + h, x0 + w)
-    interp = given(ra, INTERP_ARGS)
-    dec = given(stage_args(a, "decode"), DECODE_ARGS)
     region = _roi_region((H, W), params, interp)
     return (data, region, name, dec), (region, (H, W), params, interp, ra.get("dtype"))
 

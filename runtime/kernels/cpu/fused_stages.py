@@ -32,49 +32,65 @@ from runtime.storage import sample_name
 
 from .cast import to_numpy_dtype
 from .cmn_batch import cmn_plan, cmn_plan_into
-from .fused_roi import (DECODE_ARGS, resize_crop_finish, resize_crop_plan, resize_for_crop,
+from .fused_roi import (DECODE_ARGS, INTERP_ARGS, resize_crop_finish, resize_crop_plan, resize_for_crop,
                         roi_finish, rrc_plan)
 from .resize import resize_sample
 
 __all__ = ["run_chunk", "chunks", "cmn_shape", "CHUNKS_PER_THREAD", "kernel_tape", "run_tape"]
 
 
-def _front_decode(ctx, inputs, args, i):
+def _front_decode(ctx, inputs, args, i, consts=None):
     """First phase of one sample: its arguments and the decode stage (if any).
 
     Returns ``[a, layout, x, k, window, finish]``: ``x`` the decoded image (or input sample;
     for decode -> rrc the pending decode ``todo`` of :func:`.fused_roi.rrc_plan`), ``k`` the
     index of the next stage, ``window`` the cmn window of an ROI decode -> cmn, ``finish`` the
-    pending ROI resample of a decode -> rrc (see :func:`.fused_roi.rrc_plan`).
+    pending ROI resample of a decode -> rrc (see :func:`.fused_roi.rrc_plan`).  ``consts``:
+    the batch's :func:`_batch_consts` (computed here when None).
     """
+    if consts is None:
+        consts = _batch_consts(args)
+    stages, rrc_consts = consts
     a = sample_args(ctx, args, i)
-    stages = stage_names(a)
     data = inputs[0]
     x = data[i] if len(data) > 1 else data[0]
     layout = "HWC" if stages[0] == "decode" else meta_layout(ctx.in_metas[0])
     window, finish, k = None, None, 0
     if stages[0] == "decode":
         name = sample_name(data, i)
-        dec = given(stage_args(a, "decode"), DECODE_ARGS)
         nxt = stages[1] if len(stages) > 1 else None
         if nxt == "rrc":
-            (x, finish), k = rrc_plan(x, name, a, i), 2
+            (x, finish), k = rrc_plan(x, name, a, i, rrc_consts), 2
         elif nxt == "resize" and len(stages) > 2 and stages[2] == "cmn":
             plan = resize_crop_plan(x, name, a)
             if plan is not None:
                 (x, finish), k = plan, 2
             else:
-                x, k = decode(x, sample=name, **dec), 1
+                x, k = decode(x, sample=name, **given(stage_args(a, "decode"), DECODE_ARGS)), 1
         elif nxt == "cmn":
             x = parse_image(x, sample=name)    # parsed once: decode reuses the header
             info = x.info()
             y0, x0, h, w = cmn_window_from_crop((info.height, info.width),
                                                 **crop_args(stage_args(a, "cmn")))
-            x = decode(x, roi=(y0, x0, y0 + h, x0 + w), sample=name, **dec)
+            x = decode(x, roi=(y0, x0, y0 + h, x0 + w), sample=name,
+                       **given(stage_args(a, "decode"), DECODE_ARGS))
             window, k = (0, 0, h, w), 1
         else:
-            x, k = decode(x, sample=name, **dec), 1
+            x, k = decode(x, sample=name, **given(stage_args(a, "decode"), DECODE_ARGS)), 1
     return [a, layout, x, k, window, finish]
+
+
+def _batch_consts(args):
+    """What every sample of a batch shares: ``(stage names, rrc constants)``, the latter
+    ``(rrc arguments, decoder arguments, filter arguments)`` of a decode -> rrc chain whose
+    two stages take no per-sample argument (None otherwise; see :func:`.fused_roi.rrc_plan`).
+    Computed once per chunk instead of once per sample."""
+    stages = args.get("stages", ())
+    names = tuple(s.name for s in stages)
+    if names[:2] != ("decode", "rrc") or stages[0].tensor_args or stages[1].tensor_args:
+        return names, None
+    ra = dict(stages[1].args)
+    return names, (ra, given(dict(stages[0].args), DECODE_ARGS), given(ra, INTERP_ARGS))
 
 
 def _front_rest(state, i):
@@ -175,7 +191,8 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
     the pool threads and, unchanged, by the worker processes
     (:func:`.fused_workers.remote_claims`).
     """
-    states = [_front_decode(ctx, inputs, args, i) for i in idx]
+    consts = _batch_consts(args)
+    states = [_front_decode(ctx, inputs, args, i, consts) for i in idx]
     for st in states:   # the planned ROI decodes, one after the other
         if st[5] is not None:
             todo = st[2]
@@ -220,9 +237,10 @@ def kernel_tape(ctx, inputs, args, idx) -> list:
         The chain is not one of those.
     """
     names = stage_names(args)
+    consts = _batch_consts(args)
     tape = []
     for i in idx:
-        st = _front_decode(ctx, inputs, args, i)
+        st = _front_decode(ctx, inputs, args, i, consts)
         todo, finish, k = st[2], st[5], st[3]
         if finish is None or names[-1] != "cmn" or any(s not in ("flip", "cmn")
                                                         for s in names[k:]):
