@@ -172,3 +172,19 @@ def test_a_window_out_of_bounds_raises_the_slice_error():
         _run(fn, ndd.EvalMode.sync_cpu, data)
     with pytest.raises(ValueError, match="out of the bounds"):
         _run(fn, ndd.EvalMode.deferred, data)
+
+
+def test_fractional_and_per_sample_windows():
+    """A relative (float) window and a per-sample integer one: the general window path."""
+    anchors = ndd.as_batch([np.array([0.1 + 0.05 * i], np.float32) for i in range(N)])
+    shapes = ndd.as_batch([np.array([0.5], np.float32)] * N)
+
+    def relative(b):
+        return ndd.spectrogram(ndd.preemphasis_filter(ndd.slice(b, anchors, shapes, axes=[0])),
+                               window_length=128, window_step=64)
+    _same(relative, _signals(), ["slice", "preemphasis_filter", "spectrogram"])
+
+    def trimmed(b):
+        a = ndd.slice(b, 2000, 3000, axes=[0], out_of_bounds_policy="trim_to_shape")
+        return ndd.to_decibels(ndd.spectrogram(a, window_length=64, window_step=32))
+    _same(trimmed, _signals(), ["slice", "spectrogram", "to_decibels"])

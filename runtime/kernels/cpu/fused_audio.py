@@ -74,10 +74,13 @@ SAMPLE_FUNCTIONS = {
 _INTO_SCRATCH = ("preemphasis_filter", "spectrogram")
 
 
-def _sample_args(stage, kernel_args, i):
-    """A stage's arguments for sample ``i`` (per-sample ones resolved as the unfused kernel
-    resolves them: :func:`runtime.kernels.registry.sample_arg`)."""
-    a = dict(stage.args)
+def _sample_args(stage, static, kernel_args, i):
+    """A stage's arguments for sample ``i``: its constant ones (``static``, shared by every
+    sample when it has no per-sample ones) and its per-sample ones resolved as the unfused
+    kernel resolves them (:func:`runtime.kernels.registry.sample_arg`)."""
+    if not stage.tensor_args:
+        return static
+    a = dict(static)
     for arg, key in stage.tensor_args:
         a[arg] = sample_arg(kernel_args[key][i])
     return a
@@ -89,6 +92,12 @@ def _window(x, a, ins):
     x = np.asarray(x)
     anchor = np.asarray(ins[0]) if ins else None
     shape_in = np.asarray(ins[1]) if len(ins) > 1 else None
+    if _plain_window(x, a, anchor, shape_in):
+        # nonsilent_region's (begin, length) on a 1-D signal, inside it: slice_window's window
+        # (integer inputs are absolute, whole numbers round to themselves) without its setup
+        begin, length = int(anchor.reshape(())), int(shape_in.reshape(()))
+        if length >= 0 and 0 <= begin and begin + length <= x.shape[0]:
+            return x[begin:begin + length]
     layout = a["_layout"] or ""
     starts, ends = slice_window(x.shape, layout, a, anchor, shape_in)
     if any(s < 0 or e > n for s, e, n in zip(starts, ends, x.shape)):
@@ -97,6 +106,19 @@ def _window(x, a, ins):
         starts = [min(max(s, 0), n) for s, n in zip(starts, x.shape)]
         ends = [min(max(e, 0), n) for e, n in zip(ends, x.shape)]
     return x[tuple(slice(s, e) for s, e in zip(starts, ends))]
+
+
+_WINDOW_ARGS = ("start", "rel_start", "shape", "rel_shape", "end", "rel_end", "axis_names")
+
+
+def _plain_window(x, a, anchor, shape_in) -> bool:
+    """A 1-D signal sliced along axis 0 by one integer anchor and one integer length (the
+    speech front end's ``slice(audio, begin, length, axes=[0])``), no other window argument."""
+    return (x.ndim == 1 and anchor is not None and shape_in is not None
+            and tuple(a.get("axes") or ()) in ((0,), (-1,))
+            and all(a.get(k) is None for k in _WINDOW_ARGS)
+            and anchor.size == 1 and shape_in.size == 1
+            and anchor.dtype.kind in "iu" and shape_in.dtype.kind in "iu")
 
 
 def _pick(batch, i):
@@ -111,15 +133,16 @@ def fused_audio(ctx, inputs, args):
     n_in = first.arg("_inputs", 1) if first.op == "slice" else 1
     chain = stages[1:] if first.op == "slice" else stages
     fns = [SAMPLE_FUNCTIONS[s.op] for s in chain]
+    static = {s.name: dict(s.args) for s in stages}      # read only, shared by the samples
     last = len(chain) - 1
 
     def one(i):
         x = _pick(inputs[0], i)
         if first.op == "slice":
-            x = _window(x, _sample_args(first, args, i),
+            x = _window(x, _sample_args(first, static[first.name], args, i),
                         [_pick(inp, i) for inp in inputs[1:n_in]])
         for k, (stage, fn) in enumerate(zip(chain, fns)):
-            a = _sample_args(stage, args, i)
+            a = _sample_args(stage, static[stage.name], args, i)
             if k < last and stage.op in _INTO_SCRATCH:
                 # an intermediate the next stage only reads: into this thread's scratch
                 x = fn(x, a, a["_layout"], a["_out"], out_key=f"fused.audio#{k}")
