@@ -39,6 +39,7 @@ from runtime.kernels.registry import per_sample, register
 
 from .warp import sample_points
 from .warp_perspective_jit import block_width, interp_tables, kernels
+from .warp_perspective_rows import row_kernels
 
 __all__ = ["warp_perspective", "remap", "float_points", "BORDERS", "warm_up"]
 
@@ -142,10 +143,14 @@ def warp_perspective(img, matrix, *, size=None, inverse_map=True, interp="linear
         info = np.iinfo(src.dtype) if is_int else None
         lo = float(info.min) if is_int else 0.0
         hi = float(info.max) if is_int else 0.0
-        quantized, floating, nearest = kernels()
+        quantized, floating, _ = kernels()
+        linear_rows, nearest_rows = row_kernels()
         if interp == "nn":
-            nearest(np.ascontiguousarray(src), m.reshape(-1), out, BORDERS[border_mode],
-                    cval.astype(src.dtype), block_width(oh, ow))
+            nearest_rows(np.ascontiguousarray(src), m.reshape(-1), out, BORDERS[border_mode],
+                         cval.astype(src.dtype), block_width(oh, ow))
+        elif interp == "linear" and float_points(interp, src.dtype, cn):
+            linear_rows(np.ascontiguousarray(src), m.reshape(-1).astype(np.float32), out,
+                        BORDERS[border_mode], cval, is_int, lo, hi)
         elif float_points(interp, src.dtype, cn):
             floating(np.ascontiguousarray(src), m.reshape(-1).astype(np.float32), out,
                      _INTERP[interp], BORDERS[border_mode], cval, is_int, lo, hi)

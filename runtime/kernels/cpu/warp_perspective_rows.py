@@ -1,0 +1,231 @@
+"""Row-wise compiled loops of ``experimental.warp_perspective``: nearest and float32-point
+linear sampling (the cases DALI's benchmarks hit), written so that LLVM vectorises what can be.
+
+Each output row is processed in passes over row buffers: the source points of the whole row
+(the same float32 / float64 operations, in the same order, as the per-pixel kernels of
+:mod:`runtime.kernels.cpu.warp_perspective_jit`, so the results are theirs bit for bit), then the
+taps of the pixels whose taps all lie inside the image, then (linear) the interpolation as
+straight float32 array arithmetic, then the stores. Pixels with a tap outside the image take
+the per-pixel border code (the same as the per-pixel kernels'). No fast-math: IEEE operations
+give the same bits whether computed in vector or scalar registers, on any CPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import compiled
+
+__all__ = ["row_kernels"]
+
+
+def _build(njit):
+    @njit
+    def border_index(p, n, mode):
+        if 0 <= p < n:
+            return p
+        if mode == 0:
+            return -1
+        if mode == 1:
+            return 0 if p < 0 else n - 1
+        if mode == 4:
+            if p < 0:       # C's truncating division of a negative number
+                p -= -((n - 1 - p) // n) * n
+            if p >= n:
+                p = p % n
+            return p
+        if n == 1:
+            return 0
+        delta = 1 if mode == 3 else 0
+        while p < 0 or p >= n:
+            if p < 0:
+                p = -p - 1 + delta
+            else:
+                p = n - 1 - (p - n) - delta
+        return p
+
+    @njit
+    def store(out, oy, ox, c, v, is_int, lo, hi):
+        if is_int:
+            r = np.rint(v)
+            if r < lo:
+                r = lo
+            elif r > hi:
+                r = hi
+            out[oy, ox, c] = r
+        else:
+            out[oy, ox, c] = v
+
+    @njit
+    def tap(src, yy, xx, c, h, w, mode, cf):
+        if 0 <= xx < w and 0 <= yy < h:
+            return np.float32(src[yy, xx, c])
+        if mode == 0:
+            return cf
+        return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
+
+    @njit
+    def gather_taps(sflat, b, rs, tt, tb, o, n):
+        """the ``n`` values from ``b`` (top row) and ``b + rs`` (bottom row) into the rows'
+        tap buffers at ``o`` (``n`` a constant at each call: unrolled)"""
+        ub, ubr, uo = np.uint64(b), np.uint64(b + rs), np.uint64(o)
+        for k in range(n):      # unsigned indices: no negative-index wraparound
+            uk = np.uint64(k)
+            tt[uo + uk] = sflat[ub + uk]
+            tb[uo + uk] = sflat[ubr + uk]
+
+    @njit
+    def interp_row(tt, tb, fxr, fyr, res, ow, cn, is_int, flo, fhi):
+        """bilinear of one row from its tap buffers (``cn`` a constant at each call: the
+        channel loop unrolls and the pixel loop vectorises)"""
+        if is_int:
+            for x in range(ow):
+                fx, fy = fxr[x], fyr[x]
+                for c in range(cn):
+                    o = 2 * cn * x + c
+                    a0, a1 = np.float32(tt[o]), np.float32(tt[o + cn])
+                    a2, a3 = np.float32(tb[o]), np.float32(tb[o + cn])
+                    v0 = a0 + fx * (a1 - a0)
+                    v1 = a2 + fx * (a3 - a2)
+                    res[cn * x + c] = min(max(np.rint(v0 + fy * (v1 - v0)), flo), fhi)
+        else:
+            for x in range(ow):
+                fx, fy = fxr[x], fyr[x]
+                for c in range(cn):
+                    o = 2 * cn * x + c
+                    a0, a1 = np.float32(tt[o]), np.float32(tt[o + cn])
+                    a2, a3 = np.float32(tb[o]), np.float32(tb[o + cn])
+                    v0 = a0 + fx * (a1 - a0)
+                    v1 = a2 + fx * (a3 - a2)
+                    res[cn * x + c] = v0 + fy * (v1 - v0)
+
+    @njit
+    def linear(src, m32, out, mode, cval, is_int, lo, hi):
+        """float32-point bilinear (``interp`` 1 of the per-pixel ``warp_float``); ``src`` and
+        ``out`` C-contiguous."""
+        h, w, cn = src.shape
+        oh, ow = out.shape[0], out.shape[1]
+        sflat = src.reshape(-1)
+        oflat = out.reshape(-1)
+        rs = w * cn
+        sxr = np.empty(ow, np.float32)
+        syr = np.empty(ow, np.float32)
+        fxr = np.empty(ow, np.float32)
+        fyr = np.empty(ow, np.float32)
+        ixr = np.empty(ow, np.int64)
+        iyr = np.empty(ow, np.int64)
+        tt = np.zeros(2 * cn * ow, src.dtype)
+        tb = np.zeros(2 * cn * ow, src.dtype)
+        res = np.zeros(cn * ow, out.dtype)
+        inner = np.zeros(ow, np.bool_)
+        m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
+        m6, m7, m8 = m32[6], m32[7], m32[8]
+        big = np.float32(1e9)
+        flo, fhi = np.float32(lo), np.float32(hi)
+        for y in range(oh):
+            yf = np.float32(y)
+            bw, bx, by = yf * m7, yf * m1, yf * m4
+            for x in range(ow):         # the source points (vectorised)
+                xf = np.float32(x)
+                wv = xf * m6 + bw + m8
+                sxr[x] = (xf * m0 + bx + m2) / wv
+                syr[x] = (xf * m3 + by + m5) / wv
+            for x in range(ow):         # floor, outside any image when NaN or far away
+                sx, sy = sxr[x], syr[x]
+                ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -1000000000
+                iy = np.int64(np.floor(sy)) if sy > -big and sy < big else -1000000000
+                ixr[x], iyr[x] = ix, iy
+                fxr[x] = sx - np.float32(ix)
+                fyr[x] = sy - np.float32(iy)
+            n_inner = 0
+            for x in range(ow):         # taps of the inner pixels; the others one by one
+                ix, iy = ixr[x], iyr[x]
+                if 0 <= ix < w - 1 and 0 <= iy < h - 1:
+                    inner[x] = True
+                    n_inner += 1
+                    b = (iy * w + ix) * cn
+                    if cn == 3:
+                        gather_taps(sflat, b, rs, tt, tb, 6 * x, 6)
+                    elif cn == 1:
+                        gather_taps(sflat, b, rs, tt, tb, 2 * x, 2)
+                    elif cn == 4:
+                        gather_taps(sflat, b, rs, tt, tb, 8 * x, 8)
+                    else:
+                        gather_taps(sflat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+                    continue
+                inner[x] = False
+                for k in range(2 * cn):
+                    tt[2 * cn * x + k] = 0
+                    tb[2 * cn * x + k] = 0
+                if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
+                    for c in range(cn):
+                        out[y, x, c] = cval[c]
+                    continue
+                fx, fy = fxr[x], fyr[x]
+                for c in range(cn):
+                    cf = np.float32(cval[c])
+                    p00 = tap(src, iy, ix, c, h, w, mode, cf)
+                    p01 = tap(src, iy, ix + 1, c, h, w, mode, cf)
+                    p10 = tap(src, iy + 1, ix, c, h, w, mode, cf)
+                    p11 = tap(src, iy + 1, ix + 1, c, h, w, mode, cf)
+                    v0 = p00 + fx * (p01 - p00)
+                    v1 = p10 + fx * (p11 - p10)
+                    v0 = v0 + fy * (v1 - v0)
+                    store(out, y, x, c, v0, is_int, lo, hi)
+            if n_inner == 0:
+                continue
+            if cn == 3:                 # the interpolation
+                interp_row(tt, tb, fxr, fyr, res, ow, 3, is_int, flo, fhi)
+            elif cn == 1:
+                interp_row(tt, tb, fxr, fyr, res, ow, 1, is_int, flo, fhi)
+            elif cn == 4:
+                interp_row(tt, tb, fxr, fyr, res, ow, 4, is_int, flo, fhi)
+            else:
+                interp_row(tt, tb, fxr, fyr, res, ow, cn, is_int, flo, fhi)
+            row = y * ow * cn
+            if n_inner == ow:
+                oflat[row:row + ow * cn] = res
+                continue
+            for x in range(ow):
+                if inner[x]:
+                    for c in range(cn):
+                        oflat[row + cn * x + c] = res[cn * x + c]
+        return out
+
+    @njit
+    def nearest(src, m, out, mode, fill, bw):
+        """nearest from float64 source points per block of ``bw`` columns (``warp_nn``)."""
+        h, w, cn = src.shape
+        oh, ow = out.shape[0], out.shape[1]
+        sxr = np.empty(ow, np.int64)
+        syr = np.empty(ow, np.int64)
+        for y in range(oh):
+            for x0 in range(0, ow, bw):     # the source points (vectorised per block)
+                X0 = m[0] * x0 + m[1] * y + m[2]
+                Y0 = m[3] * x0 + m[4] * y + m[5]
+                W0 = m[6] * x0 + m[7] * y + m[8]
+                for x1 in range(min(bw, ow - x0)):
+                    W = W0 + m[6] * x1
+                    W = 1.0 / W if W != 0 else 0.0
+                    fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
+                    fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
+                    sxr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fx))))
+                    syr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fy))))
+            for x in range(ow):
+                sx, sy = sxr[x], syr[x]
+                if 0 <= sx < w and 0 <= sy < h:
+                    for c in range(cn):
+                        out[y, x, c] = src[sy, sx, c]
+                elif mode == 0:
+                    for c in range(cn):
+                        out[y, x, c] = fill[c]
+                else:
+                    bx = border_index(sx, w, mode)
+                    by = border_index(sy, h, mode)
+                    for c in range(cn):
+                        out[y, x, c] = src[by, bx, c]
+        return out
+    return linear, nearest
+
+
+#: getter of ``(linear, nearest)``, the row-wise warps
+row_kernels = compiled(_build)
