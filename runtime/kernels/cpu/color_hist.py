@@ -164,69 +164,74 @@ def _build_clahe(njit):
         return idx
 
     @njit
-    def tile_luts(src, cn, c, h, w, tiles_y, tiles_x, limit):
-        # the tables (tiles_y, tiles_x, 256) float32 of channel c of the interleaved image
+    def tile_luts(src, cn, nch, h, w, tiles_y, tiles_x, limit):
+        # the tables (nch, tiles_y, tiles_x * 256) float32 of channels 0 .. nch - 1 of the
+        # interleaved image (all their histograms in one pass over the pixels)
         eh, ew = h, w
         if h % tiles_y or w % tiles_x:
             eh, ew = h + tiles_y - h % tiles_y, w + tiles_x - w % tiles_x
         ry, rx = mirror_101(h, eh), mirror_101(w, ew)
         th, tw = eh // tiles_y, ew // tiles_x
         area = th * tw
-        hist = np.zeros((tiles_y, tiles_x, 256), np.int64)
+        hist = np.zeros((nch, tiles_y, tiles_x * 256), np.int64)
         for y in range(eh):
             row = ry[y] * w
-            hy = hist[y // th]
+            ty = y // th
             for t in range(tiles_x):
-                ht = hy[t]
-                for x in range(t * tw, (t + 1) * tw):
-                    ht[src[(row + rx[x]) * cn + c]] += 1
-        luts = np.empty((tiles_y, tiles_x, 256), np.float32)
+                for c in range(nch):
+                    ht = hist[c, ty, t * 256:(t + 1) * 256]
+                    for x in range(t * tw, (t + 1) * tw):
+                        ht[src[(row + rx[x]) * cn + c]] += 1
+        luts = np.empty((nch, tiles_y, tiles_x * 256), np.float32)
         scale = np.float32(255.0) / np.float32(area)
-        for ty in range(tiles_y):
-            for tx in range(tiles_x):
-                hh = hist[ty, tx]
-                if limit > 0:
-                    clipped = 0
+        for c in range(nch):
+            for ty in range(tiles_y):
+                for tx in range(tiles_x):
+                    hh = hist[c, ty, tx * 256:(tx + 1) * 256]
+                    if limit > 0:
+                        clipped = 0
+                        for v in range(256):
+                            if hh[v] > limit:
+                                clipped += hh[v] - limit
+                                hh[v] = limit
+                        each, rest = clipped // 256, clipped % 256
+                        for v in range(256):
+                            hh[v] += each
+                        if rest:
+                            step = max(256 // rest, 1)
+                            v = 0
+                            while rest > 0 and v < 256:
+                                hh[v] += 1
+                                v += step
+                                rest -= 1
+                    acc = 0
                     for v in range(256):
-                        if hh[v] > limit:
-                            clipped += hh[v] - limit
-                            hh[v] = limit
-                    each, rest = clipped // 256, clipped % 256
-                    for v in range(256):
-                        hh[v] += each
-                    if rest:
-                        step = max(256 // rest, 1)
-                        v = 0
-                        while rest > 0 and v < 256:
-                            hh[v] += 1
-                            v += step
-                            rest -= 1
-                acc = 0
-                for v in range(256):
-                    acc += hh[v]
-                    r = np.rint(np.float32(acc) * scale)
-                    luts[ty, tx, v] = 0 if r < 0 else (255 if r > 255 else r)
+                        acc += hh[v]
+                        r = np.rint(np.float32(acc) * scale)
+                        luts[c, ty, tx * 256 + v] = 0 if r < 0 else (255 if r > 255 else r)
         return luts, th, tw
 
     @njit
-    def clahe_plane(src, cn, c, h, w, tiles_y, tiles_x, limit, out):
-        # CLAHE of channel c of the interleaved uint8 image src (flat) into the same
-        # channel of out (flat)
-        luts, th, tw = tile_luts(src, cn, c, h, w, tiles_y, tiles_x, limit)
+    def clahe_planes(src, cn, nch, h, w, tiles_y, tiles_x, limit, out):
+        # CLAHE of channels 0 .. nch - 1 of the interleaved uint8 image src (flat), each
+        # alone, into the same channels of out (flat; may be src)
+        luts, th, tw = tile_luts(src, cn, nch, h, w, tiles_y, tiles_x, limit)
         inv_tw = np.float32(1.0) / np.float32(tw)
         inv_th = np.float32(1.0) / np.float32(th)
         half = np.float32(0.5)
         one = np.float32(1.0)
-        # the column weights are the same on every row: computed once
-        x1s = np.empty(w, np.int64)
-        x2s = np.empty(w, np.int64)
+        # the column weights and table offsets are the same on every row: computed once
+        o1s = np.empty(w, np.int64)
+        o2s = np.empty(w, np.int64)
         xas = np.empty(w, np.float32)
+        xa1s = np.empty(w, np.float32)
         for x in range(w):
             txf = np.float32(x) * inv_tw - half
             tx1 = np.int64(np.floor(txf))
-            xas[x] = txf - np.float32(tx1)
-            x2s[x] = min(tx1 + 1, tiles_x - 1)
-            x1s[x] = max(tx1, 0)
+            xa = txf - np.float32(tx1)
+            xas[x], xa1s[x] = xa, one - xa
+            o2s[x] = min(tx1 + 1, tiles_x - 1) * 256
+            o1s[x] = max(tx1, 0) * 256
         for y in range(h):
             tyf = np.float32(y) * inv_th - half
             ty1 = np.int64(np.floor(tyf))
@@ -234,20 +239,20 @@ def _build_clahe(njit):
             ya1 = one - ya
             ty2 = min(ty1 + 1, tiles_y - 1)
             ty1 = max(ty1, 0)
-            top, bot = luts[ty1], luts[ty2]
-            base = y * w
-            for x in range(w):
-                xa = xas[x]
-                xa1 = one - xa
-                tx1, tx2 = x1s[x], x2s[x]
-                i = (base + x) * cn + c
-                v = src[i]
-                res = (top[tx1, v] * xa1 + top[tx2, v] * xa) * ya1 \
-                    + (bot[tx1, v] * xa1 + bot[tx2, v] * xa) * ya
-                r = np.rint(res)
-                out[i] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
+            base = y * w * cn
+            for c in range(nch):
+                top, bot = luts[c, ty1], luts[c, ty2]
+                for x in range(w):
+                    xa, xa1 = xas[x], xa1s[x]
+                    o1, o2 = o1s[x], o2s[x]
+                    i = base + x * cn + c
+                    v = src[i]
+                    res = (top[o1 + v] * xa1 + top[o2 + v] * xa) * ya1 \
+                        + (bot[o1 + v] * xa1 + bot[o2 + v] * xa) * ya
+                    r = np.rint(res)
+                    out[i] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
         return out
-    return clahe_plane
+    return clahe_planes
 
 
 _clahe_kernel = compiled(_build_clahe)
@@ -262,19 +267,18 @@ def _clip_count(clip_limit: float, tiles_x: int, tiles_y: int, h: int, w: int) -
     return max(int(float(np.float32(clip_limit)) * (th * tw) / 256), 1)
 
 
-def clahe_planes_into(img: np.ndarray, out: np.ndarray, channels, tiles_x: int, tiles_y: int,
+def clahe_planes_into(img: np.ndarray, out: np.ndarray, nch: int, tiles_x: int, tiles_y: int,
                       clip_limit: float) -> np.ndarray:
-    """CLAHE of the ``channels`` of one uint8 ``(H, W, C)`` image, each alone, written to the
-    same channels of ``out`` (uint8 ``(H, W, C)``, C-contiguous). Returns ``out``."""
+    """CLAHE of the first ``nch`` channels of one uint8 ``(H, W, C)`` image, each alone,
+    written to the same channels of ``out`` (uint8 ``(H, W, C)``, C-contiguous; may be the
+    image itself). Returns ``out``."""
     img = np.ascontiguousarray(img)
     h, w, cn = img.shape
     if h == 0 or w == 0:
         return out
     limit = _clip_count(clip_limit, tiles_x, tiles_y, h, w)
-    run = _clahe_kernel()
-    flat, oflat = img.reshape(-1), out.reshape(-1)
-    for c in channels:
-        run(flat, cn, c, h, w, tiles_y, tiles_x, limit, oflat)
+    _clahe_kernel()(img.reshape(-1), cn, int(nch), h, w, tiles_y, tiles_x, limit,
+                    out.reshape(-1))
     return out
 
 
@@ -282,7 +286,7 @@ def clahe_channel(ch: np.ndarray, tiles_x: int, tiles_y: int, clip_limit: float)
     """CLAHE of one uint8 ``(H, W)`` channel (see the module docstring)."""
     ch = np.asarray(ch)
     out = np.empty(ch.shape + (1,), np.uint8)
-    return clahe_planes_into(ch[:, :, None], out, (0,), tiles_x, tiles_y, clip_limit)[:, :, 0]
+    return clahe_planes_into(ch[:, :, None], out, 1, tiles_x, tiles_y, clip_limit)[:, :, 0]
 
 
 def _clahe_checks(img, tiles_x, tiles_y):
@@ -316,10 +320,10 @@ def clahe_into(img, out, *, tiles_x: int, tiles_y: int, clip_limit: float,
     dst = out if out.ndim == 3 else out[:, :, None]
     if src.shape[2] == 3 and luma_only:
         lab = rgb_to_lab(src)
-        clahe_planes_into(lab, lab, (0,), *args)     # L alone; every pixel read before written
+        clahe_planes_into(lab, lab, 1, *args)     # L alone; every pixel read before written
         lab_to_rgb(lab, dst)
     else:
-        clahe_planes_into(src, dst, range(src.shape[2]), *args)
+        clahe_planes_into(src, dst, src.shape[2], *args)
     return out
 
 

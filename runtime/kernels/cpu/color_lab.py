@@ -1,15 +1,23 @@
-"""8-bit CIE Lab <-> RGB for ``clahe``'s ``luma_only`` (:mod:`.color_hist`).
+"""8-bit CIE Lab <-> RGB for ``clahe``'s ``luma_only`` (:mod:`.color_hist`), in integers as
+DALI 2.4's CPU operator computes them (OpenCV's 8-bit ``COLOR_RGB2Lab`` / ``COLOR_Lab2RGB``,
+bit-exact fixed-point algorithms; measured equal on every one of the 2^24 inputs of each
+direction).
 
-The conversions follow the formula of OpenCV's ``COLOR_RGB2Lab`` / ``COLOR_Lab2RGB`` (D65,
-sRGB gamma; 8-bit Lab is ``L * 255 / 100``, ``a + 128``, ``b + 128``) in float64, rounded half
-to even. OpenCV computes the 8-bit conversions with fixed-point tables, so single values may
-differ by one level (docs/semantics.md). Cube roots and the inverse gamma come from tables of
-C's functions (``libm.py``) interpolated linearly (:data:`TABLE_SIZE` intervals), so results do
-not depend on the CPU.
+Forward, per pixel: ``R, G, B = gamma[r], gamma[g], gamma[b]`` (:func:`tables`' ``gamma``:
+``round(2040 * linear(v / 255))``), ``X = cbrt[d(C0 R + C1 G + C2 B, 12)]`` and likewise ``Y``,
+``Z`` with the rows of the RGB -> XYZ matrix divided by the D65 white point, scaled by 4096 and
+rounded (``d(v, s) = (v + 2^(s-1)) >> s``); ``cbrt`` is ``round(32768 f(i / 2040))`` with
+``f`` the Lab cube root (linear below (6/29)^3); then ``L = d(296 Y - 1336934, 15)``, ``a =
+d(500 (X - Y) + 128 * 32768, 15)``, ``b = d(200 (Y - Z) + 128 * 32768, 15)``, saturated.
 
-Each pixel is one pass of scalar code: the nine products ``linear(v) * M[k, j]`` of the
-forward matrix are tables over the 256 levels (the same float64 products, looked up instead
-of multiplied), and so are ``a / 500`` and ``b / 200`` of the inverse.
+Inverse, per pixel: from the ``L`` table ``(y, fy)`` (14-bit fixed point), ``a`` and ``b`` as
+``fy + a'`` and ``fy - b'`` (``a' = ((5 a 53687 + 128) >> 13) - 4194``, ``b' = ((41943 b + 16)
+>> 9) - 10484``), each through the ``f^-1`` table (cube, or the linear part), the XYZ ->
+RGB matrix times the white point scaled by 4096 and rounded, ``d(., 14)``, clamped to 0..4095
+and through the 4096-entry inverse gamma table (``round(255 gamma^-1(i / 4096))``).
+
+The tables are built once in float32 / float64 with C's ``pow`` and ``cbrt`` (``libm.py``); all
+per-pixel work is integer arithmetic, hence the same on every CPU.
 """
 from __future__ import annotations
 
@@ -18,127 +26,143 @@ import numpy as np
 from . import libm
 from .jit import compiled
 
-__all__ = ["rgb_to_lab", "lab_to_rgb", "TABLE_SIZE"]
+__all__ = ["rgb_to_lab", "lab_to_rgb", "tables"]
 
+_F = np.float32
 _D65 = np.array([0.950456, 1.0, 1.088754])
 _RGB2XYZ = np.array([[0.412453, 0.357580, 0.180423],
                      [0.212671, 0.715160, 0.072169],
                      [0.019334, 0.119193, 0.950227]])
-_XYZ2RGB = np.linalg.inv(_RGB2XYZ)
-
+_XYZ2RGB = np.array([[3.240479, -1.53715, -0.498535],
+                     [-0.969256, 1.875991, 0.041556],
+                     [0.055648, -0.204043, 1.057311]])
+_BASE = 1 << 14
+_MIN_AB = -8145
 _CACHE = {}
-#: entries of the cube-root and inverse-gamma tables (interpolated linearly between them)
-TABLE_SIZE = 8192
+#: entries of the 32768 * cbrt table where OpenCV's value differs from the rounded cube root
+_CBRT_FIXES = {49: -1}
 
 
-def _table(name):
-    """``(table, upper end)`` of ``cbrt`` on [0, 1.25] or ``1.055 x^(1/2.4) - 0.055`` on [0,
-    1], sampled by C's functions (libm.py) at ``TABLE_SIZE + 1`` points."""
-    if name not in _CACHE:
-        top = 1.25 if name == "cbrt" else 1.0
-        x = np.linspace(0.0, top, TABLE_SIZE + 1)
-        if name == "cbrt":
-            v = libm.unary("cbrt", x, np.float64)
+def _pow(x, p):
+    return libm.binary("pow", np.asarray(x, np.float64), np.full(np.shape(x), p), np.float64)
+
+
+def _gamma(x32):
+    """sRGB -> linear of float32 values, in float64, rounded to float32."""
+    x = x32.astype(np.float64)
+    lo = x / (323 / 25)
+    hi = _pow((x + 11 / 200) / (1 + 11 / 200), 12 / 5)
+    return np.where(x <= 809 / 20000, lo, hi).astype(_F)
+
+
+def _inv_gamma(x32):
+    """linear -> sRGB of float32 values, in float64, rounded to float32."""
+    x = x32.astype(np.float64)
+    lo = x * (323 / 25)
+    hi = _pow(x, 1 / (12 / 5)) * (1 + 11 / 200) - 11 / 200
+    return np.where(x <= 7827 / 2500000, lo, hi).astype(_F)
+
+
+def _cbrt_table():
+    """``round(32768 f(x))`` at ``x = i / 2040`` (float32), ``i < 3072``: ``f`` the cube root,
+    or ``x 841 / 108 + 16 / 116`` (one rounding) below ``216 / 24389``."""
+    x = (_F(1) / (_F(255) * _F(8))) * np.arange(256 * 3 // 2 * 8, dtype=_F)
+    lthresh = _F(216) / _F(24389)
+    line = (x.astype(np.float64) * np.float64(_F(841) / _F(108))
+            + np.float64(_F(16) / _F(116))).astype(_F)
+    cube = libm.unary("cbrt", x.astype(np.float64), np.float64)
+    # the cube root's float64 value rounded straight to the table's integer; OpenCV's own
+    # float32 cube root is an ulp off at a few entries whose product is a half: of those an
+    # RGB value can reach, entry 49 is one lower (measured on all 2^24 colours)
+    tab = np.where(x < lthresh, np.rint(_F(32768) * line), np.rint(32768.0 * cube)) \
+        .astype(np.int64)
+    for i, d in _CBRT_FIXES.items():
+        tab[i] += d
+    return tab
+
+
+def _yf_table():
+    """``(256, 2)``: for each 8-bit ``L``, ``y`` and ``fy`` in 14-bit fixed point (float32
+    arithmetic as written, rounded half to even)."""
+    out = np.empty((256, 2), np.int64)
+    for i in range(256):
+        if i <= 20:
+            y = np.rint(_F(i * _BASE * 20 * 9) / _F(17 * 29 * 29 * 29))
+            fy = np.rint(_F(_BASE) * (_F(16) / _F(116) + _F(i * 5) / _F(3 * 17 * 29)))
         else:
-            v = 1.055 * libm.binary("pow", x, np.full(x.shape, 1 / 2.4), np.float64) - 0.055
-        _CACHE[name] = (v, top)
-    return _CACHE[name]
+            f = _F(i * 100 * _BASE) / _F(255 * 116) + _F(16 * _BASE) / _F(116)
+            fy = np.rint(f)
+            y = np.rint(f * f * f / _F(_BASE * _BASE))
+        out[i] = int(y), int(fy)
+    return out
 
 
-def _products():
-    """``(3, 3, 256)`` float64: ``linear(v) * M[k, j]`` for the sRGB -> linear value of each
-    uint8 level ``v`` (C's ``pow``) and the RGB -> XYZ matrix ``M``."""
-    if "products" not in _CACHE:
-        x = np.arange(256, dtype=np.float64) / 255.0
-        p = libm.binary("pow", (x + 0.055) / 1.055, np.full(256, 2.4), np.float64)
-        lin = np.where(x <= 0.04045, x / 12.92, p)
-        _CACHE["products"] = np.ascontiguousarray(lin[None, None, :] * _RGB2XYZ[:, :, None])
-    return _CACHE["products"]
+def _xz_table():
+    """``f^-1`` of the 14-bit fixed-point values ``MIN_AB .. MIN_AB + 36863`` (C's integer
+    division, toward zero)."""
+    i = np.arange(_MIN_AB, _MIN_AB + _BASE * 9 // 4, dtype=np.int64)
+    lin = np.trunc(i * 108 / 841).astype(np.int64) - (_BASE * 16 // 116 * 108 // 841)
+    cube = (i * i // _BASE) * i // _BASE
+    return np.where(i <= 3390, lin, cube)
+
+
+def tables() -> dict:
+    """The integer tables and coefficients of both directions (built once)."""
+    if not _CACHE:
+        v = np.arange(256, dtype=_F) / _F(255)
+        # small integer types: the tables stay in the first cache levels
+        _CACHE["gamma"] = np.rint(_F(255 * 8) * _gamma(v)).astype(np.int32)
+        _CACHE["cbrt"] = _cbrt_table().astype(np.int32)
+        _CACHE["fwd"] = np.rint(4096 * _RGB2XYZ / _D65[:, None]).astype(np.int64)
+        _CACHE["inv"] = np.rint(4096 * _XYZ2RGB * _D65[None, :]).astype(np.int64)
+        _CACHE["yf"] = _yf_table().astype(np.int32).reshape(-1)
+        _CACHE["xz"] = _xz_table().astype(np.int32)
+        g = (_F(1) / _F(4096)) * np.arange(4096, dtype=_F)
+        inv = np.rint(_F(255) * _inv_gamma(g))
+        _CACHE["inv_gamma"] = np.clip(inv, 0, 255).astype(np.uint8)
+    return _CACHE
 
 
 def _build_lab(njit):
     @njit
-    def lookup(tab, top, n, x):
-        pos = min(max(x, 0.0), top) * (n / top)
-        i = min(np.int64(pos), n - 1)
-        return tab[i] + (tab[i + 1] - tab[i]) * (pos - i)
+    def sat(v):
+        return 0 if v < 0 else (255 if v > 255 else v)
 
     @njit
-    def to_u8(v):
-        r = np.rint(v)
-        return 0 if r < 0 else (255 if r > 255 else np.uint8(r))
-
-    @njit
-    def f_of(t, cbrt_tab, top, n):
-        # both sides computed (the table index is clamped): a select, not a branch, so the
-        # pixel loop vectorises
-        cube = lookup(cbrt_tab, top, n, t)
-        line = 7.787 * t + 16.0 / 116.0
-        return cube if t > 0.008856 else line
-
-    @njit
-    def rgb_to_lab(rgb, prod, d65, cbrt_tab, top, n, out):
+    def rgb_to_lab(rgb, gamma, cbrt, c, out):
         # rgb, out: flat interleaved uint8 (3 per pixel)
-        p0, p1, p2 = prod[0], prod[1], prod[2]
+        h12, h15 = 1 << 11, 1 << 14
         for q in range(rgb.shape[0] // 3):
-            r, g, b = rgb[3 * q], rgb[3 * q + 1], rgb[3 * q + 2]
-            tx = (p0[0, r] + p0[1, g] + p0[2, b]) / d65[0]
-            ty = (p1[0, r] + p1[1, g] + p1[2, b]) / d65[1]
-            tz = (p2[0, r] + p2[1, g] + p2[2, b]) / d65[2]
-            fx = f_of(tx, cbrt_tab, top, n)
-            fy = f_of(ty, cbrt_tab, top, n)
-            fz = f_of(tz, cbrt_tab, top, n)
-            lum_c = 116.0 * fy - 16.0
-            lum_l = 903.3 * ty
-            lum = lum_c if ty > 0.008856 else lum_l
-            out[3 * q] = to_u8(lum * 255.0 / 100.0)
-            out[3 * q + 1] = to_u8(500.0 * (fx - fy) + 128.0)
-            out[3 * q + 2] = to_u8(200.0 * (fy - fz) + 128.0)
+            r = np.int64(gamma[rgb[3 * q]])
+            g = np.int64(gamma[rgb[3 * q + 1]])
+            b = np.int64(gamma[rgb[3 * q + 2]])
+            fx = np.int64(cbrt[(r * c[0, 0] + g * c[0, 1] + b * c[0, 2] + h12) >> 12])
+            fy = np.int64(cbrt[(r * c[1, 0] + g * c[1, 1] + b * c[1, 2] + h12) >> 12])
+            fz = np.int64(cbrt[(r * c[2, 0] + g * c[2, 1] + b * c[2, 2] + h12) >> 12])
+            out[3 * q] = sat((296 * fy - 1336934 + h15) >> 15)
+            out[3 * q + 1] = sat((500 * (fx - fy) + (128 << 15) + h15) >> 15)
+            out[3 * q + 2] = sat((200 * (fy - fz) + (128 << 15) + h15) >> 15)
         return out
 
     @njit
-    def inv_f(f):
-        cube = f * f * f
-        line = (f - 16.0 / 116.0) / 7.787
-        return cube if f > 0.206893 else line
-
-    @njit
-    def gamma(v, gamma_tab, top, n):
-        v = min(max(v, 0.0), 1.0)
-        curve = lookup(gamma_tab, top, n, v)
-        line = v * 12.92
-        return to_u8((line if v <= 0.0031308 else curve) * 255.0)
-
-    @njit
-    def lab_to_rgb(lab, minv, d65, gamma_tab, top, n, out):
-        # per-level tables of L (fy, Y) and of a / 500, b / 200
-        fys = np.empty(256)
-        yys = np.empty(256)
-        a5 = np.empty(256)
-        b2 = np.empty(256)
-        for v in range(256):
-            lum = np.float64(v) * 100.0 / 255.0
-            fy = (lum + 16.0) / 116.0
-            if lum <= 8.0:
-                yy = lum / 903.3
-                fy = 7.787 * yy + 16.0 / 116.0
-            else:
-                yy = fy * fy * fy
-            fys[v], yys[v] = fy, yy
-            a5[v] = (np.float64(v) - 128.0) / 500.0
-            b2[v] = (np.float64(v) - 128.0) / 200.0
-        m00, m01, m02 = minv[0, 0], minv[0, 1], minv[0, 2]
-        m10, m11, m12 = minv[1, 0], minv[1, 1], minv[1, 2]
-        m20, m21, m22 = minv[2, 0], minv[2, 1], minv[2, 2]
+    def lab_to_rgb(lab, yf, xz, c, inv_gamma, out):
+        h14 = 1 << 13
+        c00, c01, c02 = c[0, 0], c[0, 1], c[0, 2]
+        c10, c11, c12 = c[1, 0], c[1, 1], c[1, 2]
+        c20, c21, c22 = c[2, 0], c[2, 1], c[2, 2]
         for q in range(lab.shape[0] // 3):
-            li = lab[3 * q]
-            fy = fys[li]
-            x0 = inv_f(fy + a5[lab[3 * q + 1]]) * d65[0]
-            x1 = yys[li] * d65[1]
-            x2 = inv_f(fy - b2[lab[3 * q + 2]]) * d65[2]
-            out[3 * q] = gamma(x0 * m00 + x1 * m01 + x2 * m02, gamma_tab, top, n)
-            out[3 * q + 1] = gamma(x0 * m10 + x1 * m11 + x2 * m12, gamma_tab, top, n)
-            out[3 * q + 2] = gamma(x0 * m20 + x1 * m21 + x2 * m22, gamma_tab, top, n)
+            li, ai, bi = np.int64(lab[3 * q]), np.int64(lab[3 * q + 1]), np.int64(lab[3 * q + 2])
+            y, fy = np.int64(yf[2 * li]), np.int64(yf[2 * li + 1])
+            adiv = ((5 * ai * 53687 + 128) >> 13) - 4194
+            bdiv = ((bi * 41943 + 16) >> 9) - 10484
+            x = np.int64(xz[fy + adiv + 8145])
+            z = np.int64(xz[fy - bdiv + 8145])
+            r = min(max((c00 * x + c01 * y + c02 * z + h14) >> 14, 0), 4095)
+            g = min(max((c10 * x + c11 * y + c12 * z + h14) >> 14, 0), 4095)
+            b = min(max((c20 * x + c21 * y + c22 * z + h14) >> 14, 0), 4095)
+            out[3 * q] = inv_gamma[r]
+            out[3 * q + 1] = inv_gamma[g]
+            out[3 * q + 2] = inv_gamma[b]
         return out
     return rgb_to_lab, lab_to_rgb
 
@@ -151,17 +175,17 @@ def rgb_to_lab(rgb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     given (uint8, same shape, C-contiguous). Returns the Lab array."""
     rgb = np.ascontiguousarray(rgb)
     out = np.empty(rgb.shape, np.uint8) if out is None else out
-    tab, top = _table("cbrt")
-    _lab_kernels()[0](rgb.reshape(-1), _products(), _D65, tab, top, TABLE_SIZE,
-                      out.reshape(-1))
+    t = tables()
+    _lab_kernels()[0](rgb.reshape(-1), t["gamma"], t["cbrt"], t["fwd"], out.reshape(-1))
     return out
 
 
 def lab_to_rgb(lab: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """The inverse of :func:`rgb_to_lab` (OpenCV's ``COLOR_Lab2RGB`` formula, float64), into
-    ``out`` when given. Returns the RGB array."""
+    """8-bit CIE Lab ``(..., 3)`` -> uint8 RGB (see the module docstring), into ``out`` when
+    given. Returns the RGB array."""
     lab = np.ascontiguousarray(lab)
     out = np.empty(lab.shape, np.uint8) if out is None else out
-    tab, top = _table("gamma")
-    _lab_kernels()[1](lab.reshape(-1), _XYZ2RGB, _D65, tab, top, TABLE_SIZE, out.reshape(-1))
+    t = tables()
+    _lab_kernels()[1](lab.reshape(-1), t["yf"], t["xz"], t["inv"], t["inv_gamma"],
+                      out.reshape(-1))
     return out

@@ -204,9 +204,8 @@ def test_clahe_matches_dali(tx, ty, clip, luma):
 
 @pytest.mark.oracle
 def test_clahe_luma_only_close_to_dali():
-    """luma_only on RGB goes through CIE Lab; OpenCV's 8-bit Lab tables are not reproduced
-    (docs/semantics.md): measured on such images, values differ by up to ~45 where a one-level
-    difference of L moves a pixel across a step of a steep tile table, by ~1-5 on average."""
+    """luma_only on RGB goes through CIE Lab (the bound from when ndd used float64 Lab
+    formulas; exact now, see test_clahe_luma_only_matches_dali)."""
     dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
     rng = np.random.default_rng(5)
     gray = np.repeat(rng.normal(120, 40, (30, 34, 1)).clip(0, 255).astype(np.uint8), 3, -1)
@@ -216,6 +215,39 @@ def test_clahe_luma_only_close_to_dali():
         got = clahe(img, tiles_x=3, tiles_y=3, clip_limit=2.0, luma_only=True)
         assert np.abs(got.astype(int) - want).max() <= bound
         assert np.abs(got.astype(int) - want).mean() <= 5.0
+
+
+def test_lab_round_trip_and_gray_axis():
+    """Properties of the 8-bit Lab conversions: a round trip of unsaturated colours (8-bit a and
+    b clip the saturated ones) stays within a few levels, greys
+    have a = b = 128 and an increasing L from 0 to 255, a pure red has a > 128 and b > 128."""
+    from runtime.kernels.cpu.color_lab import lab_to_rgb, rgb_to_lab
+    rgb = RNG.integers(64, 193, (40, 50, 3), dtype=np.uint8)
+    back = lab_to_rgb(rgb_to_lab(rgb))
+    assert np.abs(back.astype(int) - rgb).max() <= 4
+    grey = np.repeat(np.arange(256, dtype=np.uint8)[:, None, None], 3, -1)
+    lab = rgb_to_lab(grey)[:, 0].astype(int)
+    assert lab[0, 0] == 0 and lab[-1, 0] == 255 and np.all(np.diff(lab[:, 0]) >= 0)
+    assert np.abs(lab[:, 1:] - 128).max() <= 1
+    red = rgb_to_lab(np.array([[[255, 0, 0]]], np.uint8))[0, 0]
+    assert red[1] > 170 and red[2] > 160
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("tx,ty,clip", [(3, 3, 2.0), (8, 8, 2.0), (1, 1, 0.0), (4, 7, 40.0)])
+def test_clahe_luma_only_matches_dali(tx, ty, clip):
+    """luma_only on RGB: DALI's Lab <-> RGB are OpenCV's 8-bit integer algorithms, which ndd
+    computes the same way: bit-exact, odd sizes, noise and smooth images."""
+    dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    rng = np.random.default_rng(tx * 7 + ty)
+    arrays = [rng.normal(rng.uniform(40, 200), rng.uniform(10, 60), s).clip(0, 255)
+              .astype(np.uint8) for s in ((30, 34, 3), (1, 1, 3), (64, 17, 3), (9, 40, 3))]
+    arrays.append(rng.integers(0, 256, (33, 47, 3), dtype=np.uint8))
+    want = _dali_out(dali.clahe, arrays, "HWC", tiles_x=tx, tiles_y=ty, clip_limit=clip)
+    got = ndd.clahe(ndd.as_batch(arrays, layout="HWC"), tiles_x=tx, tiles_y=ty,
+                    clip_limit=clip)
+    for i in range(len(arrays)):
+        np.testing.assert_array_equal(np.asarray(got.select(i)), want[i])
 
 
 @pytest.mark.oracle
