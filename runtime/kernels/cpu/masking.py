@@ -32,6 +32,8 @@ Registers ``erase``, ``paste``, ``grid_mask``, ``jitter`` and ``water``.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from runtime.kernels.params.seeds import sample_rng
@@ -44,6 +46,12 @@ from .warp import fill_in_type, sample_points
 
 __all__ = ["erase", "erase_regions", "paste", "paste_geometry", "grid_mask",
            "grid_mask_into", "grid_mask_mask", "jitter", "water", "water_points"]
+
+
+@functools.lru_cache(maxsize=256)
+def _fill(value: float, dtype: np.dtype):
+    """:func:`fill_in_type` of one value, memoised (the same fill recurs on every sample)."""
+    return fill_in_type(value, dtype)
 
 
 def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
@@ -169,7 +177,7 @@ def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=N
             raise ValueError("Multi-channel fill value does not match the number of "
                              f"channels in the input ({len(fills)} values for layout "
                              f"{layout!r}, shape {img.shape})")
-        vals = np.array([fill_in_type(v, img.dtype) for v in fills], img.dtype)
+        vals = np.array([_fill(v, img.dtype) for v in fills], img.dtype)
         bshape = [1] * img.ndim
         bshape[c] = len(fills)
         for idx in regions:
@@ -179,7 +187,7 @@ def erase(img, anchor=None, shape=None, *, layout="HWC", axes=None, axis_names=N
             ci = idx[c].indices(img.shape[c])
             region[...] = vals[ci[0]:ci[1]].reshape(sub)
     else:
-        v = fill_in_type(fills[0], img.dtype)
+        v = _fill(fills[0], img.dtype)
         for idx in regions:
             out[idx] = v
     return out
