@@ -15,8 +15,8 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-from .audio_jit import (dct_rows, decibels, mel_rows, moving_mean_square, preemphasis_loop,
-                        scratch)
+from .audio_jit import (dct_rows, decibels, first_last_at_least, mel_rows, moving_mean_square,
+                        preemphasis_loop, scratch)
 from .cast import cast, to_numpy_dtype
 from .libm import unary
 
@@ -340,11 +340,10 @@ def nonsilent_region(x, cutoff_db=-60.0, reference_power=0.0, window_length=2048
     moving_mean_square()(np.ascontiguousarray(x, dtype=F32), wl, reset, power)
     ref = F32(reference_power) if reference_power else power.max()
     threshold = F32(ref * F32(10.0 ** (float(cutoff_db) / 10.0)))
-    loud = np.flatnonzero(power >= threshold)
-    if loud.size == 0:
+    begin, last = first_last_at_least()(power, threshold)
+    if begin < 0:
         return 0, 0
-    begin, last = int(loud[0]), int(loud[-1])
-    return begin, last + wl - begin
+    return int(begin), int(last) + wl - int(begin)
 
 
 @register("nonsilent_region", "cpu")

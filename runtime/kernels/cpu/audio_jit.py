@@ -15,7 +15,8 @@ import numpy as np
 from .jit import compiled
 
 __all__ = ["moving_mean_square", "dct_rows", "mel_rows", "signal_frames",
-           "power_bins", "normalize_rows", "preemphasis_loop", "decibels", "scratch", "warm_up"]
+           "power_bins", "normalize_rows", "preemphasis_loop", "decibels", "first_last_at_least", "scratch",
+           "warm_up"]
 
 _local = threading.local()
 
@@ -59,6 +60,30 @@ def moving_mean_square(njit):
                 s = s + (new * new - old * old)
                 out[j] = s * factor
                 j += 1
+    return kernel
+
+
+@compiled
+def first_last_at_least(njit):
+    """``kernel(values, threshold) -> (first, last)``: the first and last index ``j`` with
+    ``values[j] >= threshold`` (NaN never is), ``(-1, -1)`` when there is none: the ends of
+    ``numpy.flatnonzero(values >= threshold)`` without building it."""
+    @njit
+    def kernel(values, threshold):
+        n = values.shape[0]
+        first = -1
+        for j in range(n):
+            if values[j] >= threshold:
+                first = j
+                break
+        if first < 0:
+            return -1, -1
+        last = first
+        for j in range(n - 1, first, -1):
+            if values[j] >= threshold:
+                last = j
+                break
+        return first, last
     return kernel
 
 
@@ -272,6 +297,7 @@ def warm_up() -> None:
     power_bins()(c, False, True, np.zeros((2, 2), np.float32))
     signal_frames()(np.zeros(5, np.float32), 1, True, 1, np.ones(2), np.zeros((2, 3), np.float32))
     preemphasis_loop()(np.zeros(3, np.float32), np.float32(0.5), 1, np.zeros(3, np.float32))
+    first_last_at_least()(np.zeros(3, np.float32), np.float32(1))
     f = np.float32
     decibels()(np.ones(3, f), f(1), f(1e-8), f(3.0), np.empty(3, f))
     y = np.ones((2, 3), np.float32)
