@@ -21,6 +21,8 @@ per-pixel work is integer arithmetic, hence the same on every CPU.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import libm
@@ -39,6 +41,7 @@ _XYZ2RGB = np.array([[3.240479, -1.53715, -0.498535],
 _BASE = 1 << 14
 _MIN_AB = -8145
 _CACHE = {}
+_LOCK = threading.Lock()
 #: entries of the 32768 * cbrt table where OpenCV's value differs from the rounded cube root
 _CBRT_FIXES = {49: -1}
 
@@ -107,20 +110,27 @@ def _xz_table():
 
 
 def tables() -> dict:
-    """The integer tables and coefficients of both directions (built once)."""
+    """The integer tables and coefficients of both directions (built once; thread-safe)."""
     if not _CACHE:
-        v = np.arange(256, dtype=_F) / _F(255)
-        # small integer types: the tables stay in the first cache levels
-        _CACHE["gamma"] = np.rint(_F(255 * 8) * _gamma(v)).astype(np.int32)
-        _CACHE["cbrt"] = _cbrt_table().astype(np.int32)
-        _CACHE["fwd"] = np.rint(4096 * _RGB2XYZ / _D65[:, None]).astype(np.int64)
-        _CACHE["inv"] = np.rint(4096 * _XYZ2RGB * _D65[None, :]).astype(np.int64)
-        _CACHE["yf"] = _yf_table().astype(np.int32).reshape(-1)
-        _CACHE["xz"] = _xz_table().astype(np.int32)
-        g = (_F(1) / _F(4096)) * np.arange(4096, dtype=_F)
-        inv = np.rint(_F(255) * _inv_gamma(g))
-        _CACHE["inv_gamma"] = np.clip(inv, 0, 255).astype(np.uint8)
+        with _LOCK:
+            if not _CACHE:
+                _CACHE.update(_build_tables())
     return _CACHE
+
+
+def _build_tables() -> dict:
+    t = {}
+    v = np.arange(256, dtype=_F) / _F(255)
+    # small integer types: the tables stay in the first cache levels
+    t["gamma"] = np.rint(_F(255 * 8) * _gamma(v)).astype(np.int32)
+    t["cbrt"] = _cbrt_table().astype(np.int32)
+    t["fwd"] = np.rint(4096 * _RGB2XYZ / _D65[:, None]).astype(np.int64)
+    t["inv"] = np.rint(4096 * _XYZ2RGB * _D65[None, :]).astype(np.int64)
+    t["yf"] = _yf_table().astype(np.int32).reshape(-1)
+    t["xz"] = _xz_table().astype(np.int32)
+    g = (_F(1) / _F(4096)) * np.arange(4096, dtype=_F)
+    t["inv_gamma"] = np.clip(np.rint(_F(255) * _inv_gamma(g)), 0, 255).astype(np.uint8)
+    return t
 
 
 def _build_lab(njit):
