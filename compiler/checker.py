@@ -70,7 +70,7 @@ def _check_meta(n: Node, where: str) -> None:
 
 
 def _check_stages(n: Node, where: str) -> None:
-    if n.op not in ("fused.image", "fused.color", "fused.window"):
+    if n.op not in ("fused.image", "fused.color", "fused.window", "fused.audio"):
         return
     stages = stages_of(n)
     if not stages or not all(isinstance(s, Stage) for s in n.args["stages"]):
