@@ -33,42 +33,60 @@ ALGORITHMS = ("bilinear_ocv", "edgeaware_ocv", "vng_ocv", "gray_ocv")
 
 def _build(njit):
     @njit
+    def rgb_row(up, mid, dn, o, w, site, own, planes):
+        """bilinear RGB of one row's inner pixels: the three channels into ``planes`` (rows
+        of the row's colour, green, the other colour; contiguous: vectorised), then
+        interleaved into ``o`` (``own``, the output channel of the row's colour, a constant at
+        each call)"""
+        p0, p1, p2 = planes[0], planes[1], planes[2]
+        for x in range(1, w - 1):
+            c = np.int32(mid[x])
+            hs = np.int32(mid[x - 1]) + np.int32(mid[x + 1])
+            vs = np.int32(up[x]) + np.int32(dn[x])
+            ds = (np.int32(up[x - 1]) + np.int32(up[x + 1]) + np.int32(dn[x - 1])
+                  + np.int32(dn[x + 1]))
+            at_site = (x & 1) == site
+            p0[x] = c if at_site else (hs + 1) >> 1
+            p1[x] = (hs + vs + 2) >> 2 if at_site else c
+            p2[x] = (ds + 2) >> 2 if at_site else (vs + 1) >> 1
+        for x in range(1, w - 1):       # unsigned indices: no negative-index wraparound
+            ux = np.uint64(x)
+            i = np.uint64(3) * ux
+            o[i + np.uint64(own)] = p0[ux]
+            o[i + np.uint64(1)] = p1[ux]
+            o[i + np.uint64(2 - own)] = p2[ux]
+
+    @njit
     def interior(p, by, bx, gray, out):
-        """Bilinear RGB (or gray) of the pixels not on the edge, written into ``out``."""
+        """Bilinear RGB (or gray) of the pixels not on the edge, written into ``out``: per
+        row, every pixel's neighbour sums, then the colour / green site formulas chosen by the
+        column parity (one branch-free loop that LLVM vectorises)."""
         h, w = p.shape
+        planes = np.empty((3, w), p.dtype)
         for y in range(1, h - 1):
             blue_row = (y % 2) == (1 + by) % 2
-            for x in range(1, w - 1):
-                c = np.int64(p[y, x])
-                n, s = np.int64(p[y - 1, x]), np.int64(p[y + 1, x])
-                we, e = np.int64(p[y, x - 1]), np.int64(p[y, x + 1])
-                site_x = (x % 2) == (1 + bx) % 2
-                if site_x == blue_row:      # blue pixel (blue row) or red pixel (red row)
-                    diag = (np.int64(p[y - 1, x - 1]) + np.int64(p[y - 1, x + 1])
-                            + np.int64(p[y + 1, x - 1]) + np.int64(p[y + 1, x + 1]))
-                    cross = n + s + we + e
-                    if gray:
-                        kc, kd = (1868, 4899) if blue_row else (4899, 1868)
-                        out[y, x, 0] = (diag * kd + cross * 9617 + c * 4 * kc + 32768) >> 16
-                        continue
-                    g = (cross + 2) >> 2
-                    other = (diag + 2) >> 2
-                    if blue_row:
-                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = other, g, c
-                    else:
-                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = c, g, other
-                else:                       # green pixel
-                    if gray:
-                        kh, kv = (1868, 4899) if blue_row else (4899, 1868)
-                        out[y, x, 0] = ((we + e) * 2 * kh + (n + s) * 2 * kv + c * 4 * 9617
-                                        + 32768) >> 16
-                        continue
-                    horiz = (we + e + 1) >> 1
-                    vert = (n + s + 1) >> 1
-                    if blue_row:
-                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = vert, c, horiz
-                    else:
-                        out[y, x, 0], out[y, x, 1], out[y, x, 2] = horiz, c, vert
+            kc, kd = (1868, 4899) if blue_row else (4899, 1868)
+            own = 2 if blue_row else 0          # the output channel of the row's colour
+            # colour sites: column parity (1 + bx) on blue rows, bx on red rows
+            site = (1 + bx) % 2 if blue_row else bx % 2
+            up, mid, dn = p[y - 1], p[y], p[y + 1]
+            o = out[y].reshape(-1)
+            if gray:
+                for x in range(1, w - 1):
+                    c = np.int64(mid[x])
+                    hs = np.int64(mid[x - 1]) + np.int64(mid[x + 1])
+                    vs = np.int64(up[x]) + np.int64(dn[x])
+                    ds = (np.int64(up[x - 1]) + np.int64(up[x + 1]) + np.int64(dn[x - 1])
+                          + np.int64(dn[x + 1]))
+                    at_site = (x & 1) == site
+                    v = ds * kd + (hs + vs) * 9617 + c * 4 * kc if at_site \
+                        else hs * 2 * kc + vs * 2 * kd + c * 4 * 9617
+                    o[x] = (v + 32768) >> 16
+                continue
+            if own == 0:
+                rgb_row(up, mid, dn, o, w, site, 0, planes)
+            else:
+                rgb_row(up, mid, dn, o, w, site, 2, planes)
         return out
     return interior
 
@@ -136,9 +154,12 @@ def debayer(img, *, algorithm="bilinear_ocv", blue_position=(0, 0)) -> np.ndarra
     if algorithm in ("edgeaware_ocv", "vng_ocv"):
         raise NotImplementedError(f"debayer: algorithm {algorithm!r} is not implemented by "
                                   f"ndd yet; use 'bilinear_ocv' or 'gray_ocv'")
-    out = np.zeros((h, w, 1 if algorithm == "gray_ocv" else 3), img.dtype)
-    if h > 2 and w > 2:
+    shape = (h, w, 1 if algorithm == "gray_ocv" else 3)
+    if h > 2 and w > 2:     # every pixel written: the interior here, the edge below
+        out = np.empty(shape, img.dtype)
         _interior()(np.ascontiguousarray(img), by, bx, algorithm == "gray_ocv", out)
+    else:
+        out = np.zeros(shape, img.dtype)
     return _fill_edges(out)
 
 
