@@ -142,13 +142,17 @@ def _build_lab(njit):
     def rgb_to_lab(rgb, gamma, cbrt, c, out):
         # rgb, out: flat interleaved uint8 (3 per pixel)
         h12, h15 = 1 << 11, 1 << 14
+        c00, c01, c02 = c[0, 0], c[0, 1], c[0, 2]
+        c10, c11, c12 = c[1, 0], c[1, 1], c[1, 2]
+        c20, c21, c22 = c[2, 0], c[2, 1], c[2, 2]
         for q in range(rgb.shape[0] // 3):
             r = np.int64(gamma[rgb[3 * q]])
             g = np.int64(gamma[rgb[3 * q + 1]])
             b = np.int64(gamma[rgb[3 * q + 2]])
-            fx = np.int64(cbrt[(r * c[0, 0] + g * c[0, 1] + b * c[0, 2] + h12) >> 12])
-            fy = np.int64(cbrt[(r * c[1, 0] + g * c[1, 1] + b * c[1, 2] + h12) >> 12])
-            fz = np.int64(cbrt[(r * c[2, 0] + g * c[2, 1] + b * c[2, 2] + h12) >> 12])
+            # indices are never negative: unsigned, so no wrap-around test per look-up
+            fx = np.int64(cbrt[np.uint64((r * c00 + g * c01 + b * c02 + h12) >> 12)])
+            fy = np.int64(cbrt[np.uint64((r * c10 + g * c11 + b * c12 + h12) >> 12)])
+            fz = np.int64(cbrt[np.uint64((r * c20 + g * c21 + b * c22 + h12) >> 12)])
             out[3 * q] = sat((296 * fy - 1336934 + h15) >> 15)
             out[3 * q + 1] = sat((500 * (fx - fy) + (128 << 15) + h15) >> 15)
             out[3 * q + 2] = sat((200 * (fy - fz) + (128 << 15) + h15) >> 15)
@@ -165,14 +169,15 @@ def _build_lab(njit):
             y, fy = np.int64(yf[2 * li]), np.int64(yf[2 * li + 1])
             adiv = ((5 * ai * 53687 + 128) >> 13) - 4194
             bdiv = ((bi * 41943 + 16) >> 9) - 10484
-            x = np.int64(xz[fy + adiv + 8145])
-            z = np.int64(xz[fy - bdiv + 8145])
+            # indices are never negative: unsigned, so no wrap-around test per look-up
+            x = np.int64(xz[np.uint64(fy + adiv + 8145)])
+            z = np.int64(xz[np.uint64(fy - bdiv + 8145)])
             r = min(max((c00 * x + c01 * y + c02 * z + h14) >> 14, 0), 4095)
             g = min(max((c10 * x + c11 * y + c12 * z + h14) >> 14, 0), 4095)
             b = min(max((c20 * x + c21 * y + c22 * z + h14) >> 14, 0), 4095)
-            out[3 * q] = inv_gamma[r]
-            out[3 * q + 1] = inv_gamma[g]
-            out[3 * q + 2] = inv_gamma[b]
+            out[3 * q] = inv_gamma[np.uint64(r)]
+            out[3 * q + 1] = inv_gamma[np.uint64(g)]
+            out[3 * q + 2] = inv_gamma[np.uint64(b)]
         return out
     return rgb_to_lab, lab_to_rgb
 
