@@ -8,7 +8,7 @@ from ndd.tools.cli import main
 
 
 def test_floor_row_and_compile_fraction(tmp_path, capsys, monkeypatch):
-    # compile mode on threads here (no lanes to start); the floor has its own 2 processes
+    # compile mode on threads here (no lanes to start); the floor has its own process
     monkeypatch.setenv("NDD_PROCESS_LANES", "0")
     rng = np.random.default_rng(2)
     for i in range(6):
@@ -17,7 +17,7 @@ def test_floor_row_and_compile_fraction(tmp_path, capsys, monkeypatch):
         Image.fromarray(rng.integers(0, 255, (30 + i, 40, 3), dtype=np.uint8)).save(
             d / f"{i}.jpg")
     assert main(["bench", "--pipeline", "train", "--mode", "compile", "--data", str(tmp_path),
-                 "--batch-size", "3", "--epochs", "1", "--warmup", "0", "--threads", "2",
+                 "--batch-size", "3", "--epochs", "1", "--warmup", "0", "--threads", "1",
                  "--floor", "--breakdown"]) == 0
     out = capsys.readouterr().out
     cpu = re.search(r"^CPU per image: compile ([\d.]+) ms .* floor ([\d.]+) ms", out, re.M)
