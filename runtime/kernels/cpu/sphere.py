@@ -15,14 +15,25 @@ import numpy as np
 from runtime.kernels.registry import per_sample, register
 
 from .warp import fill_in_type, sample_points
+from .warp_sample_jit import sphere_points as compiled_points
 
-__all__ = ["sphere", "sphere_points"]
+__all__ = ["sphere", "sphere_points", "numpy_sphere_points"]
 
 _F = np.float32
 
 
 def sphere_points(h: int, w: int):
     """The float32 source points ``(sx, sy)`` (each ``(h, w)``) of the sphere remap."""
+    cx, cy = _F(w) / _F(2), _F(h) / _F(2)
+    d = _F(max(w // 2, h // 2))
+    if d != 0 and h and w:     # the compiled loop (the same float32 operations)
+        return compiled_points()(h, w, cx, cy, d, np.empty((h, w), _F), np.empty((h, w), _F))
+    return numpy_sphere_points(h, w)
+
+
+def numpy_sphere_points(h: int, w: int):
+    """:func:`sphere_points` with numpy (the reference of the compiled loop, and the
+    degenerate sizes whose ``d`` is 0)."""
     cx, cy = _F(w) / _F(2), _F(h) / _F(2)
     d = _F(max(w // 2, h // 2))
     tx = (np.arange(w, dtype=_F) + _F(0.5)) - cx

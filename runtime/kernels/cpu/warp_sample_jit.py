@@ -12,7 +12,7 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["sampler", "source_points", "SUPPORTED"]
+__all__ = ["sampler", "source_points", "sphere_points", "SUPPORTED"]
 
 #: image types the compiled sampler handles (output type = input type)
 SUPPORTED = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
@@ -44,19 +44,76 @@ def _build(njit):
         return t
 
     @njit
+    def copy_px(src, b, dst, o, n):
+        """``n`` values from flat index ``b`` to ``o`` (``n`` a constant at each call)"""
+        ub, uo = np.uint64(b), np.uint64(o)
+        for k in range(n):      # unsigned indices: no negative-index wraparound
+            uk = np.uint64(k)
+            dst[uo + uk] = src[ub + uk]
+
+    @njit
+    def gather_taps(src, b, rs, tt, tb, o, n):
+        """the ``n`` values from ``b`` (top row) and ``b + rs`` (bottom row) into the tap
+        rows at ``o`` (``n`` a constant at each call)"""
+        ub, ubr, uo = np.uint64(b), np.uint64(b + rs), np.uint64(o)
+        for k in range(n):
+            uk = np.uint64(k)
+            tt[uo + uk] = src[ub + uk]
+            tb[uo + uk] = src[ubr + uk]
+
+    @njit
+    def interp_row(tt, tb, axr, ayr, res, ow, cn, is_int, lo, hi):
+        """``top + (bottom - top) ay`` of one row from its tap rows (``cn`` a constant at each
+        call: unrolled, the pixel loop vectorised)"""
+        one = np.float32(1.0)
+        for x in range(ow):
+            ax, ay = axr[x], ayr[x]
+            wx0 = one - ax
+            for c in range(cn):
+                o = 2 * cn * x + c
+                top = np.float32(tt[o]) * wx0 + np.float32(tt[o + cn]) * ax
+                bottom = np.float32(tb[o]) * wx0 + np.float32(tb[o + cn]) * ax
+                res[cn * x + c] = to_type(top + (bottom - top) * ay, is_int, lo, hi)
+
+    @njit
     def sample(img, sx, sy, out, linear, has_fill, fill_nn, fill_lin, is_int, lo, hi):
+        """Row by row: the indices (and weights) of the whole row, then the pixels whose taps
+        are all inside copied / interpolated through row buffers, the others one by one."""
         h, w, cn = img.shape
         oh, ow = sx.shape
+        flat = img.reshape(-1)
+        oflat = out.reshape(-1)
+        rs = w * cn
         half = np.float32(0.5)
         one = np.float32(1.0)
+        xir = np.empty(ow, np.int64)
+        yir = np.empty(ow, np.int64)
+        axr = np.zeros(ow, np.float32)
+        ayr = np.zeros(ow, np.float32)
+        tt = np.zeros(2 * cn * ow, img.dtype)
+        tb = np.zeros(2 * cn * ow, img.dtype)
+        res = np.zeros(cn * ow, img.dtype)
+        inner = np.zeros(ow, np.bool_)
         for y in range(oh):
-            for x in range(ow):
-                px, py = sx[y, x], sy[y, x]
-                if not linear:
-                    xi, yi = index(px, w), index(py, h)
+            sxy, syy = sx[y], sy[y]
+            row = y * ow * cn
+            if not linear:
+                for x in range(ow):
+                    xir[x] = index(sxy[x], w)
+                    yir[x] = index(syy[x], h)
+                for x in range(ow):
+                    xi, yi = xir[x], yir[x]
+                    o = row + cn * x
                     if 0 <= xi < w and 0 <= yi < h:
-                        for c in range(cn):
-                            out[y, x, c] = img[yi, xi, c]
+                        b = (yi * w + xi) * cn
+                        if cn == 3:
+                            copy_px(flat, b, oflat, o, 3)
+                        elif cn == 1:
+                            copy_px(flat, b, oflat, o, 1)
+                        elif cn == 4:
+                            copy_px(flat, b, oflat, o, 4)
+                        else:
+                            copy_px(flat, b, oflat, o, cn)
                     elif has_fill:
                         for c in range(cn):
                             out[y, x, c] = fill_nn
@@ -64,17 +121,40 @@ def _build(njit):
                         xi, yi = min(max(xi, 0), w - 1), min(max(yi, 0), h - 1)
                         for c in range(cn):
                             out[y, x, c] = img[yi, xi, c]
-                    continue
-                fx = px - half
-                fy = py - half
+                continue
+            for x in range(ow):
+                fx = sxy[x] - half
+                fy = syy[x] - half
                 x0f = np.floor(fx)
                 y0f = np.floor(fy)
-                ax = fx - x0f
-                ay = fy - y0f
-                x0, y0 = index(x0f, w), index(y0f, h)
+                axr[x] = fx - x0f
+                ayr[x] = fy - y0f
+                xir[x] = index(x0f, w)
+                yir[x] = index(y0f, h)
+            n_inner = 0
+            for x in range(ow):
+                x0, y0 = xir[x], yir[x]
                 x1, y1 = x0 + 1, y0 + 1
-                inside = 0 <= x0 and x1 < w and 0 <= y0 and y1 < h
-                if not inside and not has_fill:
+                if 0 <= x0 and x1 < w and 0 <= y0 and y1 < h:
+                    inner[x] = True
+                    n_inner += 1
+                    b = (y0 * w + x0) * cn
+                    if cn == 3:
+                        gather_taps(flat, b, rs, tt, tb, 6 * x, 6)
+                    elif cn == 1:
+                        gather_taps(flat, b, rs, tt, tb, 2 * x, 2)
+                    elif cn == 4:
+                        gather_taps(flat, b, rs, tt, tb, 8 * x, 8)
+                    else:
+                        gather_taps(flat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+                    continue
+                inner[x] = False
+                for k in range(2 * cn):
+                    tt[2 * cn * x + k] = 0
+                    tb[2 * cn * x + k] = 0
+                ax, ay = axr[x], ayr[x]
+                inside = False
+                if not has_fill:
                     x0, x1 = min(max(x0, 0), w - 1), min(max(x1, 0), w - 1)
                     y0, y1 = min(max(y0, 0), h - 1), min(max(y1, 0), h - 1)
                     inside = True
@@ -85,12 +165,29 @@ def _build(njit):
                 wx0 = one - ax
                 for c in range(cn):
                     a = np.float32(img[y0, x0, c]) if in00 else fill_lin
-                    b = np.float32(img[y0, x1, c]) if in01 else fill_lin
+                    bb = np.float32(img[y0, x1, c]) if in01 else fill_lin
                     cc = np.float32(img[y1, x0, c]) if in10 else fill_lin
                     d = np.float32(img[y1, x1, c]) if in11 else fill_lin
-                    top = a * wx0 + b * ax
+                    top = a * wx0 + bb * ax
                     bottom = cc * wx0 + d * ax
                     out[y, x, c] = to_type(top + (bottom - top) * ay, is_int, lo, hi)
+            if n_inner == 0:
+                continue
+            if cn == 3:
+                interp_row(tt, tb, axr, ayr, res, ow, 3, is_int, lo, hi)
+            elif cn == 1:
+                interp_row(tt, tb, axr, ayr, res, ow, 1, is_int, lo, hi)
+            elif cn == 4:
+                interp_row(tt, tb, axr, ayr, res, ow, 4, is_int, lo, hi)
+            else:
+                interp_row(tt, tb, axr, ayr, res, ow, cn, is_int, lo, hi)
+            if n_inner == ow:
+                oflat[row:row + ow * cn] = res
+                continue
+            for x in range(ow):
+                if inner[x]:
+                    for c in range(cn):
+                        oflat[row + cn * x + c] = res[cn * x + c]
         return out
     return sample
 
@@ -117,10 +214,34 @@ def _build_points(njit):
                     start = start + step
                     x += block
         return out_x, out_y
-    return points
+
+    @njit
+    def sphere(h, w, cx, cy, d, out_x, out_y):
+        """the sphere remap's points (:func:`runtime.kernels.cpu.sphere.sphere_points`, the
+        same float32 operations; ``d`` non-zero)"""
+        half = np.float32(0.5)
+        for y in range(h):
+            ty = (np.float32(y) + half) - cy
+            ty2 = ty * ty
+            for x in range(w):
+                tx = (np.float32(x) + half) - cx
+                r = np.sqrt(tx * tx + ty2) / d
+                out_x[y, x] = cx + tx * r
+                out_y[y, x] = cy + ty * r
+        return out_x, out_y
+    return points, sphere
 
 
 #: getter of the compiled sampler
 sampler = compiled(_build)
-#: getter of the compiled source-point walk of the affine warps
-source_points = compiled(_build_points)
+_points = compiled(_build_points)
+
+
+def source_points():
+    """The compiled source-point walk of the affine warps."""
+    return _points()[0]
+
+
+def sphere_points():
+    """The compiled source points of ``sphere``."""
+    return _points()[1]
