@@ -181,7 +181,7 @@ def _build_clahe(njit):
                 for c in range(nch):
                     ht = hist[c, ty, t * 256:(t + 1) * 256]
                     for x in range(t * tw, (t + 1) * tw):
-                        ht[src[(row + rx[x]) * cn + c]] += 1
+                        ht[src[np.uint64((row + rx[x]) * cn + c)]] += 1
         luts = np.empty((nch, tiles_y, tiles_x * 256), np.float32)
         scale = np.float32(255.0) / np.float32(area)
         for c in range(nch):
@@ -244,11 +244,11 @@ def _build_clahe(njit):
                 top, bot = luts[c, ty1], luts[c, ty2]
                 for x in range(w):
                     xa, xa1 = xas[x], xa1s[x]
-                    o1, o2 = o1s[x], o2s[x]
-                    i = base + x * cn + c
-                    v = src[i]
-                    res = (top[o1 + v] * xa1 + top[o2 + v] * xa) * ya1 \
-                        + (bot[o1 + v] * xa1 + bot[o2 + v] * xa) * ya
+                    i = np.uint64(base + x * cn + c)      # indices are never negative:
+                    v = np.uint64(src[i])                 # unsigned, no wrap-around tests
+                    j1, j2 = np.uint64(o1s[x]) + v, np.uint64(o2s[x]) + v
+                    res = (top[j1] * xa1 + top[j2] * xa) * ya1 \
+                        + (bot[j1] * xa1 + bot[j2] * xa) * ya
                     r = np.rint(res)
                     out[i] = 0 if r < 0 else (255 if r > 255 else np.uint8(r))
         return out
