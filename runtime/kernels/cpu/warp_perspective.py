@@ -193,9 +193,11 @@ def remap(img, mapx, mapy, *, interp="linear", pixel_origin="corner"):
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the warp loop for the four image types."""
+    """Compile (or load from numba's cache) the warp loops for the four image types."""
     for dt in _TYPES:
         warp_perspective(np.zeros((2, 2, 1), dt), np.eye(3))
+        warp_perspective(np.zeros((2, 2, 3), dt), np.eye(3))
+        warp_perspective(np.zeros((2, 2, 1), dt), np.eye(3), interp="nn")
 
 
 @register("experimental.warp_perspective", "cpu")
