@@ -64,6 +64,14 @@ def _build(njit):
         return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
 
     @njit
+    def copy_px(src, b, dst, o, n):
+        """``n`` values from flat index ``b`` to ``o`` (``n`` a constant at each call)"""
+        ub, uo = np.uint64(b), np.uint64(o)
+        for k in range(n):      # unsigned indices: no negative-index wraparound
+            uk = np.uint64(k)
+            dst[uo + uk] = src[ub + uk]
+
+    @njit
     def gather_taps(sflat, b, rs, tt, tb, o, n):
         """the ``n`` values from ``b`` (top row) and ``b + rs`` (bottom row) into the rows'
         tap buffers at ``o`` (``n`` a constant at each call: unrolled)"""
@@ -193,9 +201,12 @@ def _build(njit):
 
     @njit
     def nearest(src, m, out, mode, fill, bw):
-        """nearest from float64 source points per block of ``bw`` columns (``warp_nn``)."""
+        """nearest from float64 source points per block of ``bw`` columns (``warp_nn``);
+        ``src`` and ``out`` C-contiguous."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
+        sflat = src.reshape(-1)
+        oflat = out.reshape(-1)
         sxr = np.empty(ow, np.int64)
         syr = np.empty(ow, np.int64)
         for y in range(oh):
@@ -210,11 +221,19 @@ def _build(njit):
                     fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
                     sxr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fx))))
                     syr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fy))))
+            row = y * ow * cn
             for x in range(ow):
                 sx, sy = sxr[x], syr[x]
                 if 0 <= sx < w and 0 <= sy < h:
-                    for c in range(cn):
-                        out[y, x, c] = src[sy, sx, c]
+                    b, o = (sy * w + sx) * cn, row + cn * x
+                    if cn == 3:
+                        copy_px(sflat, b, oflat, o, 3)
+                    elif cn == 1:
+                        copy_px(sflat, b, oflat, o, 1)
+                    elif cn == 4:
+                        copy_px(sflat, b, oflat, o, 4)
+                    else:
+                        copy_px(sflat, b, oflat, o, cn)
                 elif mode == 0:
                     for c in range(cn):
                         out[y, x, c] = fill[c]
