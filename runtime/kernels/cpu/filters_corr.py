@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jit import compiled
+from .jit import compiled, pin_identity
 
 __all__ = ["correlate2d", "warm_up"]
 
@@ -28,7 +28,6 @@ def _fma_intrinsic():
     from numba.core import types
     from numba.extending import intrinsic
 
-    @intrinsic
     def fma(typingctx, a, b, c):
         sig = types.float32(types.float32, types.float32, types.float32)
 
@@ -38,7 +37,7 @@ def _fma_intrinsic():
                                                   ir.FunctionType(f32, [f32, f32, f32]))
             return builder.call(fn, args)
         return sig, codegen
-    return fma
+    return pin_identity(intrinsic(fma), fma)      # a stable cache key for its users
 
 
 def _build_corr(njit):

@@ -13,23 +13,58 @@ with compiled kernels has a ``warm_up()`` that builds (or loads) them;
 """
 from __future__ import annotations
 
+import hashlib
 import threading
+import uuid
 import warnings
 from typing import Callable
 
-__all__ = ["compiled"]
+__all__ = ["compiled", "pin_identity"]
 
 
 def _build(build):
     import numba
     try:
-        return build(numba.njit(nogil=True, cache=True, boundscheck=False))
+        return build(_stable(numba.njit(nogil=True, cache=True, boundscheck=False)))
     except RuntimeError as exc:
         # no writable cache location (read-only install and home): compile in memory
         if "cannot cache" not in str(exc):
             raise
         _warn_no_cache(exc)
-        return build(numba.njit(nogil=True, cache=False, boundscheck=False))
+        return build(_stable(numba.njit(nogil=True, cache=False, boundscheck=False)))
+
+
+_ids: dict[str, int] = {}
+_ids_lock = threading.Lock()
+
+
+def _stable(njit):
+    """``njit`` whose dispatchers carry a stable identity (:func:`pin_identity`)."""
+    def decorate(func):
+        return pin_identity(njit(func), func)
+    return decorate
+
+
+def pin_identity(obj, func):
+    """Give numba's ``obj`` (a dispatcher or an ``@intrinsic``) an identity derived from
+    ``func``'s code, the same in every process running that code; returns ``obj``.
+
+    numba keys a cached closure by a pickle of its cell contents; a kernel built inside a
+    ``build`` function captures other kernels' dispatchers (or intrinsics), and those pickle
+    with a random per-process UUID, so such a kernel never found its cache entry: it was
+    compiled again in every process (tens of seconds for the warp and histogram loops, which
+    made worker processes miss their start deadline) and the cache index grew at each run.
+    The identity is the function's module, name, first line and bytecode, numbered in order
+    of creation within the process (builds run in a fixed order).
+    """
+    code = func.__code__
+    key = hashlib.sha256(b"%s|%s|%d|" % (func.__module__.encode(), func.__qualname__.encode(),
+                                          code.co_firstlineno) + code.co_code).hexdigest()
+    with _ids_lock:
+        n = _ids.get(key, 0)
+        _ids[key] = n + 1
+    obj._set_uuid(f"{uuid.UUID(key[:32])}-{n}")
+    return obj
 
 
 _warned = []
