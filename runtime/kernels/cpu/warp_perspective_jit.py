@@ -374,5 +374,7 @@ def _build(njit):
     return warp, warp_float, warp_nn
 
 
-#: getter of ``(quantized, floating, nearest)``, the compiled warps
+#: getter of ``(quantized, floating, nearest)``, the compiled per-pixel warps (``floating``
+#: runs cubic; its linear and ``nearest`` are the references of the row-wise kernels of
+#: :mod:`runtime.kernels.cpu.warp_perspective_rows`, which run those cases)
 kernels = compiled(_build)
