@@ -42,8 +42,9 @@ def decode_all(fn, n: int) -> list:
     threads = get_pool().num_threads
     with _decoders_lock:
         if not _decoders or _decoders[0][0] != threads:
-            if _decoders:
-                _decoders.pop()[1].shutdown(wait=False)
+            old = _decoders.pop()[1] if _decoders else None
+            if old is not None:         # (none was made for a single thread)
+                old.shutdown(wait=False)
             _decoders.append((threads, ThreadPoolExecutor(
                 threads - 1, thread_name_prefix="ndd-nemo-decode") if threads > 1 else None))
         executor = _decoders[0][1]

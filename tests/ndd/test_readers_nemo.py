@@ -149,3 +149,24 @@ def test_matches_dali(corpus, kw):
             for x, y in zip(outs_a, outs_b):
                 assert x.dtype == y.dtype and x.shape == y.shape
                 np.testing.assert_array_equal(x, y)
+
+
+def test_decoding_follows_a_change_of_thread_count(corpus):
+    # the reader's decoding threads are re-made when the thread count changes, also from one
+    # thread (where it had none of its own) to several and back; outputs stay the same
+    _, manifest, pcm = corpus
+    before = ndd.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2, 1, 3):
+            ndd.set_num_threads(n)
+            r = ndd.readers.NemoAsr(manifest_filepaths=str(manifest))
+            results.append([a for b in _epoch(r) for a in b[0]])
+    finally:
+        ndd.set_num_threads(before)
+    for audio in results:
+        assert len(audio) == len(pcm)
+        for got, want in zip(audio, pcm):
+            expect = want.mean(axis=1, dtype=np.float64) / 32768 if want.shape[1] > 1 else \
+                want[:, 0] / 32768
+            np.testing.assert_allclose(got.reshape(-1), expect, atol=1e-4)
