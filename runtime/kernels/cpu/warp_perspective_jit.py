@@ -8,7 +8,7 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["block_width", "interp_tables", "kernels"]
+__all__ = ["block_width", "helpers", "interp_tables", "kernels"]
 
 
 def block_width(out_h: int, out_w: int) -> int:
@@ -74,7 +74,7 @@ def interp_tables(interp: str):
     return _TABLES[interp]
 
 
-def _build(njit):
+def _build_helpers(njit):
     @njit
     def border_index(p, n, mode):
         if 0 <= p < n:
@@ -131,6 +131,17 @@ def _build(njit):
         if mode == 0:
             return cf
         return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
+
+    return border_index, store, float_point, floor_index, tap
+
+
+#: getter of ``(border_index, store, float_point, floor_index, tap)``, the per-pixel helpers
+#: shared by these warps and the row-wise ones (runtime/kernels/cpu/warp_perspective_rows.py)
+helpers = compiled(_build_helpers)
+
+
+def _build(njit):
+    border_index, store, float_point, floor_index, tap = helpers()
 
     @njit
     def warp_float(src, m32, out, interp, mode, cval, is_int, lo, hi):

@@ -14,54 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled
+from .warp_perspective_jit import helpers
 
 __all__ = ["row_kernels"]
 
 
 def _build(njit):
-    @njit
-    def border_index(p, n, mode):
-        if 0 <= p < n:
-            return p
-        if mode == 0:
-            return -1
-        if mode == 1:
-            return 0 if p < 0 else n - 1
-        if mode == 4:
-            if p < 0:       # C's truncating division of a negative number
-                p -= -((n - 1 - p) // n) * n
-            if p >= n:
-                p = p % n
-            return p
-        if n == 1:
-            return 0
-        delta = 1 if mode == 3 else 0
-        while p < 0 or p >= n:
-            if p < 0:
-                p = -p - 1 + delta
-            else:
-                p = n - 1 - (p - n) - delta
-        return p
-
-    @njit
-    def store(out, oy, ox, c, v, is_int, lo, hi):
-        if is_int:
-            r = np.rint(v)
-            if r < lo:
-                r = lo
-            elif r > hi:
-                r = hi
-            out[oy, ox, c] = r
-        else:
-            out[oy, ox, c] = v
-
-    @njit
-    def tap(src, yy, xx, c, h, w, mode, cf):
-        if 0 <= xx < w and 0 <= yy < h:
-            return np.float32(src[yy, xx, c])
-        if mode == 0:
-            return cf
-        return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
+    border_index, store, _, _, tap = helpers()
 
     @njit
     def copy_px(src, b, dst, o, n):
