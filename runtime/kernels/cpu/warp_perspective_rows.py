@@ -15,30 +15,14 @@ import numpy as np
 
 from .jit import compiled
 from .warp_perspective_jit import helpers
+from .warp_sample_jit import row_copies
 
 __all__ = ["row_kernels"]
 
 
 def _build(njit):
     border_index, store, _, _, tap = helpers()
-
-    @njit
-    def copy_px(src, b, dst, o, n):
-        """``n`` values from flat index ``b`` to ``o`` (``n`` a constant at each call)"""
-        ub, uo = np.uint64(b), np.uint64(o)
-        for k in range(n):      # unsigned indices: no negative-index wraparound
-            uk = np.uint64(k)
-            dst[uo + uk] = src[ub + uk]
-
-    @njit
-    def gather_taps(sflat, b, rs, tt, tb, o, n):
-        """the ``n`` values from ``b`` (top row) and ``b + rs`` (bottom row) into the rows'
-        tap buffers at ``o`` (``n`` a constant at each call: unrolled)"""
-        ub, ubr, uo = np.uint64(b), np.uint64(b + rs), np.uint64(o)
-        for k in range(n):      # unsigned indices: no negative-index wraparound
-            uk = np.uint64(k)
-            tt[uo + uk] = sflat[ub + uk]
-            tb[uo + uk] = sflat[ubr + uk]
+    copy_px, gather_taps = row_copies()
 
     @njit
     def interp_row(tt, tb, fxr, fyr, res, ow, cn, is_int, flo, fhi):

@@ -12,13 +12,42 @@ import numpy as np
 
 from .jit import compiled
 
-__all__ = ["sampler", "source_points", "sphere_points", "SUPPORTED"]
+__all__ = ["row_copies", "sampler", "source_points", "sphere_points", "SUPPORTED"]
 
 #: image types the compiled sampler handles (output type = input type)
 SUPPORTED = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 
 
+def _build_row_copies(njit):
+    @njit
+    def copy_px(src, b, dst, o, n):
+        """``n`` values from flat index ``b`` to ``o`` (``n`` a constant at each call)"""
+        ub, uo = np.uint64(b), np.uint64(o)
+        for k in range(n):      # unsigned indices: no negative-index wraparound
+            uk = np.uint64(k)
+            dst[uo + uk] = src[ub + uk]
+
+    @njit
+    def gather_taps(src, b, rs, tt, tb, o, n):
+        """the ``n`` values from ``b`` (top row) and ``b + rs`` (bottom row) into the tap
+        rows at ``o`` (``n`` a constant at each call)"""
+        ub, ubr, uo = np.uint64(b), np.uint64(b + rs), np.uint64(o)
+        for k in range(n):
+            uk = np.uint64(k)
+            tt[uo + uk] = src[ub + uk]
+            tb[uo + uk] = src[ubr + uk]
+
+    return copy_px, gather_taps
+
+
+#: getter of ``(copy_px, gather_taps)``: the row-buffer copies of the row-wise samplers (also
+#: runtime/kernels/cpu/warp_perspective_rows.py)
+row_copies = compiled(_build_row_copies)
+
+
 def _build(njit):
+    copy_px, gather_taps = row_copies()
+
     @njit
     def index(c, n):
         v = np.floor(c)
@@ -42,24 +71,6 @@ def _build(njit):
         if t > hi:
             return hi
         return t
-
-    @njit
-    def copy_px(src, b, dst, o, n):
-        """``n`` values from flat index ``b`` to ``o`` (``n`` a constant at each call)"""
-        ub, uo = np.uint64(b), np.uint64(o)
-        for k in range(n):      # unsigned indices: no negative-index wraparound
-            uk = np.uint64(k)
-            dst[uo + uk] = src[ub + uk]
-
-    @njit
-    def gather_taps(src, b, rs, tt, tb, o, n):
-        """the ``n`` values from ``b`` (top row) and ``b + rs`` (bottom row) into the tap
-        rows at ``o`` (``n`` a constant at each call)"""
-        ub, ubr, uo = np.uint64(b), np.uint64(b + rs), np.uint64(o)
-        for k in range(n):
-            uk = np.uint64(k)
-            tt[uo + uk] = src[ub + uk]
-            tb[uo + uk] = src[ubr + uk]
 
     @njit
     def interp_row(tt, tb, axr, ayr, res, ow, cn, is_int, lo, hi):
