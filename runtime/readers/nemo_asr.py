@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from runtime.kernels.cpu.audio_decode import decode_sample
-from runtime.threadpool import get_pool
+from runtime.threadpool import ThreadPool, get_pool
 
 from .file_index import FileIndex
 from .file_io import path_list
@@ -29,46 +28,22 @@ __all__ = ["NemoAsrReaderCore", "read_manifest", "STATE_FORMAT"]
 STATE_FORMAT = "ndd.readers.NemoAsr/1"
 
 
-_decoders: list = []        # [(threads, ThreadPoolExecutor)] of the reader's decoding
+_decoders: list = []        # [ThreadPool] of the reader's decoding, sized as the op pool
 _decoders_lock = threading.Lock()
 
 
-def decode_all(fn, n: int) -> list:
-    """``[fn(0), ..., fn(n - 1)]`` on the reader's decoding threads: the calling thread (the
-    reader's read-ahead thread) and ``ndd.set_num_threads() - 1`` threads of the reader's own
-    (as DALI's reader decodes on a thread pool of its own), apart from the pool the ops run
-    on, each taking the next sample as it finishes.  After a failure no new sample starts; the
-    error of the lowest failing sample is raised (as the op pool's ``map``)."""
-    threads = get_pool().num_threads
+def decode_pool() -> ThreadPool:
+    """The reader's decoding threads: a pool of its own with ``ndd.set_num_threads`` threads
+    (re-made when that number changes), apart from the pool the ops run on, as DALI's reader
+    decodes on threads of its own; its ``map`` hands samples out one at a time and raises the
+    lowest failing sample's error."""
+    n = get_pool().num_threads
     with _decoders_lock:
-        if not _decoders or _decoders[0][0] != threads:
-            old = _decoders.pop()[1] if _decoders else None
-            if old is not None:         # (none was made for a single thread)
-                old.shutdown(wait=False)
-            _decoders.append((threads, ThreadPoolExecutor(
-                threads - 1, thread_name_prefix="ndd-nemo-decode") if threads > 1 else None))
-        executor = _decoders[0][1]
-    results: list = [None] * n
-    todo = iter(range(n))
-    failed: list = []
-
-    def drain():
-        for i in todo:
-            if failed:
-                return
-            try:
-                results[i] = fn(i)
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, lowest first
-                failed.append((i, exc))
-                return
-    helpers = [executor.submit(drain) for _ in range(min(threads - 1, n - 1))] \
-        if executor is not None else []
-    drain()
-    for h in helpers:
-        h.result()
-    if failed:
-        raise min(failed, key=lambda e: e[0])[1]
-    return results
+        if not _decoders or _decoders[0].num_threads != n:
+            if _decoders:
+                _decoders.pop().shutdown()
+            _decoders.append(ThreadPool(n))
+        return _decoders[0]
 
 
 def read_manifest(path: str) -> list[dict]:
@@ -185,9 +160,9 @@ class NemoAsrReaderCore(FileReaderCore):
         def load(indices):
             order = indices.tolist()
             # libsndfile and the resampler run without the GIL: decode on the reader's own
-            # threads (this one and helpers, as many as the pool's), so the next batches
+            # threads (as many as the pool's), so the next batches
             # decode while the pool runs the ops of this one (as DALI's readers.NemoAsr)
-            decoded = decode_all(lambda k: one(order[k]), len(order))
+            decoded = decode_pool().map(lambda k: one(order[k]), len(order))
             audio = [a for a, _ in decoded]
             rates = [np.array(rate, np.float32) for _, rate in decoded]
             texts = [np.frombuffer(entries[i]["text"].encode("utf-8"), np.uint8)
