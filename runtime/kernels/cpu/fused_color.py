@@ -22,7 +22,7 @@ A leading ``resize`` stage (rule ``resize->color``) resamples each image with th
 kernel's own functions (:func:`.resize.resize_sample`, the same arguments and per-sample sizes)
 into a scratch image on the sample's thread, just before its colour stages read it: no resized
 batch is kept. When the chain ends with a cmn whose crop window lies inside the resized image,
-only that window is resampled (:func:`.resize.resample` with ``out_window``, bit-exact with
+only that window is resampled (:func:`.resize.resize_sample` with ``out_window``, bit-exact with
 slicing the whole result; the colour stages work pixel by pixel, so they give the same values
 on the window as on the whole image).
 """
@@ -47,7 +47,7 @@ from .cmn_batch import cmn_plan, cmn_plan_into
 from .color_pixels import apply_mat3, apply_scale, quantizer, quantizers
 from .jit import compiled
 from .normalize import given_params
-from .resize import resample, resize_sample
+from .resize import resize_sample
 
 __all__ = ["fused_color", "sample_program", "BC_OPS", "HSV_OPS"]
 
@@ -285,8 +285,8 @@ def _resized(stages, kernel_args, i, image):
 
     The resize kernel's own code: :func:`.resize.resize_sample` with the stage's arguments
     (constants and this sample's tensor arguments); or, when the chain ends with cmn and its
-    crop window lies inside the resized image, :func:`.resize.resample` of that window only
-    (``out_window``: bit-exact with slicing the whole result), the cmn window becoming the
+    crop window lies inside the resized image, :func:`.resize.resize_sample` of that window only
+    (its ``out_window``: bit-exact with slicing the whole result), the cmn window becoming the
     whole part."""
     ra = _stage_values(stages[0], kernel_args, i)
     layout, size_args = ra["_layout"], resize_size_args(ra)
@@ -299,10 +299,8 @@ def _resized(stages, kernel_args, i, image):
         except (TypeError, ValueError):
             y0 = x0 = h = w = -1        # cmn raises its own error after the colour stages
         if 0 <= y0 and 0 <= x0 and 0 < h and 0 < w and y0 + h <= oh and x0 + w <= ow:
-            part = resample(image, params, interp_type=ra.get("interp_type", "linear"),
-                            antialias=ra.get("antialias", True), dtype=ra.get("dtype"),
-                            min_filter=ra.get("min_filter"), mag_filter=ra.get("mag_filter"),
-                            layout=layout, out_window=(y0, x0, h, w))
+            part = resize_sample(image, layout, ra, size_args, params=params,
+                                 out_window=(y0, x0, h, w))
             return part, (0, 0, h, w)
     return resize_sample(image, layout, ra, size_args), None
 

@@ -364,7 +364,8 @@ def resize(image, layout="HWC", interp_type="linear", antialias=True, dtype=None
 # Kernels
 # --------------------------------------------------------------------------------------------
 
-def resize_sample(image, layout: str, a: dict, size_args: dict) -> np.ndarray:
+def resize_sample(image, layout: str, a: dict, size_args: dict, params=None,
+                  out_window=None) -> np.ndarray:
     """``resize`` of one sample: :func:`resample` on the grid ``size_args`` give.
 
     Parameters
@@ -378,16 +379,23 @@ def resize_sample(image, layout: str, a: dict, size_args: dict) -> np.ndarray:
         ``min_filter``, ``mag_filter``).
     size_args : dict
         Keyword arguments of :func:`resize_output_shape` (e.g. :func:`resize_size_args`).
+    params : optional
+        :func:`resize_output_shape`'s result for this sample when the caller has it already.
+    out_window : tuple, optional
+        ``(y0, x0, h, w)``: only that window of the result (:func:`resample`'s ``out_window``;
+        not for sequences).
     """
     if layout.startswith("F"):      # a sequence: every frame alike
         frames = [resize_sample(f, layout[1:], a, size_args) for f in image]
         return np.stack(frames) if frames else np.empty((0,) + image.shape[1:], image.dtype)
-    h_axis, w_axis = hw_axes(layout)
-    in_hw = (image.shape[h_axis], image.shape[w_axis])
-    params = resize_output_shape(in_hw, **size_args)
+    if params is None:
+        h_axis, w_axis = hw_axes(layout)
+        params = resize_output_shape((image.shape[h_axis], image.shape[w_axis]), **size_args)
+    extra = {} if out_window is None else {"out_window": out_window}
     return resample(image, params, interp_type=a.get("interp_type", "linear"),
                     antialias=a.get("antialias", True), dtype=a.get("dtype"),
-                    min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"), layout=layout)
+                    min_filter=a.get("min_filter"), mag_filter=a.get("mag_filter"), layout=layout,
+                    **extra)
 
 
 @register("resize", "cpu")
