@@ -103,8 +103,9 @@ def is_cmyk(stream):
     global _CMYK_SPECS
     if _CMYK_SPECS is None:
         nv = _nvimgcodec()
-        _CMYK_SPECS = (nv.ColorSpec.CMYK, nv.ColorSpec.YCCK)
-    return stream.color_spec in _CMYK_SPECS
+        # as ints: comparing the enum members themselves costs ~1.5 us a sample
+        _CMYK_SPECS = frozenset((int(nv.ColorSpec.CMYK), int(nv.ColorSpec.YCCK)))
+    return int(stream.color_spec) in _CMYK_SPECS
 
 
 def _decode_params(mode, native_depth, adjust_orientation):

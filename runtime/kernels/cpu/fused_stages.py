@@ -138,12 +138,6 @@ def _cmn_step(image, layout, a, flip):
     return plan, mirror_flag(c.get("mirror", 0)) != bool(flip)
 
 
-def _cmn_into(image, layout, window, a, flip, target):
-    """crop_mirror_normalize of one sample written into ``target`` (its output array)."""
-    plan, mirror = _cmn_step(image, layout, a, flip)
-    cmn_plan_into(plan, image, window, mirror, target)
-
-
 def cmn_shape(image, layout, window, a) -> tuple:
     """Output shape of the cmn stage: ``image``'s shape with the window's H and W, permuted
     to ``cmn.output_layout``."""
@@ -202,15 +196,29 @@ def run_chunk(ctx, inputs, args, idx, target_for=None) -> list:
     if stage_names(args)[-1] != "cmn":
         return [f[0] for f in fronts]
     dt = to_numpy_dtype(stage_args(args, "cmn").get("dtype", "float32"))
+    cmn = args["stages"][-1]
+    # the window, output shape and plan depend on the image's shape and layout and on the
+    # constant cmn arguments only (mirror, the one per-sample argument they ignore, is read
+    # per sample): computed once per shape unless another cmn argument is per sample
+    memo = {} if {k for k, _ in cmn.tensor_args} <= {"mirror"} else None
+    mirror_key = cmn.tensor_arg("mirror")
     out = []
     for i, (x, layout, window, flip, a) in zip(idx, fronts):
-        if window is None:
-            window = _cmn_window(x, layout, a)
-        shape = cmn_shape(x, layout, window, a)
+        key = (x.shape, x.dtype, layout, window)
+        got = memo.get(key) if memo is not None else None
+        if got is None:
+            w = window if window is not None else _cmn_window(x, layout, a)
+            got = [w, cmn_shape(x, layout, w, a), None]
+            if memo is not None:
+                memo[key] = got
+        w, shape, plan = got
         target = target_for(i, shape) if target_for is not None else None
         if target is None:
             target = np.empty(shape, dt)
-        _cmn_into(x, layout, window, a, flip, target)
+        if plan is None:
+            plan = got[2] = _cmn_step(x, layout, a, flip)[0]
+        mirror = a[mirror_key] if mirror_key is not None else cmn.arg("mirror", 0)
+        cmn_plan_into(plan, x, w, mirror_flag(mirror) != bool(flip), target)
         out.append(target)
     return out
 
