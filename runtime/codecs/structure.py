@@ -81,6 +81,7 @@ _IN_DATA = frozenset((_DHT, _DQT, _SOS, _DRI, _COM, _DAC))
 # (0xFFD0..0xFFD7).  Searched for from a position on (C speed), so the payloads of segments
 # before the first scan (EXIF thumbnails, ICC profiles) are skipped instead of scanned.
 _MARKER = re.compile(rb"\xff[^\x00\xff\xd0-\xd7]")
+_NOT_MARKER = frozenset((0x00, 0xFF, *range(0xD0, 0xD8)))
 
 
 def _dht_problem(seg):
@@ -199,10 +200,15 @@ def jpeg_structure_problem(buf):
     pos, scans, components, progressive = 2, 0, None, False
     coded = {}                          # component -> what its scans coded completely
     while True:
-        found = search(raw, pos)        # the next marker at or after the current segment's
-        if found is None:               # end (those inside a payload are not markers)
-            break
-        p = found.start()
+        # the next marker at or after the current segment's end (those inside a payload are
+        # not markers): most segments follow each other directly, without a search
+        if pos + 1 < n and raw[pos] == 0xFF and raw[pos + 1] not in _NOT_MARKER:
+            p = pos
+        else:
+            found = search(raw, pos)
+            if found is None:
+                break
+            p = found.start()
         m = raw[p + 1]
         if m == _EOI:
             if not scans:
