@@ -16,11 +16,16 @@ rule                                GPU kernel                                  
 ``elementwise``                     ``elementwise_fused``: one generated kernel         1
 ``color->crop_mirror_normalize``    ``fused.color``: cmn reading the colour op's value  1
                                     of each pixel it needs (``color_cmn.cu``)
+``decode->random_resized_crop``     ``fused.image``: a region decode of the box the     decode
+``decode->resize``                  resize reads (nvImageCodec), then the resize (or,  + 2
+                                    after ``resize->crop_mirror_normalize``, resize ->
+                                    [flip] -> cmn as above) on the region
+``decode->crop``                    ``decoders.image_crop`` on the GPU (region decode) decode
 ==================================  =================================================  ========
 
-Every other rule is refused on a GPU with the reason (``ndd.explain``): decode chains (a GPU
-decode is the codec layer's, ``runtime/kernels/gpu/decode.py``; a fused ROI decode is not built
-yet), longer colour chains and ``fused.window`` (no GPU kernels), the audio rules. The GPU-only
+Every other rule is refused on a GPU with the reason (``ndd.explain``): decode -> cmn (no GPU
+kernel crops a decoding cmn yet), longer colour chains and ``fused.window`` (no GPU kernels),
+the audio rules. The GPU-only
 checks below refuse, at compile time, what those kernels do not run (they would raise
 ``NotImplementedError`` at run time): element types outside their instantiations, layouts other
 than HWC / CHW / HW, integer ``//`` and ``%`` (a zero divisor must raise, which a kernel
@@ -37,9 +42,11 @@ from compiler import promotion
 from compiler.fusion_rules import COLOR_OPS
 from compiler.ir import Node, stages_of
 
-__all__ = ["CHECKS", "refusal", "RESIZE_MID_TYPES", "RESIZE_CMN_OUT_TYPES", "CMN_IN_TYPES",
+__all__ = ["CHECKS", "refusal", "RESIZE_TYPES", "RESIZE_MID_TYPES", "RESIZE_CMN_OUT_TYPES", "CMN_IN_TYPES",
            "CMN_OUT_TYPES", "LAYOUTS", "COLOR_CMN_TYPES"]
 
+#: element types the GPU resize reads and writes (``runtime/kernels/gpu/resize.py`` ``TYPES``)
+RESIZE_TYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32")
 #: resize output types the fused resize -> cmn kernel is instantiated for
 RESIZE_MID_TYPES = ("uint8", "float32")
 #: cmn output types of the fused resize -> cmn kernel
@@ -76,12 +83,16 @@ def _flip_cmn(p: Node, c: Node) -> str | None:
 
 
 def _resize_cmn(p: Node, c: Node) -> str | None:
+    decodes = False
     if p.op == "fused.image":
         names = [s.name for s in stages_of(p)]
+        decodes = names[:1] == ["decode"]
+        if decodes:
+            names = names[1:]
         if names[:1] != ["rrc"] and names[:1] != ["resize"]:
-            return (f"the GPU fused kernel starts with resize or random_resized_crop, not "
-                    f"{' -> '.join(names)}")
-    return (_layout_refusal(p, "resize")
+            return (f"the GPU fused kernel starts with [decode ->] resize or "
+                    f"random_resized_crop, not {' -> '.join(names)}")
+    return ((None if decodes else _layout_refusal(p, "resize"))      # a decode gives HWC
             or _type_refusal(p.outputs[0].meta.dtype, RESIZE_MID_TYPES, "resize output")
             or _type_refusal(c.outputs[0].meta.dtype, RESIZE_CMN_OUT_TYPES, "cmn output"))
 
@@ -93,6 +104,17 @@ def _color_cmn(p: Node, c: Node) -> str | None:
     return (_type_refusal(p.inputs[0].meta.dtype, ins, "colour input")
             or _type_refusal(p.outputs[0].meta.dtype, mids, "colour output")
             or _type_refusal(c.outputs[0].meta.dtype, outs, "cmn output"))
+
+
+def _decode_resize(p: Node, c: Node) -> str | None:
+    """decoders.image -> rrc / resize: the GPU resize's output types (the decode is uint8
+    HWC, checked by the rule itself)."""
+    return _type_refusal(c.outputs[0].meta.dtype, RESIZE_TYPES, "resize output")
+
+
+def _decode_crop(p: Node, c: Node) -> str | None:
+    """decoders.image -> crop becomes ``decoders.image_crop``, which decodes on the GPU."""
+    return None
 
 
 def _steps(node: Node) -> list[tuple[str, str | None]]:
@@ -122,6 +144,9 @@ CHECKS: dict[str, Callable[[Node, Node], str | None]] = {
     "resize->crop_mirror_normalize": _resize_cmn,
     "elementwise": _elementwise,
     "color->crop_mirror_normalize": _color_cmn,
+    "decode->random_resized_crop": _decode_resize,
+    "decode->resize": _decode_resize,
+    "decode->crop": _decode_crop,
 }
 
 

@@ -12,11 +12,11 @@ to) the CPU. On a CPU-only graph the pass changes nothing.
 """
 from __future__ import annotations
 
-from compiler.ir import Graph, Node, Value
+from compiler.ir import Graph, Node, Value, stage_names
 from compiler.passes.result import PassResult
 from compiler.types import CPU
 
-__all__ = ["place", "reads_on_host", "HOST_INPUT_PREFIXES"]
+__all__ = ["place", "reads_on_host", "node_reads_on_host", "HOST_INPUT_PREFIXES"]
 
 #: ops whose regular inputs are read on the host whatever their device (the decoders: encoded
 #: bytes in host memory, decoded images on the node's device)
@@ -26,6 +26,13 @@ HOST_INPUT_PREFIXES = ("decoders.", "experimental.decoders.")
 def reads_on_host(op: str) -> bool:
     """Whether ``op`` reads its regular inputs on the CPU even when placed on a GPU."""
     return op.startswith(HOST_INPUT_PREFIXES)
+
+
+def node_reads_on_host(node: Node) -> bool:
+    """:func:`reads_on_host` of ``node``'s op, or a ``fused.image`` that decodes (its first
+    stage a decoder: the encoded files stay on the host)."""
+    return reads_on_host(node.op) or (node.op == "fused.image"
+                                      and stage_names(node.args)[:1] == ("decode",))
 
 
 def place(graph: Graph) -> PassResult:
@@ -51,7 +58,7 @@ def place(graph: Graph) -> PassResult:
         if node.op == "transfer":       # a copy already: its input may live anywhere
             nodes.append(node)
             continue
-        home = CPU if reads_on_host(node.op) else node.device
+        home = CPU if node_reads_on_host(node) else node.device
         ins = tuple(moved(v, node, home) for v in node.inputs)
         targs = {k: moved(v, node, CPU) for k, v in node.tensor_args.items()}
         if any(a is not b for a, b in zip(ins, node.inputs)):

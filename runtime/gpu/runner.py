@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from compiler.ir import Node
-from compiler.passes.place import reads_on_host
+from compiler.passes.place import node_reads_on_host
 from runtime.gpu import moves   # also registers the GPU ``transfer`` kernel
 from runtime.gpu import state as gpu_state
 from runtime.kernels.registry import KernelContext, lookup
@@ -162,7 +162,7 @@ def run_gpu_node(node: Node, wrap_error, stream=None, tape=None) -> None:
         stream = st.lane_stream(dev, node.meta.get("lane", 0))
     kernel = lookup(node.op, "gpu")
     inputs = []
-    on_host = reads_on_host(node.op)        # a decoder: encoded files in host memory
+    on_host = node_reads_on_host(node)      # a decoder: encoded files in host memory
     moving = node.op != "transfer" and node.device.kind == "gpu" and not on_host
     for v in node.inputs:
         data = v.data

@@ -190,7 +190,9 @@ def test_cpu_chains_fuse_as_before():
 
 
 def test_the_compiler_type_tables_are_the_kernels():
-    from runtime.kernels.gpu import cmn, fused, fused_color
+    from compiler.fusion_rules_gpu import RESIZE_TYPES
+    from runtime.kernels.gpu import cmn, fused, fused_color, resize
+    assert RESIZE_TYPES == resize.TYPES
     assert RESIZE_MID_TYPES == fused.MID_TYPES and RESIZE_CMN_OUT_TYPES == fused.OUT_TYPES
     assert CMN_IN_TYPES == cmn.IN_TYPES and CMN_OUT_TYPES == cmn.OUT_TYPES
     assert COLOR_CMN_TYPES == (fused_color.IN_TYPES, fused_color.MID_TYPES,

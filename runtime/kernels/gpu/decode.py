@@ -38,7 +38,8 @@ from runtime.kernels.cpu.decode import crop_roi, random_roi    # (also registers
 from runtime.kernels.registry import lookup, register, sample_args
 from runtime.storage import sample_name
 
-__all__ = ["gpu_decoder_available", "gpu_decoder_problem", "decode_image_gpu", "HW_DECODER_LOAD",
+__all__ = ["gpu_decoder_available", "gpu_decoder_problem", "decode_image_gpu", "decode_regions",
+           "HW_DECODER_LOAD",
            "GPU_OUTPUT_TYPES", "last_backend"]
 
 #: DALI's default share of a batch for the hardware JPEG decoder (``hw_decoder_load``)
@@ -128,17 +129,21 @@ def _release(api) -> None:
         _held.popleft()
 
 
-def decode_image_gpu(ctx, data, args, window_fn=None) -> list:
+def decode_image_gpu(ctx, data, args, window_fn=None, per=None, parsed=None) -> list:
     """``decoders.image`` of the host batch ``data`` through nvImageCodec's GPU decoder (see
     the module docstring), or only sample ``i``'s region ``window_fn((H, W), args_i, i)``
-    (``decoders.image_crop`` / ``image_random_crop``: the CPU kernel's windows). Returns the
-    per-sample device arrays."""
+    (``decoders.image_crop`` / ``image_random_crop``: the CPU kernel's windows; a fused
+    decode's source box). ``per`` / ``parsed``: each sample's decoder arguments / parsed file,
+    when the caller has them (else from ``args`` / ``data``). Returns the per-sample device
+    arrays."""
     nv = _nvimgcodec()
     n = ctx.batch_size
-    per = [sample_args(ctx, args, i) for i in range(n)]
+    if per is None:
+        per = [sample_args(ctx, args, i) for i in range(n)]
     modes = {str(a.get("output_type", "RGB")).rpartition(".")[2].upper() for a in per}
     dtypes = {str(a.get("dtype", "uint8")).rpartition(".")[2].lower() for a in per}
-    parsed = [parse_image(data[i], sample=sample_name(data, i)) for i in range(n)]
+    if parsed is None:
+        parsed = [parse_image(data[i], sample=sample_name(data, i)) for i in range(n)]
     rois = [None] * n
     if window_fn is not None:
         for i, x in enumerate(parsed):
@@ -187,6 +192,27 @@ def decode_image_gpu(ctx, data, args, window_fn=None) -> list:
         _held.append((ctx.gpu.record_event(ctx.stream), list(images.values())))
     _state["backend"] = ("nvimgcodec-gpu" + ("+cpu" if host else "")) if images else "cpu+h2d"
     return out
+
+
+def decode_regions(ctx, data, per, parsed, regions) -> list:
+    """Sample ``i`` of the host batch ``data`` (``parsed[i]`` its parsed file, ``per[i]`` its
+    decoder arguments) decoded on the GPU, only its region ``regions[i]`` ``(y0, x0, y1, x1)``
+    of the oriented image (None: all of it) -- a fused decode's source box. nvImageCodec's GPU
+    decoder on a real device (:func:`decode_image_gpu`), else the CPU decode of each region on
+    the pool threads (its errors) and one H2D copy. Returns the per-sample device arrays (HWC)."""
+    if gpu_decoder_available(ctx):
+        return decode_image_gpu(ctx, data, None, lambda hw, a, i: regions[i], per, parsed)
+
+    def on_cpu(i):
+        a = per[i]
+        return decode(parsed[i], output_type=a.get("output_type", "RGB"), roi=regions[i],
+                      dtype=a.get("dtype", "uint8"), sample=sample_name(data, i),
+                      adjust_orientation=a.get("adjust_orientation", True))
+    host = ctx.pool.map(on_cpu, len(per)) if per else []
+    _state["backend"] = "cpu+h2d"
+    if not host:
+        return []
+    return list(moves.transfer(ctx, [list(host)], {"device": f"gpu:{ctx.device}"})[0])
 
 
 def _mixed(cpu_op: str, gpu_first: bool, window_fn=None):

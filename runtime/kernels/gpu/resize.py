@@ -32,6 +32,7 @@ from runtime.kernels.registry import register, sample_args
 from .launch import address, family_kernel, launch_batch
 
 __all__ = ["TYPES", "DESC_WORDS", "banded_taps", "axis_kind", "SamplePlan", "plan_sample",
+           "sample_taps", "taps_box", "shift_to_region",
            "PassOne", "prepare_pass_one", "launch_pass_one", "resize_batch", "out_dtype_of",
            "params_of_resize", "params_of_rrc"]
 
@@ -99,9 +100,50 @@ def _strides(layout, shape, elem_strides):
             elem_strides[ax["C"]] if "C" in ax else 0)
 
 
-def plan_sample(shape, elem_strides, layout, params, a) -> SamplePlan:
+def sample_taps(in_hw, params, a):
+    """Both axes' banded taps ``((first_y, w_y), (first_x, w_x))`` of an ``in_hw`` image
+    resampled onto ``params`` with the filter arguments ``a`` (see :func:`banded_taps`)."""
+    kind = interp_name("interp_type", a.get("interp_type")) or "linear"
+    kind_min = interp_name("min_filter", a.get("min_filter")) or kind
+    kind_mag = interp_name("mag_filter", a.get("mag_filter")) or kind
+    aa = a.get("antialias")
+    aa = True if aa is None else bool(aa)
+    kind_y = axis_kind(params.out_h, params.y0, params.y1, kind_min, kind_mag)
+    kind_x = axis_kind(params.out_w, params.x0, params.x1, kind_min, kind_mag)
+    return (banded_taps(in_hw[0], params.out_h, float(params.y0), float(params.y1), kind_y, aa,
+                        True),
+            banded_taps(in_hw[1], params.out_w, float(params.x0), float(params.x1), kind_x, aa,
+                        False))
+
+
+def taps_box(taps) -> tuple[int, int, int, int]:
+    """End-exclusive source box ``(y0, x0, y1, x1)`` every tap of ``taps``
+    (:func:`sample_taps`) reads: exactly the pixels the resize needs (a ROI decode's region)."""
+    (fy, wy), (fx, wx) = taps
+    return (int(fy.min()), int(fx.min()), int(fy.max()) + wy.shape[1],
+            int(fx.max()) + wx.shape[1])
+
+
+def shift_to_region(p: SamplePlan, region) -> SamplePlan:
+    """Re-base plan ``p`` (of the full image, with the region's element strides) onto a region
+    ``(y0, x0, y1, x1)`` that holds every pixel it reads (:func:`taps_box`): only the source
+    line indices move, taps, weights and order stay, so the result is that of the full image
+    bit for bit."""
+    if p.zero:
+        return p
+    y0, x0 = region[0], region[1]
+    first, w = p.taps1
+    if p.h_first:       # pass 1 reads source rows first[r] + k, columns lo + q
+        p.taps1, p.lo = (first - y0, w), p.lo - x0
+    else:               # pass 1 reads source rows lo + r, columns first[q] + k
+        p.taps1, p.lo = (first - x0, w), p.lo - y0
+    return p
+
+
+def plan_sample(shape, elem_strides, layout, params, a, taps=None) -> SamplePlan:
     """The :class:`SamplePlan` of one sample resampled onto ``params`` (a ResizeParams) with the
-    filter arguments ``a`` (``interp_type``, ``min_filter``, ``mag_filter``, ``antialias``)."""
+    filter arguments ``a`` (``interp_type``, ``min_filter``, ``mag_filter``, ``antialias``);
+    ``taps``: :func:`sample_taps` of the same, when already computed."""
     if layout not in _LAYOUTS:
         raise NotImplementedError(f"resize on the GPU supports {_LAYOUTS} layouts, not "
                                   f"{layout!r}")
@@ -128,17 +170,8 @@ def plan_sample(shape, elem_strides, layout, params, a) -> SamplePlan:
     p.h_first, p.t_shape, p.lo, p.taps1, p.taps2 = True, (0, 0), 0, None, None
     if p.zero:
         return p
-    kind = interp_name("interp_type", a.get("interp_type")) or "linear"
-    kind_min = interp_name("min_filter", a.get("min_filter")) or kind
-    kind_mag = interp_name("mag_filter", a.get("mag_filter")) or kind
-    aa = a.get("antialias")
-    aa = True if aa is None else bool(aa)
-    kind_y = axis_kind(oh, params.y0, params.y1, kind_min, kind_mag)
-    kind_x = axis_kind(ow, params.x0, params.x1, kind_min, kind_mag)
-    fy, wy = banded_taps(in_h, oh, float(params.y0), float(params.y1), kind_y, aa, True)
-    fx, wx = banded_taps(in_w, ow, float(params.x0), float(params.x1), kind_x, aa, False)
-    ylo, yhi = int(fy.min()), int(fy.max()) + wy.shape[1]
-    xlo, xhi = int(fx.min()), int(fx.max()) + wx.shape[1]
+    (fy, wy), (fx, wx) = taps if taps is not None else sample_taps((in_h, in_w), params, a)
+    ylo, xlo, yhi, xhi = taps_box(((fy, wy), (fx, wx)))
     hc, wc = yhi - ylo, xhi - xlo
     p.h_first = oh * wc + oh * ow <= hc * wc + hc * ow
     if p.h_first:

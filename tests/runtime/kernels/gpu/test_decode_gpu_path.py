@@ -190,3 +190,34 @@ def test_an_exif_rotated_jpeg_is_decoded_by_the_cpu_path(stub):
     assert stub.calls[-1][0] == 1                    # only the upright JPEG went to the GPU
     got = _host(ndd.decoders.image(ndd.batch(files), device="gpu", adjust_orientation=False))
     assert stub.calls[-1][0] == 2 and got[1].shape[:2] == (12, 20)
+
+
+def test_a_fused_decode_rrc_cmn_sends_its_regions_to_the_gpu_decoder(stub):
+    from compiler.pipeline import set_options
+    from ndd._evaluate import last_plan
+    rng = np.random.default_rng(5)
+    files = [_encode(rng.integers(0, 256, s, dtype=np.uint8), "JPEG")
+             for s in ((90, 120, 3), (75, 61, 3))] + [_files()[1]]
+    enc = ndd.batch(files)
+    mirror = ndd.batch([np.int32(v) for v in (1, 0, 1)])
+
+    def train():
+        img = ndd.decoders.image(enc, device="gpu")
+        img = ndd.random_resized_crop(img, size=(21, 19), rng=ndd.random.RNG(9))
+        out = ndd.crop_mirror_normalize(img, mirror=mirror, mean=[100.0] * 3, std=[50.0] * 3)
+        return [np.asarray(t) for t in out.cpu().tensors]
+    runs = {}
+    for fuse in (True, False):
+        set_options(disable=() if fuse else ("fuse",))
+        try:
+            with ndd.EvalMode.deferred:
+                runs[fuse] = train()
+                ops = [s.node.op for s in last_plan().steps]
+        finally:
+            set_options(disable=())
+        assert (ops[0] == "fused.image") is fuse
+    for w, g in zip(runs[False], runs[True]):
+        np.testing.assert_array_equal(g, w)
+    # the fused run sent the two JPEGs (sub-streams of their boxes) to the GPU decoder in one
+    # call, the PNG went to the CPU path
+    assert stub.calls[0][0] == 2 and gpu_decode.last_backend() == "nvimgcodec-gpu+cpu"
