@@ -12,7 +12,7 @@ from runtime.storage import sample_name
 
 from .audio_resample import resample, to_full_scale
 
-__all__ = ["downmix", "decode_sample"]
+__all__ = ["downmix", "decode_sample", "decode_float", "flac_bits"]
 
 F32 = np.float32
 
@@ -25,6 +25,33 @@ def downmix(frames: np.ndarray) -> np.ndarray:
     for c in range(1, frames.shape[1]):
         out = out + frames[:, c] * w
     return out
+
+
+#: libsndfile's float conversion of 16-bit samples: ``v * 2 ** -15`` (a power of two: exact)
+_INT16_SCALE = F32(2.0 ** -15)
+
+
+def flac_bits(data) -> int:
+    """Bits per sample of a FLAC file from its STREAMINFO block (which the format puts first,
+    right after ``fLaC``), 0 for anything else (not FLAC, a short or odd header)."""
+    head = bytes(np.asarray(data[:22], np.uint8)) if isinstance(data, np.ndarray) else \
+        bytes(data[:22])
+    if len(head) < 22 or head[:4] != b"fLaC" or head[4] & 0x7F != 0:
+        return 0
+    return (((head[20] & 1) << 4) | (head[21] >> 4)) + 1
+
+
+def decode_float(data, sample=None) -> tuple[np.ndarray, float]:
+    """:func:`runtime.codecs.audio.decode_audio` to float32: ``(frames, channels)`` and the
+    rate.  A 16-bit FLAC file is read as int16 and scaled here (libsndfile's own float
+    conversion is the same exact ``v * 2 ** -15``, at a fifth more of the decode time); the
+    same samples, errors and messages."""
+    if flac_bits(data) == 16:
+        frames, rate = decode_audio(data, "int16", sample)
+        out = frames.astype(F32)
+        out *= _INT16_SCALE
+        return out, rate
+    return decode_audio(data, "float32", sample)
 
 
 def decode_sample(data, dtype="float32", do_downmix=False, sample_rate=0.0, quality=50.0,
@@ -40,7 +67,7 @@ def decode_sample(data, dtype="float32", do_downmix=False, sample_rate=0.0, qual
     if not rate and dt != F32 and not (do_downmix and audio_channels(data, sample) > 1):
         frames, src_rate = decode_audio(data, dt.name, sample)     # libsndfile's conversion
         return (frames[:, 0] if do_downmix else frames), F32(src_rate)
-    frames, src_rate = decode_audio(data, "float32", sample)
+    frames, src_rate = decode_float(data, sample)
     if do_downmix:
         frames = downmix(frames) if frames.shape[1] > 1 else frames[:, 0]
     out_rate = src_rate
