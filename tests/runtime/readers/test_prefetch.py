@@ -1,7 +1,11 @@
-"""The reader prefetcher's pause after filling its queue (runtime/readers/prefetch.py)."""
+"""The reader prefetcher (runtime/readers/prefetch.py): its pause after filling its queue, and
+the consumer reading an item itself when nobody has begun it."""
 import queue
 import threading
 import time
+
+import numpy as np
+import pytest
 
 from runtime.readers import prefetch
 from runtime.readers.prefetch import Prefetcher
@@ -50,3 +54,92 @@ def test_items_in_order_with_a_slow_and_a_fast_consumer():
         pass
     else:
         raise AssertionError("expected StopIteration after the last item")
+
+
+def _tracking(fn):
+    """``produce`` wrapped to record the thread of each call and the most calls at once."""
+    lock, state = threading.Lock(), {"now": 0, "most": 0, "threads": []}
+
+    def produce(x):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+            state["threads"].append(threading.current_thread().name)
+        try:
+            time.sleep(0.0005)
+            return fn(x)
+        finally:
+            with lock:
+                state["now"] -= 1
+    return produce, state
+
+
+def test_items_from_a_generator_that_blocks_stay_in_order():
+    gate = threading.Event()
+    produce, state = _tracking(lambda x: -x)
+
+    def items():                    # the thread blocks on the first item until released
+        yield 0
+        gate.wait(10)
+        yield from range(1, 6)
+
+    p = Prefetcher(produce, items(), 1, name="pf-under-test")
+    first = p.get()
+    gate.set()
+    got = [first] + [p.get() for _ in range(5)]
+    assert got == [0, -1, -2, -3, -4, -5]
+    assert state["most"] == 1           # never two reads at once
+    assert len(state["threads"]) == 6   # each item read exactly once
+    with pytest.raises(StopIteration):
+        p.get()
+
+
+def test_the_consumer_reads_every_item_when_the_thread_takes_none(monkeypatch):
+    # a thread that never gets to take an item (here: one that ends at once)
+    monkeypatch.setattr(prefetch, "_produce_all", lambda *args: None)
+    produce, state = _tracking(lambda x: x + 100)
+    p = Prefetcher(produce, range(4), 2)
+    assert [p.get() for _ in range(4)] == [100, 101, 102, 103]
+    assert state["threads"] == [threading.current_thread().name] * 4
+    with pytest.raises(StopIteration):
+        p.get()
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_order_and_exactly_once_with_an_irregular_consumer(depth):
+    produce, state = _tracking(lambda x: x * x)
+    p = Prefetcher(produce, range(60), depth)
+    rng = np.random.default_rng(5)
+    got = []
+    for _ in range(60):
+        got.append(p.get())
+        if rng.random() < 0.3:
+            time.sleep(float(rng.random()) * 0.004)   # slow now and then: the thread reads
+    assert got == [x * x for x in range(60)]
+    assert state["most"] == 1 and len(state["threads"]) == 60
+    with pytest.raises(StopIteration):
+        p.get()
+
+
+@pytest.mark.parametrize("wait", [False, True])
+def test_an_error_comes_at_its_item_and_ends_the_prefetcher(wait):
+    calls = []
+
+    def produce(x):
+        calls.append(x)
+        if x == 3:
+            raise KeyError("bad item 3")
+        return x
+
+    p = Prefetcher(produce, range(10), 1)
+    got = []
+    for _ in range(3):
+        got.append(p.get())
+        if wait:
+            time.sleep(0.02)        # the thread reads ahead (and meets the error itself)
+    with pytest.raises(KeyError, match="bad item 3"):
+        p.get()
+    with pytest.raises(StopIteration):
+        p.get()
+    assert got == [0, 1, 2]
+    assert sorted(calls) == [0, 1, 2, 3]     # nothing read after the failing item
