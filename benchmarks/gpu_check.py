@@ -20,6 +20,9 @@ details) and ``gpu_check.log`` into ``--out`` (default ``$OUT`` when set, else
                         decoder) within nvImageCodec's tolerance of CPU decode, per backend
                         (default hardware/CUDA split, CUDA only), the backend that ran named;
                         the region decoders (``image_crop``, ``image_random_crop``) likewise;
+                        then decode fused with what follows (train: decode -> rrc -> cmn, val:
+                        decode -> resize -> cmn, each one GPU node decoding only the box its
+                        resize reads) against the unfused chain (``gpu_check_fused.py``);
 5. ``race``          -- a two-stream diamond (fan-out on two lanes, join) on fresh data every
                         iteration, with buffers recycled across the streams: equal to the CPU;
 6. ``graphs``        -- compiled plan captured as CUDA graphs and replayed: equal to eager;
@@ -67,6 +70,7 @@ from runtime.gpu import capture  # noqa: E402
 from runtime.gpu.fake import FakeApi  # noqa: E402
 
 import gpu_check_cases as cases  # noqa: E402
+import gpu_check_fused  # noqa: E402
 
 
 class Skip(Exception):
@@ -210,8 +214,13 @@ def decode(ck: Check) -> dict:
         raise Skip("no GPU decoder is registered (runtime/kernels/gpu/decode.py)")
     res = cases.decode_cases(gpu_decoders, ck.args.seed, log=ck.log, images=ck.args.images,
                              exact=ck.args.dry_run)
+    enc = res.pop("encoded")
+    fused = gpu_check_fused.fused_decode_cases(enc, ck.args.dry_run, ck.log, ck.args.seed)
+    res["fused"] = fused["chains"]
+    res["failures"] += fused["failures"]
     if not ck.args.dry_run:
-        for name, backend in res["backends"].items():
+        fused_backends = {f"fused {k}": v["backend"] for k, v in fused["chains"].items()}
+        for name, backend in {**res["backends"], **fused_backends}.items():
             if not str(backend).startswith("nvimgcodec-gpu"):
                 res["failures"].append(
                     f"{name}: decoded by {backend}, not nvImageCodec's GPU decoder "

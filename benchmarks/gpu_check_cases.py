@@ -293,6 +293,7 @@ def decode_cases(ops, seed, log, images: int = 64, exact: bool = False, limit: i
         log(f"   decoders.{op}: {out[op]}")
     out["backends"] = backends
     out["failures"] = failures
+    out["encoded"] = enc
     return out
 
 

@@ -40,6 +40,11 @@ def test_dry_run_runs_the_cpu_side_parts(tmp_path):
     assert decode["details"]["default"]["images"] == 8 == decode["details"]["cuda"]["images"]
     for name in ("default", "cuda", "image_crop", "image_random_crop"):
         assert decode["details"][name]["max_abs"] == 0, name
+    fused = decode["details"]["fused"]      # decode fused with what follows: one GPU node, exact
+    assert set(fused) == {"decode->rrc->cmn", "decode->resize->cmn"}
+    for name, c in fused.items():
+        assert c["max_abs"] == 0 and len(c["gpu_nodes"]) == 1, (name, c)
+        assert c["gpu_nodes"][0][0] == "fused.image" and c["gpu_nodes"][0][1][0] == "decode"
     assert steps["graphs"]["details"]["stats"]["replay"] >= 3
     assert steps["race"]["details"]["violations"] == []
     speeds = steps["throughput"]["details"]["img_s"]
