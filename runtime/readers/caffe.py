@@ -40,6 +40,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from runtime.readers import caffe_proto as pb
+from runtime.readers.caffe_wire import datum_parts, tensor_protos_parts
 from runtime.readers.file_index import FileIndex
 from runtime.readers.file_io import path_list
 from runtime.readers.file_reader import FileReaderCore
@@ -78,6 +79,12 @@ def parse_datum(raw: bytes, where: str, image_available=True, label_available=Tr
         Not a ``Datum`` (DALI's words: "Error while parsing Caffe file: ..."), or raw pixels
         that do not fill ``height x width x channels``, naming ``where``.
     """
+    if image_available and label_available:
+        parts = datum_parts(raw)    # the common record, read from its bytes (caffe_wire.py)
+        if parts is not None:
+            start, end, label = parts
+            return [np.frombuffer(raw, np.uint8, end - start, start).copy(),
+                    np.array([label], np.int32)]
     try:
         datum = pb.Datum.FromString(raw)
     except DecodeError:
@@ -147,6 +154,12 @@ def parse_tensor_protos(raw: bytes, where: str, image_available=True, label_type
         (a single label holding several values, a bounding box not of 4 INT32, an index
         outside ``num_labels``), naming ``where``.
     """
+    if label_type == 0 and image_available and not additional_inputs and not bbox:
+        parts = tensor_protos_parts(raw)    # the usual record, from its bytes (caffe_wire.py)
+        if parts is not None:
+            start, end, label, is_float = parts
+            return [np.frombuffer(raw, np.uint8, end - start, start).copy(),
+                    np.array([label], np.float32 if is_float else np.int32)]
     try:
         protos = pb.TensorProtos.FromString(raw).protos
     except DecodeError:
