@@ -4,7 +4,7 @@
                                          [--repeats 5] [--readers file,tfrecord,...]
 
 Builds one dataset per format from the same sample photos (``ndd.datasets.sample``) under
-``--work`` (default ``$TMPDIR/ndd-readers-bench``): the JPEG folder (``readers.File``), a
+``--work`` (default ``$TMPDIR/ndd-readers-bench``; a folder ``n<num-images>`` per size): the JPEG folder (``readers.File``), a
 TFRecord file + DALI index (``image`` bytes, ``label`` int64), a Webdataset tar
 (``jpg``/``cls``), an MXNet ``.rec`` + ``.idx``, Caffe and Caffe2 LMDBs, and ``.npy`` files
 (each photo's bytes, repeated to 64 x 64 x 3) for ``readers.Numpy``. Each run reads one whole epoch,
@@ -128,7 +128,10 @@ def main(argv=None):
         import nvidia.dali.experimental.dynamic as dali  # noqa: PLC0415
         dali.set_num_threads(args.threads)
         libs["DALI"] = dali
-    work = pathlib.Path(args.work or os.environ.get("TMPDIR", "/tmp")) / "ndd-readers-bench"
+    # one folder per dataset size: the files are built once and reused (an earlier run's
+    # files of another size would otherwise be read under this size's name)
+    work = pathlib.Path(args.work or os.environ.get("TMPDIR", "/tmp")) / "ndd-readers-bench" \
+        / f"n{args.num_images}"
     work.mkdir(parents=True, exist_ok=True)
     sets = build(work, args.num_images)
     rows = []
