@@ -199,6 +199,9 @@ def _fused_chains(rng):
             crop=(20, 16), **kw), True),
         ("hsv->cmn", lambda b: ndd.crop_mirror_normalize(
             ndd.hsv(b, hue=30.0, saturation=1.2), dtype=ndd.float16, **kw), True),
+        ("hsv->brightness_contrast->cmn", lambda b: ndd.crop_mirror_normalize(
+            ndd.brightness_contrast(ndd.hsv(b, hue=-20.0, saturation=1.3), brightness=1.1,
+                                    contrast=0.9), mirror=mirror, **kw), True),
         ("elementwise", lambda b: ndd.cast(b * 0.75 + 5, dtype=ndd.uint8) - 3, True),
         ("rrc->cmn", lambda b: ndd.crop_mirror_normalize(
             ndd.random_resized_crop(b, size=(24, 20), rng=ndd.random.RNG(3)), mirror=mirror,

@@ -15,7 +15,12 @@ rule                                GPU kernel                                  
                                     needs (``resize_cmn.cu``)
 ``elementwise``                     ``elementwise_fused``: one generated kernel         1
 ``color->crop_mirror_normalize``    ``fused.color``: cmn reading the colour op's value  1
-                                    of each pixel it needs (``color_cmn.cu``)
+                                    of each pixel it needs (``color_cmn.cu``); after
+                                    ``color->color``, the chain's value
+                                    (``color_chain.cu``)
+``color->color``                    ``fused.color``: up to 4 colour ops (HWC, uint8 /  1
+                                    float32 between them) in one pass
+                                    (``color_chain.cu``)
 ``decode->random_resized_crop``     ``fused.image``: a region decode of the box the     decode
 ``decode->resize``                  resize reads (nvImageCodec), then the resize (or,  + 2
                                     after ``resize->crop_mirror_normalize``, resize ->
@@ -24,7 +29,8 @@ rule                                GPU kernel                                  
 ==================================  =================================================  ========
 
 Every other rule is refused on a GPU with the reason (``ndd.explain``): decode -> cmn (no GPU
-kernel crops a decoding cmn yet), longer colour chains and ``fused.window`` (no GPU kernels),
+kernel crops a decoding cmn yet), colour chains into cast / arithmetic / normalize, colour
+chains of more than 4 ops, ``resize->color`` and ``fused.window`` (no GPU kernels),
 the audio rules. The GPU-only
 checks below refuse, at compile time, what those kernels do not run (they would raise
 ``NotImplementedError`` at run time): element types outside their instantiations, layouts other
@@ -43,7 +49,7 @@ from compiler.fusion_rules import COLOR_OPS
 from compiler.ir import Node, stages_of
 
 __all__ = ["CHECKS", "refusal", "RESIZE_TYPES", "RESIZE_MID_TYPES", "RESIZE_CMN_OUT_TYPES", "CMN_IN_TYPES",
-           "CMN_OUT_TYPES", "LAYOUTS", "COLOR_CMN_TYPES"]
+           "CMN_OUT_TYPES", "LAYOUTS", "COLOR_CMN_TYPES", "COLOR_CHAIN_MAX"]
 
 #: element types the GPU resize reads and writes (``runtime/kernels/gpu/resize.py`` ``TYPES``)
 RESIZE_TYPES = ("uint8", "int8", "uint16", "int16", "int32", "float32")
@@ -56,6 +62,9 @@ CMN_IN_TYPES = ("uint8", "int8", "uint16", "int16", "float16", "float32")
 CMN_OUT_TYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
 #: (colour input, colour output, cmn output) types of the fused colour -> cmn kernel
 COLOR_CMN_TYPES = (("uint8", "float32"), ("uint8", "float32"), ("float32", "float16", "uint8"))
+#: most colour ops one fused colour chain runs on the GPU (``runtime/kernels/gpu/fused_color.py``
+#: ``CHAIN_MAX``)
+COLOR_CHAIN_MAX = 4
 #: image layouts the GPU resize and cmn kernels read
 LAYOUTS = ("HWC", "CHW", "HW")
 
@@ -97,13 +106,41 @@ def _resize_cmn(p: Node, c: Node) -> str | None:
             or _type_refusal(c.outputs[0].meta.dtype, RESIZE_CMN_OUT_TYPES, "cmn output"))
 
 
+def _color_stages(p: Node) -> tuple[list[str], list]:
+    """(ops, output dtypes) of the colour ops ``p`` computes (one op, or a fused.color)."""
+    if p.op == "fused.color":
+        st = stages_of(p)
+        return [s.op for s in st], [dict(s.args).get("_out") for s in st]
+    return [p.op], [p.outputs[0].meta.dtype]
+
+
+def _chain_refusal(ops, dts, first_in, extra: int) -> str | None:
+    ins, mids, _ = COLOR_CMN_TYPES
+    if not set(ops) <= set(COLOR_OPS):
+        return (f"on the GPU a fused colour chain holds only colour ops, not "
+                f"{' -> '.join(ops)}")
+    if len(ops) + extra > COLOR_CHAIN_MAX:
+        return f"the GPU colour chain kernel runs at most {COLOR_CHAIN_MAX} colour ops"
+    for dt in dts:
+        why = _type_refusal(dt, mids, "colour output")
+        if why:
+            return why
+    return _type_refusal(first_in, ins, "colour input")
+
+
 def _color_cmn(p: Node, c: Node) -> str | None:
-    if p.op not in COLOR_OPS:
-        return "on the GPU only one colour op fuses with crop_mirror_normalize"
-    ins, mids, outs = COLOR_CMN_TYPES
-    return (_type_refusal(p.inputs[0].meta.dtype, ins, "colour input")
-            or _type_refusal(p.outputs[0].meta.dtype, mids, "colour output")
-            or _type_refusal(c.outputs[0].meta.dtype, outs, "cmn output"))
+    ops, dts = _color_stages(p)
+    return (_chain_refusal(ops, dts, p.inputs[0].meta.dtype, 0)
+            or _type_refusal(c.outputs[0].meta.dtype, COLOR_CMN_TYPES[2], "cmn output"))
+
+
+def _color_color(p: Node, c: Node) -> str | None:
+    if p.inputs[0].meta.layout != "HWC":
+        return (f"a fused colour chain on the GPU reads HWC images, not "
+                f"{p.inputs[0].meta.layout or '<no layout>'!r}")
+    ops, dts = _color_stages(p)
+    return (_chain_refusal(ops + [c.op], dts + [c.outputs[0].meta.dtype],
+                           p.inputs[0].meta.dtype, 0))
 
 
 def _decode_resize(p: Node, c: Node) -> str | None:
@@ -144,6 +181,7 @@ CHECKS: dict[str, Callable[[Node, Node], str | None]] = {
     "resize->crop_mirror_normalize": _resize_cmn,
     "elementwise": _elementwise,
     "color->crop_mirror_normalize": _color_cmn,
+    "color->color": _color_color,
     "decode->random_resized_crop": _decode_resize,
     "decode->resize": _decode_resize,
     "decode->crop": _decode_crop,

@@ -152,17 +152,18 @@ def test_colour_to_cmn_fuses_on_the_gpu_and_equals_the_cpu(gpu, dtype):
         _same(got, want)
 
 
-def test_longer_colour_chains_fuse_only_their_last_op_with_cmn_on_the_gpu(gpu):
+def test_longer_colour_chains_fuse_into_one_gpu_kernel(gpu):
     imgs = _images(5)
 
     def fn(x):
         y = ndd.brightness_contrast(ndd.hsv(x, saturation=0.7), brightness=1.1)
         return ndd.crop_mirror_normalize(y, mean=MEAN, std=STD)
     got, plan = _deferred(fn, ndd.batch(imgs, layout="HWC").gpu())
-    assert _ops(plan) == [("hsv", "gpu"), ("fused.color", "gpu")]
-    assert any("color->color is not fused on the GPU" in m
-               for m in _fuse_notes(plan, "refused color->color"))
+    assert _ops(plan) == [("fused.color", "gpu")]      # hsv -> bc -> cmn: color_chain.cu
+    assert any("applied color->color" in m for m in _fuse_notes(plan, "applied"))
     want, _ = _deferred(fn, ndd.batch(imgs, layout="HWC"))
+    _same(got, want)
+    want, _ = _deferred(fn, ndd.batch(imgs, layout="HWC"), fuse=False)
     _same(got, want)
 
 
@@ -191,8 +192,11 @@ def test_cpu_chains_fuse_as_before():
 
 def test_the_compiler_type_tables_are_the_kernels():
     from compiler.fusion_rules_gpu import RESIZE_TYPES
-    from runtime.kernels.gpu import cmn, fused, fused_color, resize
+    from compiler.fusion_rules import COLOR_OPS
+    from compiler.fusion_rules_gpu import COLOR_CHAIN_MAX
+    from runtime.kernels.gpu import cmn, color, fused, fused_color, resize
     assert RESIZE_TYPES == resize.TYPES
+    assert COLOR_CHAIN_MAX == fused_color.CHAIN_MAX and set(COLOR_OPS) == set(color.PARAMS)
     assert RESIZE_MID_TYPES == fused.MID_TYPES and RESIZE_CMN_OUT_TYPES == fused.OUT_TYPES
     assert CMN_IN_TYPES == cmn.IN_TYPES and CMN_OUT_TYPES == cmn.OUT_TYPES
     assert COLOR_CMN_TYPES == (fused_color.IN_TYPES, fused_color.MID_TYPES,

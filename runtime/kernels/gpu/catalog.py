@@ -15,9 +15,10 @@ module             ops                                                        CU
 ``resize``         ``resize``, ``random_resized_crop``                        ``resize.cu``
 ``color``          ``brightness_contrast``, ``brightness``, ``contrast``,       ``color.cu``
                    ``hsv``, ``hue``, ``saturation``, ``color_twist``
-``fused``          ``fused.image`` after the decode: resize/rrc -> [flip] ->  ``resize.cu``,
-                   crop_mirror_normalize; flip -> crop_mirror_normalize      ``resize_cmn.cu``
-``fused_color``    ``fused.color`` of a colour op -> crop_mirror_normalize      ``color_cmn.cu``
+``fused``          ``fused.image``: [decode (region) ->] resize/rrc [-> [flip]  ``resize.cu``,
+                   -> crop_mirror_normalize]; flip -> crop_mirror_normalize  ``resize_cmn.cu``
+``fused_color``    ``fused.color`` of 1-4 colour ops [-> crop_mirror_normalize] ``color_cmn.cu``,
+                                                                              ``color_chain.cu``
 ``decode``         ``decoders.image`` (nvImageCodec's GPU decoder on a        nvImageCodec
                    device), ``image_crop`` / ``image_random_crop`` /
                    ``image_slice`` (CPU decode + one H2D copy)

@@ -40,7 +40,8 @@ ARCHS = ("sm_80", "sm_90")
 
 #: the hand-written kernel families: name -> source file
 FAMILIES = {"copy": "copy.cu", "cast": "cast.cu", "cmn": "cmn.cu", "resize": "resize.cu",
-            "resize_cmn": "resize_cmn.cu", "color": "color.cu", "color_cmn": "color_cmn.cu"}
+            "resize_cmn": "resize_cmn.cu", "color": "color.cu", "color_cmn": "color_cmn.cu",
+            "color_chain": "color_chain.cu"}
 
 _lock = threading.Lock()
 _modules: dict = {}

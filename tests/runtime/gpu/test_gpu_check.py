@@ -31,7 +31,7 @@ def test_dry_run_runs_the_cpu_side_parts(tmp_path):
     assert exact["status"] == "pass" or exact["reason"].endswith("case(s) differ"), exact
     chains = exact["details"]["fused"]["chains"]        # one fused GPU node each, exact
     assert set(chains) == {"flip->cmn", "brightness_contrast->cmn", "hsv->cmn", "elementwise",
-                           "rrc->cmn"}
+                           "rrc->cmn", "hsv->brightness_contrast->cmn"}
     assert all(c["exact"] and len(c["gpu_nodes"]) == 1 for c in chains.values()), chains
     decode = steps["decode"]            # the fake GPU: CPU decode + one H2D copy, exact
     assert decode["status"] == "pass", decode
