@@ -40,7 +40,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from runtime.readers import caffe_proto as pb
-from runtime.readers.caffe_wire import datum_parts, tensor_protos_parts
+from runtime.readers.caffe_wire import common_batch, datum_parts, tensor_protos_parts
 from runtime.readers.file_index import FileIndex
 from runtime.readers.file_io import path_list
 from runtime.readers.file_reader import FileReaderCore
@@ -265,15 +265,25 @@ class _LMDBCore(FileReaderCore):
         """The output arrays of one record (subclasses)."""
         raise NotImplementedError
 
+    def common_form(self):
+        """``"caffe"`` / ``"caffe2"`` when the outputs are (image, label) and batches of
+        records in the usual form can be read by ``caffe_wire.common_batch``, else None."""
+        return None
+
     def make_loader(self, index, with_indices):
         store, records, parse, n_out = self._store, self._records, self.parse, self.num_outputs
         names = index.paths         # store.name of each record, made once by build_index
 
+        common = self.common_form()
+
         def load(indices):
             idx = indices.tolist()
+            raws = store.read([records[i] for i in idx])
+            outs = common_batch(raws, common == "caffe2") if common else None
+            if outs is not None:        # every record of the batch in the usual form
+                return outs + [idx] if with_indices else outs
             outs = [[] for _ in range(n_out)]
-            wanted = [records[i] for i in idx]
-            for i, raw in zip(idx, store.read(wanted)):
+            for i, raw in zip(idx, raws):
                 try:
                     arrays = parse(raw, names[i])
                 except ValueError as e:     # DALI's readers raise RuntimeError
@@ -321,6 +331,9 @@ class CaffeReaderCore(_LMDBCore):
 
     def parse(self, raw, where):
         return parse_datum(raw, where, self.image_available, self.label_available)
+
+    def common_form(self):
+        return "caffe" if self.image_available and self.label_available else None
 
 
 class Caffe2ReaderCore(_LMDBCore):
@@ -381,3 +394,8 @@ class Caffe2ReaderCore(_LMDBCore):
     def parse(self, raw, where):
         return parse_tensor_protos(raw, where, self.image_available, self.label_type,
                                    self.num_labels, self.additional_inputs, self.bbox)
+
+    def common_form(self):
+        usual = self.image_available and self.label_type == 0 and not self.additional_inputs \
+            and not self.bbox
+        return "caffe2" if usual else None

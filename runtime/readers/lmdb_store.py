@@ -121,13 +121,25 @@ class LMDBStore:
             A key that is no longer in its database (the database changed since it was
             listed), or an LMDB error, naming the database and the key.
         """
-        out = [None] * len(wanted)
-        by_db = {}
-        for j, (db, key) in enumerate(wanted):
-            by_db.setdefault(db, []).append((j, key))
         with self._read_lock:       # a transaction serves one thread at a time
             if not self._txns:
                 raise RuntimeError(f"{self.who}: the LMDB databases {self.paths} were closed")
+            if len(self._txns) == 1:    # one database: one list of look-ups
+                get = self._txns[0].get
+                try:
+                    out = [get(key) for _, key in wanted]
+                except lmdb.Error as e:
+                    raise RuntimeError(f"{self.who}: reading LMDB database "
+                                       f"{self.paths[0]!r} failed: {e}") from None
+                if None not in out:
+                    return out
+                j = out.index(None)
+                raise RuntimeError(f"{self.who}: record {self.name(0, wanted[j][1])} is "
+                                   f"missing from the database")
+            out = [None] * len(wanted)
+            by_db = {}
+            for j, (db, key) in enumerate(wanted):
+                by_db.setdefault(db, []).append((j, key))
             for db, items in by_db.items():
                 txn = self._txns[db]
                 try:

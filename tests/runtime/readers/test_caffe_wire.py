@@ -7,7 +7,7 @@ import pytest
 
 from runtime.readers import caffe_proto as pb
 from runtime.readers.caffe import parse_datum, parse_tensor_protos
-from runtime.readers.caffe_wire import datum_parts, tensor_protos_parts
+from runtime.readers.caffe_wire import common_batch, datum_parts, tensor_protos_parts
 
 
 def _varint(v):
@@ -145,3 +145,26 @@ def test_other_caffe2_records_go_to_protobuf():
     # the NaN label keeps the bits protobuf gives
     lab = parse_tensor_protos(nan, "k")[1]
     assert lab.dtype == np.float32 and np.isnan(lab[0])
+
+
+def test_a_batch_of_common_records_equals_the_record_by_record_parse():
+    datums = [pb.Datum(data=img, label=lab).SerializeToString()
+              for img, lab in zip(IMAGES, LABELS)]
+    images, labels = common_batch(datums, caffe2=False)
+    for raw, img, lab in zip(datums, images, labels):
+        one_img, one_lab = parse_datum(raw, "k")
+        assert img.tobytes() == one_img.tobytes() and img.flags.writeable
+        assert lab.dtype == one_lab.dtype and lab.shape == (1,) and lab.tolist() == \
+            one_lab.tolist()
+    for kind, labs in (("int", LABELS), ("float", [0.5, -2.0, 1e-40, 7.0, 3.0, 1.0])):
+        protos = [_protos(img, lab, kind) for img, lab in zip(IMAGES, labs)]
+        images, labels = common_batch(protos, caffe2=True)
+        for raw, img, lab in zip(protos, images, labels):
+            one_img, one_lab = parse_tensor_protos(raw, "k")
+            assert img.tobytes() == one_img.tobytes()
+            assert lab.dtype == one_lab.dtype and lab.tobytes() == one_lab.tobytes()
+    # one record outside the common form, or labels of two types: record by record
+    odd = pb.Datum(data=IMAGES[2], label=1, channels=3).SerializeToString()
+    assert common_batch(datums[:2] + [odd], caffe2=False) is None
+    assert common_batch([_protos(IMAGES[1], 1, "int"), _protos(IMAGES[1], 1.0, "float")],
+                        caffe2=True) is None
