@@ -223,13 +223,17 @@ def mel_filter_bank(spec, layout="ft", nfilter=128, sample_rate=44100.0, freq_lo
     bins there, accumulated in float32 bin by bin (:func:`mel_weights`)."""
     x = np.asarray(spec, F32)
     axis = _freq_axis(layout, x.ndim)
-    moved = np.moveaxis(x, axis, 0)
-    lead = moved.reshape(moved.shape[0], -1)
-    weights = mel_weights(int(moved.shape[0]), int(nfilter), float(sample_rate),
-                          float(freq_low), float(freq_high), mel_formula, bool(normalize))
-    out = np.zeros((int(nfilter), lead.shape[1]), F32)
+    nf = int(nfilter)
+    # frequency first (the "ft" spectrogram): the rows as they are, no axis moved
+    moved = x if axis == 0 else np.moveaxis(x, axis, 0)
+    lead = moved if moved.ndim == 2 else moved.reshape(moved.shape[0], -1)
+    weights = mel_weights(int(moved.shape[0]), nf, float(sample_rate), float(freq_low),
+                          float(freq_high), mel_formula, bool(normalize))
+    out = np.zeros((nf, lead.shape[1]), F32)
     mel_rows()(np.ascontiguousarray(lead), *weights, out)
-    return np.moveaxis(out.reshape((int(nfilter),) + moved.shape[1:]), 0, axis)
+    if axis == 0 and moved.ndim == 2:
+        return out
+    return np.moveaxis(out.reshape((nf,) + moved.shape[1:]), 0, axis)
 
 
 def mel_filter_bank_sample(x, a, layout, dtype):
