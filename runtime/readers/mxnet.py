@@ -343,6 +343,29 @@ def _read_one(fds, record, paths, ipaths):
 _OFFS16 = np.arange(16)
 
 
+_HEAD4 = struct.Struct("<4I")
+
+
+def _usual_batch(buf, offs, sizes):
+    """``(images, labels)`` of records of one mapped file that are all in the usual form
+    (one part, an image header of flag 0: one label), as :func:`_mapped_batch` gives them;
+    None when any is not (the caller's checks then name it)."""
+    end = buf.size
+    images, bits = [], []
+    unpack = _HEAD4.unpack_from
+    for off, size in zip(offs, sizes):
+        if size < 32 or off + size > end:
+            return None
+        magic, lrec, flag, label = unpack(buf, off)     # part header, image header
+        if magic != MAGIC or lrec > _LEN_MASK or flag or lrec < _HEADER.size or \
+                lrec + 8 > size:
+            return None
+        images.append(buf[off + 32:off + 8 + lrec].copy())
+        bits.append(label)
+    # the label's bits as stored: float32 (1,) views of one batch array
+    return images, list(np.array(bits, np.uint32).view(np.float32).reshape(-1, 1))
+
+
 def _mapped_batch(indices, table, maps, paths, ipaths, fds):
     """``(images, labels)`` of a batch read from memory maps of the files: the part and image
     headers of all its records checked at once; a record outside the common form (several
@@ -351,6 +374,16 @@ def _mapped_batch(indices, table, maps, paths, ipaths, fds):
     the bits as stored (as DALI copies them)."""
     rec_file, rec_off, rec_size = table
     files, offs, sizes = rec_file[indices], rec_off[indices], rec_size[indices]
+    if files.size and files.min() == files.max():
+        fi = int(files[0])
+        try:
+            buf = maps.get(fi)
+        except OSError as e:
+            raise RuntimeError(f"MXNet reader: cannot read {paths[fi]!r}: "
+                               f"{e.strerror or e}") from e
+        got = _usual_batch(buf, offs.tolist(), sizes.tolist())
+        if got is not None:
+            return got
     ok = np.zeros(indices.size, bool)
     heads = np.zeros((indices.size, 16), np.uint8)
     bufs = {}

@@ -121,3 +121,22 @@ def test_one_part_one_label_records_skip_the_pread_path(tmp_path, monkeypatch):
     got = [(i.tobytes(), float(lab[0])) for b in _read(paths, idx, True)[0]
            for i, lab in zip(*b)]
     assert got == [(bytes([k]) * (k + 1), float(k)) for k in range(7)]
+
+
+def test_usual_batches_equal_the_checked_batch_path(tmp_path, monkeypatch):
+    # one-part one-label records (labels with odd bits: a NaN payload, -0.0, a subnormal)
+    paths, idx = [str(tmp_path / "u.rec")], [str(tmp_path / "u.idx")]
+    odd = struct.unpack("<f", struct.pack("<I", 0x7FA00001))[0]
+    labels = [odd, -0.0, 1e-45, 3.0, -7.5, 2.0 ** 100, 0.0]
+    rng = np.random.default_rng(6)
+    mx.write_recordio(paths[0], [(rng.integers(0, 256, int(rng.integers(0, 90)),
+                                               np.uint8).tobytes(), lab) for lab in labels],
+                      idx[0])
+    calls = []
+    real = mx._usual_batch
+    monkeypatch.setattr(mx, "_usual_batch", lambda *a: calls.append(1) or real(*a))
+    usual = _read(paths, idx, True, epochs=2, batch=3)
+    assert calls
+    monkeypatch.setattr(mx, "_usual_batch", lambda *a: None)
+    _same(usual, _read(paths, idx, True, epochs=2, batch=3))
+    _same(usual, _read(paths, idx, False, epochs=2, batch=3))
