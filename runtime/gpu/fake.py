@@ -184,6 +184,17 @@ class FakeApi(GpuApi):
         self.log.append((stream.name, f"wait e{event.id}"))
 
     @_locked
+    def covers(self, stream, other, tick: int) -> bool:
+        """Whether the next operation on ``stream`` is ordered after operation ``tick`` of
+        stream ``other`` (tests: what an overlap of two streams may run concurrently)."""
+        return merge(self._clock[stream.id], self._host).get(other.id, 0) >= tick
+
+    @_locked
+    def tick_of(self, stream) -> int:
+        """How many operations ``stream`` has run so far."""
+        return self._time[stream.id]
+
+    @_locked
     def event_done(self, event) -> bool:
         if event.captured or event.stream.capture is not None:
             self._no_capture("event query")

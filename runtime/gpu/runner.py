@@ -1,7 +1,8 @@
 """Running GPU nodes and plans on CUDA streams.
 
 A plan's schedule lanes (``compiler/passes/schedule.py``, ``node.meta["lane"]``) become streams:
-lane ``k`` on device ``d`` is ``GpuState.lane_stream(d, k)``. The host enqueues the steps in plan
+lane ``k`` on device ``d`` is ``GpuState.lane_stream(d, k)``; decoders (a decoding
+``fused.image`` too) run on ``GpuState.decode_stream(d)``. The host enqueues the steps in plan
 order on the calling thread (enqueueing is asynchronous; the streams give the device its
 concurrency), CPU steps of the same plan run inline at their place. A cross-lane edge becomes an
 event: every GPU output carries the event recorded after its kernel (``DeviceSamples.ready``), and
@@ -158,11 +159,13 @@ def run_gpu_node(node: Node, wrap_error, stream=None, tape=None) -> None:
     st = gpu_state.current()
     api = st.api
     dev = node.device.index if node.device.kind == "gpu" else node.inputs[0].meta.device.index
+    on_host = node_reads_on_host(node)      # a decoder: encoded files in host memory
     if stream is None:
-        stream = st.lane_stream(dev, node.meta.get("lane", 0))
+        # a decoder runs on the decode stream, overlapping the previous batch's kernels
+        stream = (st.decode_stream(dev) if on_host and node.device.kind == "gpu"
+                  else st.lane_stream(dev, node.meta.get("lane", 0)))
     kernel = lookup(node.op, "gpu")
     inputs = []
-    on_host = node_reads_on_host(node)      # a decoder: encoded files in host memory
     moving = node.op != "transfer" and node.device.kind == "gpu" and not on_host
     for v in node.inputs:
         data = v.data
