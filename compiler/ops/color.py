@@ -221,9 +221,9 @@ def _debayer_infer(metas, args):
 register(OpSchema(
     "debayer", ("input",), (
         ArgSpec("algorithm", "str", "default",
-                doc="CPU algorithms: ``bilinear_ocv`` (``default``), ``gray_ocv`` "
-                    "(grayscale output); ``edgeaware_ocv`` and ``vng_ocv`` are DALI's but not "
-                    "implemented by ndd yet; ``default_npp`` is GPU-only."),
+                doc="CPU algorithms: ``bilinear_ocv`` (``default``), ``edgeaware_ocv``, "
+                    "``vng_ocv`` (uint8 only), ``gray_ocv`` (grayscale output); "
+                    "``default_npp`` is GPU-only."),
         ArgSpec("blue_position", "int[]", REQUIRED, tensor=True, length=2,
                 doc="``(y, x)`` of blue in the 2 x 2 Bayer tile that starts at the second row "
                     "and column: (0, 0) BGGR, (0, 1) GBRG, (1, 0) GRBG, (1, 1) RGGB."),

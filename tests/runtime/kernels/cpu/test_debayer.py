@@ -76,13 +76,40 @@ def test_bilinear_and_gray_match_the_reference(bp, shape, dtype):
                                   _reference(img, bp, gray=True))
 
 
-def test_uniform_colour_planes_come_back():
+@pytest.mark.parametrize("algorithm", ["bilinear_ocv", "edgeaware_ocv", "vng_ocv"])
+@pytest.mark.parametrize("bp", PATTERNS)
+def test_uniform_colour_planes_come_back(algorithm, bp):
     # a flat scene: R = 200, G = 100, B = 30 at their sites -> those values everywhere
-    h, w, bp = 8, 8, (1, 1)
+    h, w = 12, 10
     img = np.array([[{"R": 200, "G": 100, "B": 30}[_colour_at(y, x, bp)] for x in range(w)]
                     for y in range(h)], np.uint8)
-    out = debayer(img, blue_position=bp)
-    assert (out == np.array([200, 100, 30], np.uint8)).all()
+    out = debayer(img, algorithm=algorithm, blue_position=bp)
+    inner = out[2:-2, 2:-2] if algorithm == "vng_ocv" else out
+    assert (inner == np.array([200, 100, 30], np.uint8)).all()
+
+
+@pytest.mark.parametrize("algorithm,dtype", [("edgeaware_ocv", np.uint8),
+                                             ("edgeaware_ocv", np.uint16),
+                                             ("vng_ocv", np.uint8)])
+@pytest.mark.parametrize("bp", PATTERNS)
+def test_sensor_values_kept_and_green_between_neighbours(algorithm, dtype, bp):
+    """Every inner pixel keeps its own sensor value in its own channel, and edge-aware green at
+    a red / blue site is the mean of two of its four direct neighbours (horizontal or
+    vertical pair, rounded up)."""
+    h, w = 16, 18
+    hi = 256 if dtype == np.uint8 else 65536
+    img = RNG.integers(0, hi, (h, w)).astype(dtype)
+    out = debayer(img, algorithm=algorithm, blue_position=bp).astype(np.int64)
+    p = img.astype(np.int64)
+    m = 3 if algorithm == "vng_ocv" else 1      # VNG copies a wider border
+    for y in range(m, h - m):
+        for x in range(m, w - m):
+            here = _colour_at(y, x, bp)
+            assert out[y, x, "RGB".index(here)] == p[y, x], (y, x)
+            if algorithm == "edgeaware_ocv" and here != "G":
+                pairs = {(p[y, x - 1] + p[y, x + 1] + 1) >> 1,
+                         (p[y - 1, x] + p[y + 1, x] + 1) >> 1}
+                assert out[y, x, 1] in pairs, (y, x)
 
 
 def test_errors():
@@ -99,8 +126,9 @@ def test_errors():
         debayer(img, algorithm="default_npp")
     with pytest.raises(ValueError, match="VNG"):
         debayer(img.astype(np.uint16), algorithm="vng_ocv")
-    with pytest.raises(NotImplementedError, match="edgeaware_ocv"):
-        debayer(img, algorithm="edgeaware_ocv")
+    with pytest.raises(ValueError, match="VNG"):       # checked before the shape
+        debayer(np.zeros((5, 4), np.uint16), algorithm="vng_ocv")
+    assert debayer(img, algorithm="edgeaware_ocv").shape == (4, 4, 3)   # implemented now
 
 
 def test_front_end_per_sample_patterns_and_sequences():
@@ -139,3 +167,38 @@ def test_matches_dali(algorithm, dtype):
     got = ndd.debayer(ndd.as_batch(imgs, layout="HW"), blue_position=ndd.as_batch(bps), **kw)
     for i in range(len(imgs)):
         np.testing.assert_array_equal(np.asarray(got.select(i)), np.asarray(want.select(i)))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("algorithm,dtype", [("edgeaware_ocv", np.uint8),
+                                             ("edgeaware_ocv", np.uint16),
+                                             ("vng_ocv", np.uint8)])
+def test_edgeaware_and_vng_match_dali(algorithm, dtype):
+    dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    rng = np.random.default_rng(23)
+    hi = 256 if dtype == np.uint8 else 65536
+    shapes = [(20, 26), (2, 2), (6, 2), (2, 10), (4, 6), (8, 8), (34, 18), (10, 14)]
+    imgs, bps = [], []
+    for s in shapes:
+        for bp in PATTERNS:
+            imgs.append(rng.integers(0, hi, s).astype(dtype))
+            bps.append(np.array(bp, np.int32))
+    want = dali.debayer(dali.as_batch(imgs, layout="HW"), blue_position=dali.as_batch(bps),
+                        algorithm=algorithm).evaluate()
+    got = ndd.debayer(ndd.as_batch(imgs, layout="HW"), blue_position=ndd.as_batch(bps),
+                      algorithm=algorithm)
+    for i in range(len(imgs)):
+        np.testing.assert_array_equal(np.asarray(got.select(i)), np.asarray(want.select(i)),
+                                      err_msg=f"{imgs[i].shape} {bps[i]}")
+
+
+@pytest.mark.oracle
+def test_vng_on_uint16_raises_as_dali():
+    dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
+    imgs = [np.zeros((8, 8), np.uint16)]
+    with pytest.raises(RuntimeError, match="VNG debayering only supported with UINT8"):
+        dali.debayer(dali.as_batch(imgs, layout="HW"), blue_position=[0, 0],
+                     algorithm="vng_ocv").evaluate()
+    with pytest.raises(Exception, match="VNG debayering only supported with UINT8"):
+        ndd.debayer(ndd.as_batch(imgs, layout="HW"), blue_position=[0, 0],
+                    algorithm="vng_ocv").evaluate()
