@@ -21,13 +21,16 @@ import json
 import os
 import pathlib
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
 
 __all__ = ["SOURCE_DIR", "OPTIONS", "ARCHS", "FAMILIES", "source_of", "include_options",
            "find_nvrtc", "nvrtc_compile", "NvrtcError", "raw_module", "source_hash", "headers_text",
-           "offline_compile", "compile_all", "spills"]
+           "offline_compile", "compile_all", "spills", "find_nvcc", "nvcc_resource_usage",
+           "HOT_FAMILIES"]
 
 #: the folder of the ``.cu`` sources and ``ndd_common.cuh``
 SOURCE_DIR = pathlib.Path(__file__).resolve().parent
@@ -42,6 +45,10 @@ ARCHS = ("sm_80", "sm_90")
 FAMILIES = {"copy": "copy.cu", "cast": "cast.cu", "cmn": "cmn.cu", "resize": "resize.cu",
             "resize_cmn": "resize_cmn.cu", "color": "color.cu", "color_cmn": "color_cmn.cu",
             "color_chain": "color_chain.cu"}
+
+#: the families of the standard pipelines' per-batch kernels (resize pass 1, the fused resize ->
+#: cmn and colour -> cmn passes, cmn): checked with ``nvcc --resource-usage`` too
+HOT_FAMILIES = ("resize", "resize_cmn", "cmn", "color_chain")
 
 _lock = threading.Lock()
 _modules: dict = {}
@@ -214,6 +221,70 @@ def offline_compile(name: str, source: str, arch: str) -> dict:
     out = {"log": log, "ptx_bytes": len(res["ptx"]), "cubin_bytes": len(res["cubin"] or b""),
            "registers": {k: int(v) for k, v in _REGS.findall(log)},
            "spills": {f[0]: (int(f[1]), int(f[2]), int(f[3])) for f in _FUNC.findall(log)}}
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(out))
+    os.replace(tmp, path)
+    return out
+
+
+def find_nvcc() -> str | None:
+    """The ``nvcc`` on the PATH (or under ``$CUDA_HOME/bin``), or None."""
+    cand = shutil.which("nvcc")
+    if cand is None and os.environ.get("CUDA_HOME"):
+        path = pathlib.Path(os.environ["CUDA_HOME"]) / "bin" / "nvcc"
+        cand = str(path) if path.exists() else None
+    return cand
+
+
+_NVCC_FUNC = re.compile(r"Function properties for (\w+)\s*\n\s*(\d+) bytes stack frame, "
+                        r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_NVCC_ARCH = re.compile(r"Compiling entry function '(\w+)' for '(sm_\d+)'")
+
+
+def nvcc_resource_usage(name: str, source: str, archs=ARCHS) -> dict:
+    """``nvcc --resource-usage`` of ``source`` for every architecture of ``archs`` (one fatbin,
+    :data:`OPTIONS`), cached on disk by the source, headers, options and the nvcc version.
+
+    Returns
+    -------
+    dict
+        ``{"log": str, "spills": {"<arch>:<kernel>": (stack, spill stores, spill loads)}}``.
+
+    Raises
+    ------
+    RuntimeError
+        No nvcc, or the compile failed (its log).
+    """
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise RuntimeError("nvcc not found (PATH, CUDA_HOME)")
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    parts = [source, headers_text(), *archs, *OPTIONS, version]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    cache = pathlib.Path(tempfile.gettempdir()) / "ndd-gpu-nvcc"
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"{name}-{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        src = pathlib.Path(tmp) / f"{name}.cu"
+        src.write_text(source)
+        gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in archs]
+        res = subprocess.run([nvcc, *OPTIONS, *include_options(), "-fatbin", *gencode,
+                              "--resource-usage", "-o", str(pathlib.Path(tmp) / "k.fatbin"),
+                              str(src)], capture_output=True, text=True)
+    log = res.stdout + res.stderr
+    if res.returncode != 0:
+        raise RuntimeError(f"nvcc failed on {name}.cu:\n{log[-4000:]}")
+    out = {"log": log, "spills": {}}
+    arch, lines = None, log.splitlines()
+    for k, line in enumerate(lines):      # each entry's compile line, then its properties
+        m = _NVCC_ARCH.search(line)
+        if m:
+            arch = m.group(2)
+        m = _NVCC_FUNC.search("\n".join(lines[k:k + 2]))
+        if m and "Function properties" in line:
+            out["spills"][f"{arch}:{m.group(1)}"] = tuple(int(v) for v in m.groups()[1:])
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(out))
     os.replace(tmp, path)

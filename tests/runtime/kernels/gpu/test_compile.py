@@ -51,3 +51,13 @@ def test_a_broken_source_reports_the_log():
                                                  ("resize", "RsDesc", resize.DESC_WORDS)])
 def test_descriptor_layouts_match(family, struct, words):
     assert host_module(family, cc.source_of(family)).sizeof(struct) == 8 * words
+
+
+@pytest.mark.skipif(cc.find_nvcc() is None, reason="no nvcc")
+@pytest.mark.parametrize("name", cc.HOT_FAMILIES)
+def test_hot_kernels_have_no_spills_under_nvcc_resource_usage(name):
+    res = cc.nvcc_resource_usage(name, cc.source_of(name))
+    assert res["spills"], res["log"][-2000:]
+    assert {k.partition(":")[0] for k in res["spills"]} == set(cc.ARCHS)
+    bad = {k: v for k, v in res["spills"].items() if v[1] or v[2]}
+    assert not bad, f"register spills in {name}: {bad}"
