@@ -341,8 +341,8 @@ def nonsilent_region(x, cutoff_db=-60.0, reference_power=0.0, window_length=2048
     if x.dtype.kind != "f" or reset == -1:
         reset = n
     power = scratch("window_power", (n - wl + 1,), F32)      # per thread, read only here
-    moving_mean_square()(np.ascontiguousarray(x, dtype=F32), wl, reset, power)
-    ref = F32(reference_power) if reference_power else power.max()
+    top = moving_mean_square()(np.ascontiguousarray(x, dtype=F32), wl, reset, power)
+    ref = F32(reference_power) if reference_power else F32(top)     # power.max()
     threshold = F32(ref * F32(10.0 ** (float(cutoff_db) / 10.0)))
     begin, last = first_last_at_least()(power, threshold)
     if begin < 0:

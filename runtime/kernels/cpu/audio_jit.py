@@ -39,7 +39,8 @@ def moving_mean_square(njit):
     """``kernel(x, window, reset, out)``: ``out[j]`` = mean of ``x[j:j + window]`` squared, for
     ``j`` in ``0 .. len(x) - window``, as a running float32 sum (add the new square, subtract
     the old one) recomputed from scratch every ``reset`` windows (DALI's
-    ``MovingMeanSquare``); ``x`` is float32 (integers converted by the caller)."""
+    ``MovingMeanSquare``); ``x`` is float32 (integers converted by the caller).  Returns the
+    largest ``out`` value as ``numpy.max`` gives it (NaN when there is a NaN)."""
     @njit
     def kernel(x, window, reset, out):
         n_out = out.shape[0]
@@ -60,6 +61,14 @@ def moving_mean_square(njit):
                 s = s + (new * new - old * old)
                 out[j] = s * factor
                 j += 1
+        top = out[0]
+        for j in range(1, n_out):
+            v = out[j]
+            if v > top or v != v:
+                top = v
+                if v != v:
+                    break
+        return top
     return kernel
 
 
