@@ -26,7 +26,7 @@ from runtime.workers.pool import WorkerCrashed, WorkerDied, get_workers
 from .cast import to_numpy_dtype
 from .fused_color import fused_color
 from .fused_window import fused_window
-from .fused_stages import chunks, run_chunk
+from .fused_stages import batch_plan, chunks, run_chunk
 from .fused_workers import hint_key, remember_shape, run_on_workers
 
 __all__ = ["fused_image", "set_recorder"]
@@ -91,8 +91,10 @@ def fused_image(ctx, inputs, args):
         out = batch[0]
         return out[i] if out.shape[1:] == shape else None
 
+    plan = batch_plan(args)     # shared by the threads' chunks
+
     def task(j):
-        return run_chunk(ctx, inputs, args, parts[j], target_for)
+        return run_chunk(ctx, inputs, args, parts[j], target_for, plan)
     res = [x for part in ctx.pool.map(task, len(parts)) for x in part]
     remember_shape(hint_key(ctx, args), res, args)
     return [res]

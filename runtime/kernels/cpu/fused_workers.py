@@ -13,7 +13,7 @@ from runtime.buffers import attach_shared, input_pool, shared_fd, shared_pool
 from runtime.kernels.registry import KernelContext
 from runtime.storage import SampleList
 
-from .fused_stages import run_chunk
+from .fused_stages import batch_plan, run_chunk
 
 __all__ = ["WORKER_ENTRY", "remote_claims", "claim", "pack_inputs", "run_on_workers",
            "hint_key", "remember_shape", "Stacked", "compact_args", "cost_order"]
@@ -55,6 +55,7 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
             return out[i]
         return None
     results = {}
+    plan = batch_plan(args)         # shared by the groups this worker claims
     try:
         while True:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -64,7 +65,7 @@ def remote_claims(ctx_fields, in_spec, offsets, source_info, args, order, out_sp
                 fcntl.flock(lock, fcntl.LOCK_UN)
             if not group:
                 return results
-            for i, r in zip(group, run_chunk(ctx, [data], args, group, target_for)):
+            for i, r in zip(group, run_chunk(ctx, [data], args, group, target_for, plan)):
                 if i not in written:
                     results[i] = r
     except BaseException:
