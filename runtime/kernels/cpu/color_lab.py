@@ -1,7 +1,10 @@
-"""8-bit CIE Lab <-> RGB for ``clahe``'s ``luma_only`` (:mod:`.color_hist`), in integers as
-DALI 2.4's CPU operator computes them (OpenCV's 8-bit ``COLOR_RGB2Lab`` / ``COLOR_Lab2RGB``,
-bit-exact fixed-point algorithms; measured equal on every one of the 2^24 inputs of each
-direction).
+"""8-bit CIE Lab <-> RGB for ``clahe``'s ``luma_only`` (:mod:`.color_hist`), as DALI 2.4's CPU
+operator computes them: OpenCV's 8-bit ``COLOR_RGB2Lab`` / ``COLOR_Lab2RGB``, fixed-point
+integer algorithms. :func:`rgb_to_lab` / :func:`lab_to_rgb` call OpenCV (:mod:`.ocv`; its
+8-bit Lab code is integer arithmetic compiled for the wheel's baseline, not dispatched per
+CPU; it releases the GIL). :func:`rgb_to_lab_integer` / :func:`lab_to_rgb_integer` are ndd's
+own statement of the same integer steps (compiled loops), equal to OpenCV on every one of the
+2^24 inputs of each direction; they are the tests' independent reference. The steps:
 
 Forward, per pixel: ``R, G, B = gamma[r], gamma[g], gamma[b]`` (:func:`tables`' ``gamma``:
 ``round(2040 * linear(v / 255))``), ``X = cbrt[d(C0 R + C1 G + C2 B, 12)]`` and likewise ``Y``,
@@ -27,8 +30,9 @@ import numpy as np
 
 from . import libm
 from .jit import compiled
+from .ocv import opencv
 
-__all__ = ["rgb_to_lab", "lab_to_rgb", "tables"]
+__all__ = ["rgb_to_lab", "lab_to_rgb", "rgb_to_lab_integer", "lab_to_rgb_integer", "tables"]
 
 _F = np.float32
 _D65 = np.array([0.950456, 1.0, 1.088754])
@@ -185,9 +189,43 @@ def _build_lab(njit):
 _lab_kernels = compiled(_build_lab)
 
 
+def _as_image(a: np.ndarray) -> np.ndarray:
+    """``(..., 3)`` uint8 as a C-contiguous ``(N, M, 3)`` view for OpenCV."""
+    a = np.ascontiguousarray(a, np.uint8)
+    return a.reshape(-1, a.shape[-2] if a.ndim >= 2 else 1, 3)
+
+
+def _convert(src: np.ndarray, out: np.ndarray | None, code_name: str) -> np.ndarray:
+    src = np.ascontiguousarray(src, np.uint8)
+    if src.shape[-1] != 3:
+        raise ValueError(f"8-bit Lab conversions take 3 channels last, got shape {src.shape}")
+    if out is None:
+        out = np.empty(src.shape, np.uint8)
+    if not src.size:
+        return out
+    cv = opencv()
+    if out.flags.c_contiguous and out.dtype == np.uint8 and out.shape == src.shape:
+        cv.cvtColor(_as_image(src), getattr(cv, code_name), dst=_as_image(out))
+    else:
+        out[...] = cv.cvtColor(_as_image(src), getattr(cv, code_name)).reshape(src.shape)
+    return out
+
+
 def rgb_to_lab(rgb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """uint8 RGB ``(..., 3)`` -> 8-bit CIE Lab (see the module docstring), into ``out`` when
+    """uint8 RGB ``(..., 3)`` -> 8-bit CIE Lab by OpenCV's ``COLOR_RGB2Lab``, into ``out`` when
     given (uint8, same shape, C-contiguous). Returns the Lab array."""
+    return _convert(rgb, out, "COLOR_RGB2Lab")
+
+
+def lab_to_rgb(lab: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """8-bit CIE Lab ``(..., 3)`` -> uint8 RGB by OpenCV's ``COLOR_Lab2RGB``, into ``out`` when
+    given (uint8, same shape, C-contiguous). Returns the RGB array."""
+    return _convert(lab, out, "COLOR_Lab2RGB")
+
+
+def rgb_to_lab_integer(rgb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """uint8 RGB ``(..., 3)`` -> 8-bit CIE Lab by ndd's own integer loop (see the module
+    docstring), into ``out`` when given. Returns the Lab array."""
     rgb = np.ascontiguousarray(rgb)
     out = np.empty(rgb.shape, np.uint8) if out is None else out
     t = tables()
@@ -195,9 +233,9 @@ def rgb_to_lab(rgb: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def lab_to_rgb(lab: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """8-bit CIE Lab ``(..., 3)`` -> uint8 RGB (see the module docstring), into ``out`` when
-    given. Returns the RGB array."""
+def lab_to_rgb_integer(lab: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """8-bit CIE Lab ``(..., 3)`` -> uint8 RGB by ndd's own integer loop (see the module
+    docstring), into ``out`` when given. Returns the RGB array."""
     lab = np.ascontiguousarray(lab)
     out = np.empty(lab.shape, np.uint8) if out is None else out
     t = tables()
