@@ -172,3 +172,28 @@ def test_a_corrupt_file_in_the_fused_decode_raises_the_cpu_error(gpu, files):
         _run(fn, bad, "gpu")
     assert type(gpu_err.value) is type(cpu_err.value)
     assert "sample 1" in str(gpu_err.value) or "[1]" in str(gpu_err.value)
+
+
+def test_a_fused_decode_stays_outside_the_cuda_graph_of_what_follows(gpu, files):
+    """decode -> rrc -> cmn (one decoding node, on the decode stream, never captured), then an
+    element-wise step captured and replayed on the lane: the capture waits on the decode's
+    event before it starts (nothing allocated or waited on inside it: the fake checks)."""
+    from runtime.gpu import capture
+    enc = ndd.batch(files)
+    capture.set_enabled(True)
+    try:
+        for i in range(5):
+            mirror = ndd.batch([np.int32((i + k) % 2) for k in range(4)])
+
+            def fn(b, device):
+                img = ndd.decoders.image(b, device=device)
+                img = ndd.random_resized_crop(img, size=(16, 20), rng=ndd.random.RNG(i))
+                return ndd.crop_mirror_normalize(img, mirror=mirror, mean=MEAN,
+                                                 std=STD) * 2.0 + 1.0
+            got, plan = _run(fn, enc, "gpu")
+            assert [s.node.op for s in plan.steps][0] == "fused.image"
+            _same(got, _host(fn(enc, "gpu")))                # eager, unfused, no graphs
+        stats = capture.cache().stats
+    finally:
+        capture.set_enabled(False)
+    assert stats["capture"] >= 1 and stats["replay"] >= 2, stats
