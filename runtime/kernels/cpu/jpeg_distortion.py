@@ -1,57 +1,60 @@
 """``jpeg_compression_distortion`` on the CPU: a JPEG encode + decode round trip of RGB images.
 
-Encoded by Pillow (libjpeg-turbo; baseline, 4:2:0 chroma subsampling, the standard
-quantisation tables scaled by ``quality``) and decoded by nvImageCodec's CPU decoder
-(libjpeg-turbo, the same integer DCT and fancy upsampling as Pillow's decoder: identical
-pixels, measured on 240 sizes x qualities) or, where nvImageCodec is missing, by Pillow. This
-gives DALI 2.4's CPU results bit for bit (measured on qualities 1..100 and odd sizes).
-``quality`` is clamped to 1..100 as DALI does.
+Encoded and decoded by OpenCV's ``imencode`` / ``imdecode`` (:mod:`.ocv`; libjpeg-turbo inside:
+baseline, 4:2:0 chroma subsampling, the standard quantisation tables scaled by ``quality``,
+the integer DCTs and fancy upsampling), the libjpeg round trip of DALI 2.4's CPU operator: its
+results bit for bit (measured on qualities 1..100 and odd sizes; also the pixels of Pillow's
+encoder and decoder, libjpeg-turbo both). ``quality`` is clamped to 1..100 as DALI does.
+libjpeg-turbo's SIMD routines are integer and give the bits of its C code on every CPU.
 
-Speed: Pillow's encoder holds the GIL (about 1.5 ms a 640x480 image), its decoder releases it
-but copies the pixels twice on the way to numpy; nvImageCodec's decoder releases the GIL and
-hands its buffer over, so on the pool one thread decodes while the other encodes.
-Registers ``jpeg_compression_distortion``.
+Speed: both calls release the GIL (Pillow's encoder, used before, held it), so the pool's
+threads encode and decode in parallel; the RGB <-> BGR swaps are OpenCV's ``cvtColor``
+(a strided numpy copy costs more than the encode). Registers ``jpeg_compression_distortion``.
 """
 from __future__ import annotations
 
-import io
-
 import numpy as np
-from PIL import Image
 
-from runtime.codecs import nvimgcodec_backend as nvb
 from runtime.kernels.registry import per_sample, register
+
+from .ocv import opencv
 
 __all__ = ["jpeg_round_trip", "jpeg_encode", "jpeg_decode"]
 
-_NV = []
-
-
-def _nv_available() -> bool:
-    if not _NV:
-        _NV.append(nvb.available())
-    return _NV[0]
-
 
 def jpeg_encode(img: np.ndarray, quality: int) -> bytes:
-    """The baseline JPEG (4:2:0, ``quality`` 1..100) of a C-contiguous uint8 ``(H, W, 3)``
-    RGB image, by Pillow."""
-    buf = io.BytesIO()
-    Image.fromarray(img, "RGB").save(buf, format="JPEG", quality=int(quality))
-    return buf.getvalue()
+    """The baseline JPEG (4:2:0, ``quality`` 1..100) of a uint8 ``(H, W, 3)`` RGB image, by
+    OpenCV (libjpeg-turbo).
+
+    Raises
+    ------
+    RuntimeError
+        OpenCV failed to encode.
+    """
+    cv = opencv()
+    bgr = cv.cvtColor(np.ascontiguousarray(img), cv.COLOR_RGB2BGR)
+    ok, buf = cv.imencode(".jpg", bgr, [cv.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise RuntimeError(f"jpeg_compression_distortion: encoding a {img.shape} image failed")
+    return buf.tobytes()
 
 
-def jpeg_decode(data: bytes) -> np.ndarray:
-    """uint8 ``(H, W, 3)`` RGB pixels of a JPEG made by :func:`jpeg_encode` (nvImageCodec's
-    CPU decoder where it is usable, else Pillow; the same pixels)."""
-    if _nv_available():
-        stream = nvb.parse(np.frombuffer(data, np.uint8))
-        out = None if stream is None else nvb.decode_stream(stream, "RGB",
-                                                            adjust_orientation=False)
-        if out is not None:
-            return out
-    with Image.open(io.BytesIO(data)) as decoded:
-        return np.asarray(decoded if decoded.mode == "RGB" else decoded.convert("RGB"))
+def jpeg_decode(data) -> np.ndarray:
+    """uint8 ``(H, W, 3)`` RGB pixels of a JPEG made by :func:`jpeg_encode`, by OpenCV
+    (libjpeg-turbo).
+
+    Raises
+    ------
+    RuntimeError
+        ``data`` is not a decodable JPEG.
+    """
+    cv = opencv()
+    arr = np.frombuffer(data, np.uint8)
+    rgb_flag = getattr(cv, "IMREAD_COLOR_RGB", None)      # OpenCV >= 4.11
+    out = cv.imdecode(arr, cv.IMREAD_COLOR if rgb_flag is None else rgb_flag)
+    if out is None:
+        raise RuntimeError("jpeg_compression_distortion: decoding the JPEG failed")
+    return cv.cvtColor(out, cv.COLOR_BGR2RGB) if rgb_flag is None else out
 
 
 def jpeg_round_trip(img, quality: int = 50) -> np.ndarray:

@@ -84,3 +84,19 @@ def test_decoder_gives_pillows_pixels(h, w, q):
     got = jpeg_decode(data)
     assert got.shape == (h, w, 3) and got.dtype == np.uint8
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("h,w", [(1, 1), (7, 5), (17, 33), (16, 9), (40, 31)])
+def test_round_trip_gives_pillows_round_trip(h, w):
+    """OpenCV's encode + decode (what ndd runs) against Pillow's (libjpeg-turbo through another
+    binding: 4:2:0, the scaled standard tables), qualities across the range, odd sizes."""
+    import io
+
+    from PIL import Image
+    img = _smooth(h, w)
+    for q in (1, 2, 13, 50, 77, 94, 100):
+        buf = io.BytesIO()
+        Image.fromarray(img, "RGB").save(buf, format="JPEG", quality=q)
+        with Image.open(io.BytesIO(buf.getvalue())) as im:
+            want = np.asarray(im.convert("RGB"))
+        np.testing.assert_array_equal(jpeg_round_trip(img, q), want, err_msg=f"q={q}")
