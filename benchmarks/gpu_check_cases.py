@@ -274,7 +274,9 @@ def decode_cases(ops, seed, log, images: int = 64, exact: bool = False, limit: i
                      "max_abs": max((w[1] for w in worst), default=0)}
         log(f"   decode {name}: {out[name]}")
     for op, kw in (("image_crop", {"crop": (64, 48), "crop_pos_x": 0.3}),
-                   ("image_random_crop", {})):
+                   ("image_random_crop", {}),
+                   ("image_slice", {"rel_start": [0.1, 0.2], "rel_end": [0.7, 0.9],
+                                    "axis_names": "HW"})):
         if f"decoders.{op}" not in ops:
             continue
         fn = getattr(ndd.decoders, op)

@@ -3,12 +3,13 @@
 decoded HWC images on the GPU out.
 
 Two paths, one result layout (per-sample device arrays of the stream-ordered pool, on the
-lane's stream):
+decode stream, ``runtime.gpu.state.GpuState.decode_stream``):
 
 * **nvImageCodec's GPU decoder** (a real device, cupy's device interface, nvImageCodec built
-  with CUDA; ``decoders.image``, and the regions of ``image_crop`` / ``image_random_crop``, the
-  CPU kernel's windows): the batch's upright 8-bit JPEGs go to one batched nvImageCodec decode
-  on the lane's stream (the hardware JPEG decoder for ``hw_decoder_load`` of them, default 0.9
+  with CUDA; ``decoders.image``, and the regions of ``image_crop`` / ``image_random_crop`` /
+  ``image_slice``, the CPU kernel's windows; the boxes of a decoding ``fused.image``,
+  :func:`decode_regions`): the batch's upright 8-bit JPEGs go to one batched nvImageCodec
+  decode on the node's stream (the hardware JPEG decoder for ``hw_decoder_load`` of them, default 0.9
   as in DALI, the CUDA decoder for the rest; ``hw_decoder_load=0``: CUDA only), with the CPU
   path's parameters (RGB / BGR / GRAY); each image is copied into the pool (device to device)
   and nvImageCodec's buffers are released once that copy has passed. Every other sample --
@@ -17,7 +18,7 @@ lane's stream):
   CPU kernel's decode on the pool threads, with its errors, and they go up with one H2D copy
   (DALI's CPU fallback per sample).
 * **Everywhere else** (the fake GPU of the tests and of ``gpu_check --dry-run``, nvImageCodec
-  without CUDA; ``image_slice``): the CPU kernel decodes the batch (same parameters, same
+  without CUDA): the CPU kernel decodes the batch (same parameters, same
   per-sample errors naming the file) and one packed H2D copy moves it
   (:func:`runtime.gpu.moves.transfer`), so the graph, placement, streams and results are those
   of the GPU decode but for its codec tolerance.
@@ -31,16 +32,19 @@ import collections
 import os
 import threading
 
+import numpy as np
+
 from runtime.codecs import nvimgcodec_backend as nvb
 from runtime.codecs.image import decode, parse_image
 from runtime.gpu import moves
 from runtime.kernels.cpu.decode import crop_roi, random_roi    # (also registers the CPU kernels)
+from runtime.kernels.params.slices import slice_roi
 from runtime.kernels.registry import lookup, register, sample_args
 from runtime.storage import sample_name
 
 __all__ = ["gpu_decoder_available", "gpu_decoder_problem", "decode_image_gpu", "decode_regions",
            "HW_DECODER_LOAD",
-           "GPU_OUTPUT_TYPES", "last_backend"]
+           "GPU_OUTPUT_TYPES", "last_backend", "slice_window", "image_slice_gpu"]
 
 #: DALI's default share of a batch for the hardware JPEG decoder (``hw_decoder_load``)
 HW_DECODER_LOAD = 0.9
@@ -234,4 +238,28 @@ register("decoders.image", "gpu")(_mixed("decoders.image", True))
 register("decoders.image_crop", "gpu")(_mixed("decoders.image_crop", True, crop_roi))
 register("decoders.image_random_crop", "gpu")(
     _mixed("decoders.image_random_crop", True, random_roi))
-register("decoders.image_slice", "gpu")(_mixed("decoders.image_slice", False))
+def slice_window(inputs):
+    """The region function of ``decoders.image_slice`` over ``inputs`` (encoded files, then its
+    optional ``anchor`` / ``shape`` inputs: one per sample or one for all), as the CPU kernel
+    reads them (:func:`runtime.kernels.params.slices.slice_roi`)."""
+    anchors = inputs[1] if len(inputs) > 1 else None
+    shapes = inputs[2] if len(inputs) > 2 else None
+
+    def window(in_hw, a, i):
+        anc = None if anchors is None else np.asarray(anchors[i if len(anchors) > 1 else 0])
+        shp = None if shapes is None else np.asarray(shapes[i if len(shapes) > 1 else 0])
+        return slice_roi(in_hw, a, None if anc is None else anc.tolist(),
+                         None if shp is None else shp.tolist())
+    return window
+
+
+@register("decoders.image_slice", "gpu")
+def image_slice_gpu(ctx, inputs, args):
+    """``decoders.image_slice`` with ``device='gpu'``: nvImageCodec's region decode of each
+    sample's slice window on a device, else the CPU kernel and one H2D copy (see the module
+    docstring)."""
+    if gpu_decoder_available(ctx):
+        return [ctx.samples(decode_image_gpu(ctx, inputs[0], args, slice_window(inputs)))]
+    decoded = lookup("decoders.image_slice", "cpu")(ctx, inputs, args)[0]
+    _state["backend"] = "cpu+h2d"
+    return moves.transfer(ctx, [decoded], {"device": f"gpu:{ctx.device}"})

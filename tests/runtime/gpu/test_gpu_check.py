@@ -36,9 +36,9 @@ def test_dry_run_runs_the_cpu_side_parts(tmp_path):
     decode = steps["decode"]            # the fake GPU: CPU decode + one H2D copy, exact
     assert decode["status"] == "pass", decode
     assert decode["details"]["backends"] == dict.fromkeys(
-        ("default", "cuda", "image_crop", "image_random_crop"), "cpu+h2d")
+        ("default", "cuda", "image_crop", "image_random_crop", "image_slice"), "cpu+h2d")
     assert decode["details"]["default"]["images"] == 8 == decode["details"]["cuda"]["images"]
-    for name in ("default", "cuda", "image_crop", "image_random_crop"):
+    for name in ("default", "cuda", "image_crop", "image_random_crop", "image_slice"):
         assert decode["details"][name]["max_abs"] == 0, name
     fused = decode["details"]["fused"]      # decode fused with what follows: one GPU node, exact
     assert set(fused) == {"decode->rrc->cmn", "decode->resize->cmn"}

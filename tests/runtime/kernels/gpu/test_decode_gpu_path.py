@@ -221,3 +221,22 @@ def test_a_fused_decode_rrc_cmn_sends_its_regions_to_the_gpu_decoder(stub):
     # the fused run sent the two JPEGs (sub-streams of their boxes) to the GPU decoder in one
     # call, the PNG went to the CPU path
     assert stub.calls[0][0] == 2 and gpu_decode.last_backend() == "nvimgcodec-gpu+cpu"
+
+
+def test_image_slice_decodes_its_windows_on_the_gpu(stub):
+    files = _files()
+    enc = ndd.batch(files)
+    anchor = ndd.batch([np.array([0.25, 0.1], np.float32)] * 4)
+    shape = ndd.batch([np.array([0.5, 0.6], np.float32)] * 4)
+    want = [np.asarray(t) for t in ndd.decoders.image_slice(enc, anchor, shape).tensors]
+    got = _host(ndd.decoders.image_slice(enc, anchor, shape, device="gpu"))
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert stub.calls[-1][0] == 3 and gpu_decode.last_backend() == "nvimgcodec-gpu+cpu"
+    kw = dict(start=[2, 3], end=[8, 9], axis_names="HW")      # absolute window arguments
+    want = [np.asarray(t) for t in ndd.decoders.image_slice(enc, **kw).tensors]
+    got = _host(ndd.decoders.image_slice(enc, device="gpu", **kw))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert got[0].shape[:2] == (6, 6)
