@@ -61,10 +61,24 @@ def float_points(interp: str, dtype, channels: int) -> bool:
         and channels in (1, 3, 4)
 
 
+_LIMITS: dict = {}
+
+
+def _limits(dt: np.dtype) -> tuple[float, float]:
+    """``(min, max)`` of an integer dtype as floats (cached: ``np.iinfo`` costs microseconds
+    per call)."""
+    if dt not in _LIMITS:
+        info = np.iinfo(dt)
+        _LIMITS[dt] = (float(info.min), float(info.max))
+    return _LIMITS[dt]
+
+
 def _fill(fill_value, channels, dtype):
     """Per-channel border value converted to ``dtype`` as OpenCV does (round half to even,
     saturate), as float64."""
-    fv = [] if fill_value is None else list(np.asarray(fill_value, np.float64).reshape(-1))
+    if fill_value is None:
+        return np.zeros(channels, np.float64)       # 0 in every type, converted or not
+    fv = list(np.asarray(fill_value, np.float64).reshape(-1))
     if len(fv) > 1 and len(fv) != channels:
         raise ValueError(f"Number of values provided as a fill_value should match the number "
                          f"of channels.\nNumber of channels: {channels}. Number of values "
@@ -73,8 +87,8 @@ def _fill(fill_value, channels, dtype):
         else np.array(fv, np.float64)
     dt = np.dtype(dtype)
     if dt.kind in "iu":
-        info = np.iinfo(dt)
-        vals = np.clip(np.rint(vals), info.min, info.max)
+        lo, hi = _limits(dt)
+        vals = np.clip(np.rint(vals), lo, hi)
     elif dt == np.float32:
         vals = vals.astype(np.float32).astype(np.float64)
     return vals
@@ -140,9 +154,7 @@ def warp_perspective(img, matrix, *, size=None, inverse_map=True, interp="linear
         ftab, itab = interp_tables("linear" if interp == "nn" else interp)
         fixed = src.dtype == np.uint8
         is_int = src.dtype.kind in "iu"
-        info = np.iinfo(src.dtype) if is_int else None
-        lo = float(info.min) if is_int else 0.0
-        hi = float(info.max) if is_int else 0.0
+        lo, hi = _limits(src.dtype) if is_int else (0.0, 0.0)
         quantized, floating, _ = kernels()
         linear_rows, nearest_rows = row_kernels()
         if interp == "nn":

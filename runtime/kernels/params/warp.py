@@ -174,7 +174,11 @@ def perspective_matrix(values) -> np.ndarray:
     ValueError
         Not 9 numbers.
     """
-    flat = _flat_numbers(values)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+        # the list path's float() conversions, vectorised (float64 first, then float32)
+        flat = values.astype(np.float64).reshape(-1)
+    else:
+        flat = _flat_numbers(values)
     if len(flat) != 9:
         raise ValueError(f"argument 'matrix' must be a 3 x 3 perspective matrix (9 numbers), "
                          f"got {len(flat)} numbers")
@@ -182,48 +186,40 @@ def perspective_matrix(values) -> np.ndarray:
 
 
 def _matmul_f32(a, b):
-    """``a @ b`` of 3 x 3 float32 matrices, every entry summed left to right in float32."""
-    out = np.zeros((3, 3), np.float32)
-    for i in range(3):
-        for j in range(3):
-            s = np.float32(0)
-            for k in range(3):
-                s = np.float32(s + a[i, k] * b[k, j])
-            out[i, j] = s
-    return out
+    """``a @ b`` of 3 x 3 float32 matrices, every entry summed left to right in float32 from
+    0: ``((0 + a[i, 0] b[0, j]) + a[i, 1] b[1, j]) + a[i, 2] b[2, j]``, all nine entries at
+    once (element-wise float32 products and sums: the same bits as entry by entry)."""
+    p = a[:, :, None] * b[None, :, :]           # p[i, k, j] = a[i, k] * b[k, j], float32
+    return ((np.float32(0) + p[:, 0]) + p[:, 1]) + p[:, 2]
+
+
+_SHIFT = np.array([[1, 0, 0.5], [0, 1, 0.5], [0, 0, 1]], np.float32)
+_BACK = np.array([[1, 0, -0.5], [0, 1, -0.5], [0, 0, 1]], np.float32)
 
 
 def corner_to_center(m: np.ndarray) -> np.ndarray:
     """A destination -> source (or source -> destination) map of ``pixel_origin="corner"``
     re-expressed with ``(0, 0)`` at the center of the first pixel: ``T(-0.5) @ (M @ T(0.5))``,
     in float32 like DALI 2.4's CPU operator (entries summed left to right)."""
-    shift = np.array([[1, 0, 0.5], [0, 1, 0.5], [0, 0, 1]], np.float32)
-    back = np.array([[1, 0, -0.5], [0, 1, -0.5], [0, 0, 1]], np.float32)
-    return _matmul_f32(back, _matmul_f32(np.asarray(m, np.float32), shift))
+    return _matmul_f32(_BACK, _matmul_f32(np.asarray(m, np.float32), _SHIFT))
 
 
 def invert_perspective(m) -> np.ndarray:
     """The inverse of a 3 x 3 map in float64 by the adjugate over the determinant (a singular
     matrix gives zeros), as OpenCV's ``invert`` of a 3 x 3 matrix, which DALI 2.4 uses for
-    ``inverse_map=False``."""
-    s = np.asarray(m, np.float64)
-    d = (s[0, 0] * (s[1, 1] * s[2, 2] - s[1, 2] * s[2, 1])
-         - s[0, 1] * (s[1, 0] * s[2, 2] - s[1, 2] * s[2, 0])
-         + s[0, 2] * (s[1, 0] * s[2, 1] - s[1, 1] * s[2, 0]))
-    if d == 0:
+    ``inverse_map=False``. (Python floats: IEEE double operations one at a time, the bits of
+    the same expressions in numpy float64 scalars, without their per-element cost.)"""
+    (a, b, c), (d_, e, f), (g, h, k) = np.asarray(m, np.float64).tolist()
+    det = (a * (e * k - f * h)
+           - b * (d_ * k - f * g)
+           + c * (d_ * h - e * g))
+    if det == 0:
         return np.zeros((3, 3), np.float64)
-    d = 1.0 / d
-    t = np.empty((3, 3), np.float64)
-    t[0, 0] = (s[1, 1] * s[2, 2] - s[1, 2] * s[2, 1]) * d
-    t[0, 1] = (s[0, 2] * s[2, 1] - s[0, 1] * s[2, 2]) * d
-    t[0, 2] = (s[0, 1] * s[1, 2] - s[0, 2] * s[1, 1]) * d
-    t[1, 0] = (s[1, 2] * s[2, 0] - s[1, 0] * s[2, 2]) * d
-    t[1, 1] = (s[0, 0] * s[2, 2] - s[0, 2] * s[2, 0]) * d
-    t[1, 2] = (s[0, 2] * s[1, 0] - s[0, 0] * s[1, 2]) * d
-    t[2, 0] = (s[1, 0] * s[2, 1] - s[1, 1] * s[2, 0]) * d
-    t[2, 1] = (s[0, 1] * s[2, 0] - s[0, 0] * s[2, 1]) * d
-    t[2, 2] = (s[0, 0] * s[1, 1] - s[0, 1] * s[1, 0]) * d
-    return t
+    r = 1.0 / det
+    return np.array([[(e * k - f * h) * r, (c * h - b * k) * r, (b * f - c * e) * r],
+                     [(f * g - d_ * k) * r, (a * k - c * g) * r, (c * d_ - a * f) * r],
+                     [(d_ * h - e * g) * r, (b * g - a * h) * r, (a * e - b * d_) * r]],
+                    np.float64)
 
 
 def perspective_output_size(size, in_hw: tuple[int, int]) -> tuple[int, int]:
