@@ -197,3 +197,18 @@ def test_a_fused_decode_stays_outside_the_cuda_graph_of_what_follows(gpu, files)
     finally:
         capture.set_enabled(False)
     assert stats["capture"] >= 1 and stats["replay"] >= 2, stats
+
+
+def test_an_exif_rotated_file_takes_its_window_on_the_oriented_image(gpu, files):
+    from PIL import Image
+    rng = np.random.default_rng(9)
+    exif = Image.Exif()
+    exif[0x0112] = 6                                 # rotate 90 degrees clockwise
+    buf = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (40, 90, 3), dtype=np.uint8)).save(
+        buf, format="JPEG", quality=90, exif=exif.tobytes())
+    enc = ndd.batch([np.frombuffer(buf.getvalue(), np.uint8), files[0]])
+    fn = _train(ndd.batch([np.int32(1), np.int32(0)]))
+    fused, plan = _run(fn, enc, "gpu")
+    assert _stages(plan) == [["decode", "rrc", "cmn"]]
+    _same(fused, _run(fn, enc, "gpu", fuse=False)[0])
