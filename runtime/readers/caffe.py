@@ -275,13 +275,19 @@ class _LMDBCore(FileReaderCore):
         names = index.paths         # store.name of each record, made once by build_index
 
         common = self.common_form()
+        caffe2 = common == "caffe2"
+
+        def common_batch_of(values):
+            return common_batch(values, caffe2)
 
         def load(indices):
             idx = indices.tolist()
-            raws = store.read([records[i] for i in idx])
-            outs = common_batch(raws, common == "caffe2") if common else None
+            wanted = [records[i] for i in idx]
+            # the usual records: parsed and copied out of views of the database's map
+            outs = store.read_with(wanted, common_batch_of) if common else None
             if outs is not None:        # every record of the batch in the usual form
                 return outs + [idx] if with_indices else outs
+            raws = store.read(wanted)
             outs = [[] for _ in range(n_out)]
             for i, raw in zip(idx, raws):
                 try:

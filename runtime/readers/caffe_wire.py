@@ -91,11 +91,11 @@ def _datum_tail(tail: bytes):
     return False
 
 
-def datum_parts(raw: bytes):
-    """``(start, end, label)`` of a Caffe ``Datum`` that is exactly ``data`` (field 4),
-    ``label`` (field 5) and optionally ``encoded = true`` (field 7), in that order: the image
-    is ``raw[start:end]`` (the record's ``data``), ``label`` its int32 label. None for any
-    other record."""
+def datum_parts(raw):
+    """``(start, end, label)`` of a Caffe ``Datum`` (``raw``: bytes or a memoryview) that is
+    exactly ``data`` (field 4), ``label`` (field 5) and optionally ``encoded = true`` (field
+    7), in that order: the image is ``raw[start:end]`` (the record's ``data``), ``label`` its
+    int32 label. None for any other record."""
     try:
         if raw[0] != 0x22:
             return None
@@ -105,7 +105,7 @@ def datum_parts(raw: bytes):
     end = start + n
     if end >= len(raw):
         return None
-    got = _tail(0, raw[end:], _datum_tail)
+    got = _tail(0, bytes(raw[end:]), _datum_tail)
     return (start, end, got[0]) if got else None
 
 
@@ -146,7 +146,7 @@ def _protos_tail(tail: bytes):
     return False
 
 
-def tensor_protos_parts(raw: bytes):
+def tensor_protos_parts(raw):
     """``(start, end, label, is_float)`` of a Caffe2 ``TensorProtos`` that is exactly two
     tensors: ``data_type = STRING`` then one ``string_data`` (the image, ``raw[start:end]``),
     and ``data_type = INT32`` (FLOAT) then one value in ``int32_data`` (``float_data``),
@@ -164,7 +164,7 @@ def tensor_protos_parts(raw: bytes):
     end = start + n
     if end != p + n0 or end >= len(raw):
         return None
-    got = _tail(1, raw[end:], _protos_tail)
+    got = _tail(1, bytes(raw[end:]), _protos_tail)
     return (start, end) + got if got else None
 
 

@@ -39,10 +39,11 @@ def _acquire(path, who):
         return real, entry[0]
 
 
-def _release(txns, reals):
-    for txn in txns:
-        txn.abort()
-    txns.clear()
+def _release(txns, reals, read_lock):
+    with read_lock:             # not while a read looks at the transactions' buffers
+        for txn in txns:
+            txn.abort()
+        txns.clear()
     with _SHARED_LOCK:
         for real in reals:
             entry = _SHARED.get(real)
@@ -86,20 +87,23 @@ class LMDBStore:
         # the snapshot the keys were listed from
         self._txns = []
         self._read_lock = threading.Lock()
-        self._release = weakref.finalize(self, _release, self._txns, reals)
+        self._release = weakref.finalize(self, _release, self._txns, reals, self._read_lock)
         self.keys = []          # per database: list of bytes keys, sorted
         for p in self.paths:
             real, env = _acquire(p, who)
             reals.append(real)
             self._envs.append(env)
             try:
-                txn = env.begin(buffers=False)
+                # buffers: values are views of the map (no copy), valid while the transaction
+                # is; they never leave read_with, under the read lock
+                txn = env.begin(buffers=True)
             except lmdb.Error as e:
                 self.close()
                 raise ValueError(f"{who}: {p!r} cannot be read as an LMDB database: "
                                  f"{e}") from None
             self._txns.append(txn)
-            self.keys.append(list(txn.cursor().iternext(keys=True, values=False)))
+            self.keys.append([bytes(k) for k in txn.cursor().iternext(keys=True,
+                                                                        values=False)])
         if not any(self.keys):
             self.close()
             raise ValueError(f"{who}: the LMDB database(s) {self.paths} hold no records")
@@ -121,38 +125,53 @@ class LMDBStore:
             A key that is no longer in its database (the database changed since it was
             listed), or an LMDB error, naming the database and the key.
         """
+        return self.read_with(wanted, lambda values: [bytes(v) for v in values])
+
+    def read_with(self, wanted, use):
+        """``use(values)`` of the values of records ``[(database index, key)]``, in that
+        order, as read-only memoryviews of the databases' maps: valid only during the call
+        (``use`` copies what it keeps), which holds the store's read lock.
+
+        Raises
+        ------
+        RuntimeError
+            As :meth:`read`.
+        """
         with self._read_lock:       # a transaction serves one thread at a time
             if not self._txns:
                 raise RuntimeError(f"{self.who}: the LMDB databases {self.paths} were closed")
-            if len(self._txns) == 1:    # one database: one list of look-ups
-                get = self._txns[0].get
-                try:
-                    out = [get(key) for _, key in wanted]
-                except lmdb.Error as e:
-                    raise RuntimeError(f"{self.who}: reading LMDB database "
-                                       f"{self.paths[0]!r} failed: {e}") from None
-                if None not in out:
-                    return out
-                j = out.index(None)
-                raise RuntimeError(f"{self.who}: record {self.name(0, wanted[j][1])} is "
-                                   f"missing from the database")
-            out = [None] * len(wanted)
-            by_db = {}
-            for j, (db, key) in enumerate(wanted):
-                by_db.setdefault(db, []).append((j, key))
-            for db, items in by_db.items():
-                txn = self._txns[db]
-                try:
-                    for j, key in items:
-                        value = txn.get(key)
-                        if value is None:
-                            raise RuntimeError(
-                                f"{self.who}: record {self.name(db, key)} is missing from "
-                                f"the database")
-                        out[j] = value
-                except lmdb.Error as e:
-                    raise RuntimeError(f"{self.who}: reading LMDB database "
-                                       f"{self.paths[db]!r} failed: {e}") from None
+            return use(self._values(wanted))
+
+    def _values(self, wanted):
+        if len(self._txns) == 1:        # one database: one list of look-ups
+            get = self._txns[0].get
+            try:
+                out = [get(key) for _, key in wanted]
+            except lmdb.Error as e:
+                raise RuntimeError(f"{self.who}: reading LMDB database "
+                                   f"{self.paths[0]!r} failed: {e}") from None
+            if None not in out:
+                return out
+            j = out.index(None)
+            raise RuntimeError(f"{self.who}: record {self.name(0, wanted[j][1])} is "
+                               f"missing from the database")
+        out = [None] * len(wanted)
+        by_db = {}
+        for j, (db, key) in enumerate(wanted):
+            by_db.setdefault(db, []).append((j, key))
+        for db, items in by_db.items():
+            txn = self._txns[db]
+            try:
+                for j, key in items:
+                    value = txn.get(key)
+                    if value is None:
+                        raise RuntimeError(
+                            f"{self.who}: record {self.name(db, key)} is missing from "
+                            f"the database")
+                    out[j] = value
+            except lmdb.Error as e:
+                raise RuntimeError(f"{self.who}: reading LMDB database "
+                                   f"{self.paths[db]!r} failed: {e}") from None
         return out
 
     def close(self):

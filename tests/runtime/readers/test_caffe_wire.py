@@ -2,12 +2,14 @@
 what google.protobuf gives, and every other record goes to protobuf."""
 import struct
 
+import lmdb
 import numpy as np
 import pytest
 
 from runtime.readers import caffe_proto as pb
 from runtime.readers.caffe import parse_datum, parse_tensor_protos
 from runtime.readers.caffe_wire import common_batch, datum_parts, tensor_protos_parts
+from runtime.readers.lmdb_store import LMDBStore
 
 
 def _varint(v):
@@ -168,3 +170,30 @@ def test_a_batch_of_common_records_equals_the_record_by_record_parse():
     assert common_batch(datums[:2] + [odd], caffe2=False) is None
     assert common_batch([_protos(IMAGES[1], 1, "int"), _protos(IMAGES[1], 1.0, "float")],
                         caffe2=True) is None
+
+
+def test_views_of_the_map_give_what_bytes_give_and_never_escape(tmp_path):
+    protos = [_protos(img, lab, "int") for img, lab in zip(IMAGES, LABELS)]
+    env = lmdb.open(str(tmp_path / "db"), map_size=1 << 24)
+    with env.begin(write=True) as txn:
+        for k, raw in enumerate(protos):
+            txn.put(b"%03d" % k, raw)
+    env.close()
+    store = LMDBStore([str(tmp_path / "db")], "readers.Caffe2")
+    wanted = store.records()
+    assert all(type(k) is bytes for _, k in wanted)
+    assert store.read(wanted) == protos                 # bytes, copied
+    seen = []
+
+    def use(values):
+        seen.extend(type(v) for v in values)
+        return common_batch(values, caffe2=True)
+    images, labels = store.read_with(wanted, use)
+    assert set(seen) == {memoryview}
+    want_images, want_labels = common_batch(protos, caffe2=True)
+    assert [i.tobytes() for i in images] == [i.tobytes() for i in want_images]
+    assert all(i.flags.writeable and i.flags.owndata for i in images)   # copies, not views
+    assert [x.tolist() for x in labels] == [x.tolist() for x in want_labels]
+    store.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        store.read_with(wanted, use)
