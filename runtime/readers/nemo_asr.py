@@ -155,7 +155,8 @@ class NemoAsrReaderCore(FileReaderCore):
             except OSError as e:
                 raise RuntimeError(f"NemoAsr reader: cannot read {path!r} (entry {i}): "
                                    f"{e.strerror or e}") from e
-            return decode_sample(np.frombuffer(data, np.uint8), sample=repr(path), **args)
+            # the bytes as read (the codec takes bytes-like data: no copy into an array)
+            return decode_sample(data, sample=repr(path), **args)
 
         def load(indices):
             order = indices.tolist()
