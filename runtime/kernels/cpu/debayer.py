@@ -1,8 +1,8 @@
 """``debayer`` on the CPU: demosaicing of single-channel Bayer images (uint8 / uint16).
 
 DALI 2.4's CPU operator is OpenCV's ``demosaicing``; ndd calls the same routine
-(:mod:`.ocv`), one image at a time (ndd's pool runs the samples in parallel; OpenCV releases
-the GIL), and gets DALI's results bit for bit for every algorithm (measured):
+(:mod:`.ocv`), one image at a time, written in place into one recycled batch buffer (ndd's
+pool runs the samples in parallel; OpenCV releases the GIL), and gets DALI's results bit for bit for every algorithm (measured):
 
 * the Bayer tile: ``blue_position = (by, bx)`` puts blue at the pixels whose row is ``1 + by``
   and column ``1 + bx`` modulo 2 (OpenCV's naming starts at the second row and column):
@@ -21,9 +21,12 @@ not dispatched per CPU: the same bits on every x86-64 CPU. Registers ``debayer``
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from runtime.kernels.registry import per_sample, register
+from runtime.buffers import batch_array
+from runtime.kernels.registry import register, sample_args
 
 from .ocv import opencv
 
@@ -46,9 +49,26 @@ def bayer_code(algorithm: str, blue_position) -> int:
                    + _SUFFIX[algorithm])
 
 
-def _checked(img, algorithm, blue_position):
-    """``img`` as a 2-D array and ``(by, bx)``, after DALI's argument checks."""
-    img = np.asarray(img)
+def _checked_args(algorithm, blue_position, dtype):
+    """``(by, bx)`` of ``blue_position``, after DALI's checks of the arguments (``dtype``: the
+    input's)."""
+    if dtype not in (np.uint8, np.uint16):
+        raise ValueError(f"debayer supports uint8 and uint16 input, got {dtype}")
+    if algorithm == "default_npp":
+        raise ValueError("default_npp algorithm is not supported on CPU.")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"Unsupported debayer algorithm was specified: `{algorithm}`.")
+    if algorithm == "vng_ocv" and dtype != np.uint8:
+        raise ValueError("VNG debayering only supported with UINT8.")
+    by, bx = (int(v) for v in np.asarray(blue_position).reshape(-1)[:2])
+    if not (0 <= by <= 1 and 0 <= bx <= 1):
+        raise ValueError(f"The `blue_position` position must lie within 2x2 tile, got: "
+                         f"{by} x {bx}.")
+    return by, bx
+
+
+def _checked_image(img):
+    """``img`` as a 2-D array, after DALI's checks of its shape."""
     if img.ndim == 3:
         if img.shape[2] != 1:
             raise ValueError(f"debayer expects single-channel images (HW or HWC with 1 "
@@ -56,26 +76,25 @@ def _checked(img, algorithm, blue_position):
         img = img[:, :, 0]
     if img.ndim != 2:
         raise ValueError(f"debayer expects HW images, got {img.ndim} dimensions")
-    if img.dtype not in (np.uint8, np.uint16):
-        raise ValueError(f"debayer supports uint8 and uint16 input, got {img.dtype}")
-    if algorithm == "default_npp":
-        raise ValueError("default_npp algorithm is not supported on CPU.")
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"Unsupported debayer algorithm was specified: `{algorithm}`.")
-    if algorithm == "vng_ocv" and img.dtype != np.uint8:
-        raise ValueError("VNG debayering only supported with UINT8.")
-    by, bx = (int(v) for v in np.asarray(blue_position).reshape(-1)[:2])
-    if not (0 <= by <= 1 and 0 <= bx <= 1):
-        raise ValueError(f"The `blue_position` position must lie within 2x2 tile, got: "
-                         f"{by} x {bx}.")
     h, w = img.shape
     if h % 2 or w % 2:
         raise ValueError(f"The height and width of the image to debayer must be even. "
                          f"However, the sample has shape {h} x {w}.")
-    return img, (by, bx)
+    return img
 
 
-def debayer(img, *, algorithm="bilinear_ocv", blue_position=(0, 0)) -> np.ndarray:
+def _demosaic_into(img, code, out):
+    """OpenCV's demosaicing of 2-D ``img`` (checked) with conversion ``code`` into ``out``."""
+    h, w = img.shape
+    if h == 0 or w == 0:
+        return out
+    got = opencv().demosaicing(np.ascontiguousarray(img), code, dst=out)
+    if got is not out:          # OpenCV allocated anew (it does not for a matching ``out``)
+        out[...] = got.reshape(out.shape)
+    return out
+
+
+def debayer(img, *, algorithm="bilinear_ocv", blue_position=(0, 0), out=None) -> np.ndarray:
     """Demosaic one ``(H, W)`` (or ``(H, W, 1)``) Bayer image (see the module docstring).
 
     Parameters
@@ -86,11 +105,15 @@ def debayer(img, *, algorithm="bilinear_ocv", blue_position=(0, 0)) -> np.ndarra
         One of :data:`ALGORITHMS`.
     blue_position : sequence of 2 ints
         ``(y, x)`` of blue in the 2 x 2 tile starting at the second row and column.
+    out : numpy.ndarray, optional
+        A C-contiguous ``(H, W, 3)`` (``(H, W, 1)`` for ``gray_ocv``) array of the input's
+        dtype to write the result into (OpenCV writes it in place).
 
     Returns
     -------
     numpy.ndarray
-        ``(H, W, 3)`` RGB (``(H, W, 1)`` for ``gray_ocv``), the input's dtype.
+        ``(H, W, 3)`` RGB (``(H, W, 1)`` for ``gray_ocv``), the input's dtype (``out`` when
+        given).
 
     Raises
     ------
@@ -99,24 +122,60 @@ def debayer(img, *, algorithm="bilinear_ocv", blue_position=(0, 0)) -> np.ndarra
         ``default_npp`` (GPU-only), ``vng_ocv`` on uint16, a blue position outside the 2 x 2
         tile (DALI's messages).
     """
-    img, bp = _checked(img, algorithm, blue_position)
+    img = np.asarray(img)
+    if img.ndim == 3 and img.shape[2] != 1 or img.ndim not in (2, 3):
+        _checked_image(img)                         # DALI's message for the shape first
+    bp = _checked_args(algorithm, blue_position, img.dtype)
+    img = _checked_image(img)
     h, w = img.shape
-    if h == 0 or w == 0:
-        return np.zeros((h, w, 1 if algorithm == "gray_ocv" else 3), img.dtype)
-    out = opencv().demosaicing(np.ascontiguousarray(img), bayer_code(algorithm, bp))
-    return out.reshape(h, w, -1)
+    ch = 1 if algorithm == "gray_ocv" else 3
+    if out is None:
+        out = (np.zeros if h == 0 or w == 0 else np.empty)((h, w, ch), img.dtype)
+    return _demosaic_into(img, bayer_code(algorithm, bp), out)
+
+
+def _out_shape(x: np.ndarray, algorithm: str, sequence: bool) -> tuple:
+    """The output shape of input sample ``x`` (``HW``, ``HWC`` or, as a sequence, ``FHW`` /
+    ``FHWC``)."""
+    lead = 3 if sequence else 2
+    return tuple(x.shape[:lead]) + (1 if algorithm == "gray_ocv" else 3,)
 
 
 @register("debayer", "cpu")
-@per_sample
-def debayer_kernel(ctx, ins, a, i):
-    """``debayer`` of sample ``i`` (every frame of an ``FHW`` sequence)."""
-    x = np.asarray(ins[0])
-    alg = a.get("algorithm") or "default"
-    kw = dict(algorithm="bilinear_ocv" if alg == "default" else alg,
-              blue_position=a["blue_position"])
-    if (ctx.in_metas[0].layout or "").startswith("F"):
-        frames = [debayer(f, **kw) for f in x]
-        ch = 1 if kw["algorithm"] == "gray_ocv" else 3
-        return np.stack(frames) if frames else np.zeros(x.shape[:3] + (ch,), x.dtype)
-    return debayer(x, **kw)
+def debayer_kernel(ctx, inputs, args):
+    """``debayer`` of the batch (every frame of an ``FHW`` sequence), the samples written into
+    views of one recycled batch buffer (:func:`runtime.buffers.batch_array`: warm pages; a
+    fresh array per sample faulted all its pages in again, which cost more than OpenCV's
+    demosaicing itself), consecutive samples per pool task."""
+    images, n = inputs[0], ctx.batch_size
+    xs = [np.asarray(images[i] if len(images) > 1 else images[0]) for i in range(n)]
+    sequence = (ctx.in_metas[0].layout or "").startswith("F")
+    kws = []
+    for i in range(n):
+        a = sample_args(ctx, args, i)
+        alg = a.get("algorithm") or "default"
+        kws.append(dict(algorithm="bilinear_ocv" if alg == "default" else alg,
+                        blue_position=a["blue_position"]))
+    shapes = [_out_shape(x, kw["algorithm"], sequence) for x, kw in zip(xs, kws)]
+    dt = np.dtype(ctx.out_metas[0].dtype)
+    sizes = [math.prod(s) for s in shapes]
+    flat = batch_array((sum(sizes),), dt)
+    outs, at = [], 0
+    for shape, size in zip(shapes, sizes):
+        outs.append(flat[at:at + size].reshape(shape))
+        at += size
+    parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
+    bounds = [n * j // parts for j in range(parts + 1)]
+
+    def task(j):
+        for i in range(bounds[j], bounds[j + 1]):
+            x, kw, out = xs[i], kws[i], outs[i]
+            if x.ndim == (4 if sequence else 3) and x.shape[-1] != 1:   # (the layout's
+                raise ValueError(f"debayer expects single-channel images (HW or HWC with 1 "
+                                 f"channel), got shape {x.shape[-3:]}")  # rank: inferred)
+            bp = _checked_args(kw["algorithm"], kw["blue_position"], x.dtype)
+            code = bayer_code(kw["algorithm"], bp)
+            for img, o in zip(x, out) if sequence else ((x, out),):
+                _demosaic_into(_checked_image(img), code, o)
+    ctx.pool.map(task, parts)
+    return [outs]
