@@ -31,11 +31,14 @@ the input at ``(mapx[y, x], mapy[y, x])`` with :func:`runtime.kernels.cpu.warp.s
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from runtime.kernels.params.warp import (corner_to_center, invert_perspective,
                                          perspective_matrix, perspective_output_size)
-from runtime.kernels.registry import per_sample, register
+from runtime.buffers import batch_array
+from runtime.kernels.registry import per_sample, register, sample_args
 
 from .warp import sample_points
 from .warp_perspective_jit import block_width, interp_tables, kernels
@@ -124,6 +127,17 @@ def warp_perspective(img, matrix, *, size=None, inverse_map=True, interp="linear
         An unsupported type, interpolation, border mode or pixel origin, more than 4
         channels, a wrong number of fill values or matrix entries.
     """
+    plan = _plan(img, matrix, size=size, inverse_map=inverse_map, interp=interp,
+                 border_mode=border_mode, fill_value=fill_value, pixel_origin=pixel_origin)
+    out = np.empty(plan_shape(plan), plan[0].dtype)
+    return _render(plan, out)
+
+
+def _plan(img, matrix, *, size=None, inverse_map=True, interp="linear",
+          border_mode="constant", fill_value=None, pixel_origin="corner"):
+    """The checked arguments of :func:`warp_perspective` as ``(src (H, W, C), matrix (9,)
+    float64, (out_h, out_w), border value (C,) float64, interp, border_mode, planar)``
+    (``planar``: ``img`` was ``(H, W)``)."""
     img = np.asarray(img)
     if img.dtype.type not in _TYPES:
         raise ValueError(f"The operator accepts the following input types: uint8, int16, "
@@ -145,32 +159,43 @@ def warp_perspective(img, matrix, *, size=None, inverse_map=True, interp="linear
     m = m.astype(np.float64)
     if not inverse_map:
         m = invert_perspective(m)
-    oh, ow = perspective_output_size(size, src.shape[:2])
-    out = np.empty((oh, ow, cn), src.dtype)
+    out_hw = perspective_output_size(size, src.shape[:2])
     cval = _fill(fill_value, cn, src.dtype)
+    return src, m.reshape(-1), out_hw, cval, interp, border_mode, img.ndim != 3
+
+
+def plan_shape(plan) -> tuple:
+    """The output shape of a :func:`_plan`."""
+    src, _, (oh, ow), _, _, _, planar = plan
+    return (oh, ow) if planar else (oh, ow, src.shape[2])
+
+
+def _render(plan, out):
+    """Warp the image of ``plan`` into ``out`` (C-contiguous, :func:`plan_shape`, the input's
+    dtype); returns ``out``."""
+    src, m, (oh, ow), cval, interp, border_mode, planar = plan
+    cn = src.shape[2]
+    res = out.reshape(oh, ow, cn)
     if src.shape[0] == 0 or src.shape[1] == 0:
-        out[...] = cval.astype(src.dtype)
+        res[...] = cval.astype(src.dtype)
+        return out
+    src = np.ascontiguousarray(src)
+    fixed = src.dtype == np.uint8
+    is_int = src.dtype.kind in "iu"
+    lo, hi = _limits(src.dtype) if is_int else (0.0, 0.0)
+    mode = BORDERS[border_mode]
+    if interp == "nn":
+        row_kernels()[1](src, m, res, mode, cval.astype(src.dtype), block_width(oh, ow))
+    elif interp == "linear" and float_points(interp, src.dtype, cn):
+        row_kernels()[0](src, m.astype(np.float32), res, mode, cval, is_int, lo, hi)
+    elif float_points(interp, src.dtype, cn):
+        kernels()[1](src, m.astype(np.float32), res, _INTERP[interp], mode, cval, is_int,
+                     lo, hi)
     else:
-        ftab, itab = interp_tables("linear" if interp == "nn" else interp)
-        fixed = src.dtype == np.uint8
-        is_int = src.dtype.kind in "iu"
-        lo, hi = _limits(src.dtype) if is_int else (0.0, 0.0)
-        quantized, floating, _ = kernels()
-        linear_rows, nearest_rows = row_kernels()
-        if interp == "nn":
-            nearest_rows(np.ascontiguousarray(src), m.reshape(-1), out, BORDERS[border_mode],
-                         cval.astype(src.dtype), block_width(oh, ow))
-        elif interp == "linear" and float_points(interp, src.dtype, cn):
-            linear_rows(np.ascontiguousarray(src), m.reshape(-1).astype(np.float32), out,
-                        BORDERS[border_mode], cval, is_int, lo, hi)
-        elif float_points(interp, src.dtype, cn):
-            floating(np.ascontiguousarray(src), m.reshape(-1).astype(np.float32), out,
-                     _INTERP[interp], BORDERS[border_mode], cval, is_int, lo, hi)
-        else:
-            quantized(np.ascontiguousarray(src), m.reshape(-1), out, _INTERP[interp],
-                      BORDERS[border_mode], cval, ftab, itab, fixed, is_int, lo, hi,
-                      block_width(oh, ow))
-    return out if img.ndim == 3 else out[:, :, 0]
+        ftab, itab = interp_tables(interp)
+        kernels()[0](src, m, res, _INTERP[interp], mode, cval, ftab, itab, fixed, is_int,
+                     lo, hi, block_width(oh, ow))
+    return out
 
 
 def remap(img, mapx, mapy, *, interp="linear", pixel_origin="corner"):
@@ -212,10 +237,9 @@ def warm_up() -> None:
         warp_perspective(np.zeros((2, 2, 1), dt), np.eye(3), interp="nn")
 
 
-@register("experimental.warp_perspective", "cpu")
-@per_sample
-def warp_perspective_kernel(ctx, ins, a, i):
-    """``experimental.warp_perspective`` of sample ``i`` (every frame of a sequence)."""
+def _sample_plans(ctx, ins, a):
+    """The :func:`_plan` of every image of one sample (every frame / plane of a sequence or
+    planar sample) and the sample's output shape."""
     if len(ins) > 1:
         if a.get("matrix") is not None:
             raise ValueError("Matrix input and `matrix` argument should not be provided at the "
@@ -235,20 +259,53 @@ def warp_perspective_kernel(ctx, ins, a, i):
     x = np.asarray(ins[0])
     layout = ctx.in_metas[0].layout or ""
     lead = (1 if layout.startswith("F") else 0) + (1 if layout.endswith("CHW") else 0)
+    if not lead:
+        plan = _plan(x, mtx, **kw)
+        return [plan], plan_shape(plan)
     if layout.endswith("CHW"):      # planar: every plane is an HW image (DALI, measured)
         fv = kw["fill_value"]
         if fv is not None and np.asarray(fv).size > 1:
             raise ValueError("Only scalar fill_value can be provided when processing data in "
                              "planar layout.")
-    if lead:
-        planes = x.reshape((-1,) + x.shape[lead:])
-        outs = [warp_perspective(f, mtx, **kw) for f in planes]
-        oh, ow = perspective_output_size(kw["size"], x.shape[lead:lead + 2])
-        tail = x.shape[lead + 2:]
-        if not outs:
-            return np.zeros(x.shape[:lead] + (oh, ow) + tail, x.dtype)
-        return np.stack(outs).reshape(x.shape[:lead] + (oh, ow) + tail)
-    return warp_perspective(x, mtx, **kw)
+    plans = [_plan(f, mtx, **kw) for f in x.reshape((-1,) + x.shape[lead:])]
+    oh, ow = perspective_output_size(kw["size"], x.shape[lead:lead + 2])
+    return plans, x.shape[:lead] + (oh, ow) + x.shape[lead + 2:]
+
+
+@register("experimental.warp_perspective", "cpu")
+def warp_perspective_kernel(ctx, inputs, args):
+    """``experimental.warp_perspective`` of the batch (every frame / plane of a sequence or
+    planar sample): the arguments checked in the calling thread, then the warps on the pool,
+    written into views of one recycled batch buffer (:func:`runtime.buffers.batch_array`: a
+    fresh array per image faulted all its pages in again), consecutive samples per task."""
+    n = ctx.batch_size
+    plans, shapes = [], []
+    for i in range(n):
+        ins = [inp[i] if len(inp) > 1 else inp[0] for inp in inputs]
+        p, shape = _sample_plans(ctx, ins, sample_args(ctx, args, i))
+        plans.append(p)
+        shapes.append(shape)
+    dt = np.dtype(ctx.out_metas[0].dtype)
+    sizes = [math.prod(s) for s in shapes]
+    flat = batch_array((sum(sizes),), dt)
+    outs, at = [], 0
+    for shape, size in zip(shapes, sizes):
+        outs.append(flat[at:at + size].reshape(shape))
+        at += size
+    parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
+    bounds = [n * j // parts for j in range(parts + 1)]
+
+    def task(j):
+        for i in range(bounds[j], bounds[j + 1]):
+            if len(plans[i]) == 1 and outs[i].shape == plan_shape(plans[i][0]):
+                _render(plans[i][0], outs[i])
+                continue
+            images = outs[i].reshape((len(plans[i]),) + plan_shape(plans[i][0])) \
+                if plans[i] else ()
+            for plan, o in zip(plans[i], images):
+                _render(plan, o)
+    ctx.pool.map(task, parts)
+    return [outs]
 
 
 @register("experimental.remap", "cpu")
