@@ -39,36 +39,120 @@ def moving_mean_square(njit):
     """``kernel(x, window, reset, out)``: ``out[j]`` = mean of ``x[j:j + window]`` squared, for
     ``j`` in ``0 .. len(x) - window``, as a running float32 sum (add the new square, subtract
     the old one) recomputed from scratch every ``reset`` windows (DALI's
-    ``MovingMeanSquare``); ``x`` is float32 (integers converted by the caller).  Returns the
-    largest ``out`` value as ``numpy.max`` gives it (NaN when there is a NaN)."""
+    ``MovingMeanSquare``; ``reset`` <= 0: every window from scratch); ``x`` is float32
+    (integers converted by the caller).  Returns the largest ``out`` value as ``numpy.max``
+    gives it (NaN when there is a NaN).
+
+    The float32 operations of one running sum, in its order, arranged for speed: first every
+    step's difference ``new * new - old * old`` (independent of each other: one vector pass
+    into ``out``), then the sums.  Each run of ``reset`` windows starts from scratch, so runs
+    are independent: four or two of them are summed in lockstep, as many chains of additions
+    instead of one (a signal of a few seconds has several runs of 8192 windows)."""
+    @njit
+    def first_sum(x, window):
+        s = np.float32(0.0)
+        for k in range(window):
+            s = s + x[k] * x[k]
+        return s
+
+    @njit
+    def sums(y, s, factor, t):
+        # y[t:] of one run (its differences there); s: the run's sum before y[t]
+        for k in range(t, y.shape[0]):
+            s = s + y[k]
+            y[k] = s * factor
+
     @njit
     def kernel(x, window, reset, out):
         n_out = out.shape[0]
         factor = np.float32(1.0) / np.float32(window)
-        s = np.float32(0.0)
-        j = 0
-        count = 0
-        while j < n_out:
-            s = np.float32(0.0)
-            for k in range(j, j + window):
-                s = s + x[k] * x[k]
-            out[j] = s * factor
-            j += 1
-            count += 1
-            while j < reset * count and j < n_out:
-                new = x[j + window - 1]
-                old = x[j - 1]
-                s = s + (new * new - old * old)
-                out[j] = s * factor
-                j += 1
-        top = out[0]
+        ahead = x[window - 1:]
         for j in range(1, n_out):
-            v = out[j]
-            if v > top or v != v:
-                top = v
-                if v != v:
-                    break
-        return top
+            new = ahead[j]
+            old = x[j - 1]
+            out[j] = new * new - old * old
+        run = reset if reset > 0 else 1
+        a = 0
+        while a < n_out:
+            left = n_out - a
+            if left > 3 * run:              # four runs (the fourth may be short)
+                y0 = out[a:a + run]
+                y1 = out[a + run:a + 2 * run]
+                y2 = out[a + 2 * run:a + 3 * run]
+                y3 = out[a + 3 * run:min(a + 4 * run, n_out)]
+                s0 = first_sum(x[a:], window)
+                s1 = first_sum(x[a + run:], window)
+                s2 = first_sum(x[a + 2 * run:], window)
+                s3 = first_sum(x[a + 3 * run:], window)
+                y0[0] = s0 * factor
+                y1[0] = s1 * factor
+                y2[0] = s2 * factor
+                y3[0] = s3 * factor
+                for t in range(1, y3.shape[0]):
+                    s0 = s0 + y0[t]
+                    s1 = s1 + y1[t]
+                    s2 = s2 + y2[t]
+                    s3 = s3 + y3[t]
+                    y0[t] = s0 * factor
+                    y1[t] = s1 * factor
+                    y2[t] = s2 * factor
+                    y3[t] = s3 * factor
+                t = max(y3.shape[0], 1)
+                sums(y0, s0, factor, t)
+                sums(y1, s1, factor, t)
+                sums(y2, s2, factor, t)
+                a += 4 * run
+            elif left > run:                # two runs (the second may be short)
+                y0 = out[a:a + run]
+                y1 = out[a + run:min(a + 2 * run, n_out)]
+                s0 = first_sum(x[a:], window)
+                s1 = first_sum(x[a + run:], window)
+                y0[0] = s0 * factor
+                y1[0] = s1 * factor
+                for t in range(1, y1.shape[0]):
+                    s0 = s0 + y0[t]
+                    s1 = s1 + y1[t]
+                    y0[t] = s0 * factor
+                    y1[t] = s1 * factor
+                sums(y0, s0, factor, max(y1.shape[0], 1))
+                a += 2 * run
+            else:                           # the last run
+                y0 = out[a:]
+                s0 = first_sum(x[a:], window)
+                y0[0] = s0 * factor
+                sums(y0, s0, factor, 1)
+                a = n_out
+        # numpy's max: the largest value, or the first NaN (four independent maxima, exact in
+        # any order; NaN compares false, so they skip it: a NaN is looked for apart)
+        t0 = out[0]
+        t1 = out[0]
+        t2 = out[0]
+        t3 = out[0]
+        nan = out[0] != out[0]
+        j = 1
+        while j + 4 <= n_out:
+            v0 = out[j]
+            v1 = out[j + 1]
+            v2 = out[j + 2]
+            v3 = out[j + 3]
+            t0 = v0 if v0 > t0 else t0
+            t1 = v1 if v1 > t1 else t1
+            t2 = v2 if v2 > t2 else t2
+            t3 = v3 if v3 > t3 else t3
+            nan = nan | (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
+            j += 4
+        while j < n_out:
+            v0 = out[j]
+            t0 = v0 if v0 > t0 else t0
+            nan = nan | (v0 != v0)
+            j += 1
+        if nan:
+            for j in range(n_out):
+                if out[j] != out[j]:
+                    return out[j]
+        t0 = t1 if t1 > t0 else t0
+        t2 = t3 if t3 > t2 else t2
+        return t2 if t2 > t0 else t0
     return kernel
 
 

@@ -43,3 +43,41 @@ def test_nonsilent_region_against_numpy_window_powers():
     assert (begin, length) == (keep[0], keep[-1] + wl - keep[0])
     # all silent: the reference (largest power) is 0, so every window reaches the threshold 0
     assert audio.nonsilent_region(np.zeros(50, np.float32), -60.0, 0.0, 16, -1) == (0, 50)
+
+
+def _running_mean_square(x, window, reset):
+    """The running float32 sum written out one step at a time (numpy float32 scalars): from
+    scratch at windows 0, reset, 2 * reset, ... (every window when reset <= 0), else the
+    previous sum plus ``new * new - old * old``."""
+    f32 = np.float32
+    n_out = len(x) - window + 1
+    run = reset if reset > 0 else 1
+    factor = f32(1.0) / f32(window)
+    out = np.empty(n_out, np.float32)
+    s = f32(0.0)
+    for j in range(n_out):
+        if j % run == 0:
+            s = f32(0.0)
+            for k in range(j, j + window):
+                s = f32(s + f32(x[k] * x[k]))
+        else:
+            new, old = x[j + window - 1], x[j - 1]
+            s = f32(s + f32(f32(new * new) - f32(old * old)))
+        out[j] = f32(s * factor)
+    return out
+
+
+@pytest.mark.parametrize("n,window,reset", [
+    (1, 1, 1), (9, 2, 2), (64, 4, 8), (100, 3, 0), (100, 5, -5),      # every window alone
+    (257, 16, 32), (700, 8, 96), (700, 8, 88), (1000, 10, 40),       # 2 .. 25 runs, short last
+    (1000, 10, 250), (1000, 10, 10 ** 6), (3001, 32, 512), (65, 64, 64)])
+def test_moving_mean_square_bits_equal_one_running_sum(n, window, reset):
+    """The runs summed in lockstep give the bits of the running sum done one step at a time,
+    for every run count (1, 2, 3, 4, 5 and more, the last one short or not)."""
+    rng = np.random.default_rng(n * 7 + window)
+    x = (rng.standard_normal(n) * rng.choice([1e-3, 1.0, 300.0], n)).astype(np.float32)
+    out = np.full(n - window + 1, np.nan, np.float32)
+    top = np.float32(moving_mean_square()(x, window, reset, out))
+    want = _running_mean_square(x, window, reset)
+    assert out.view(np.int32).tolist() == want.view(np.int32).tolist()
+    assert top.view(np.int32) == want.max().view(np.int32)
