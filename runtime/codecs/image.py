@@ -20,13 +20,13 @@ from .color import OUTPUT_DTYPES, convert_depth, rgb_to_gray, rgb_to_ycbcr
 from .errors import DecodeError, sample_prefix
 from .exif import orientation_swaps_axes, oriented_copy, read_orientation, stored_box
 from .formats import diagnose_failure, first_bytes_hex, sniff_format
-from .limits import check_image_size
+from .limits import check_image_size, get_max_image_pixels
 from .pillow_backend import decode_pillow, file_channels, open_header, pillow_reason
 from .structure import (gif_declared_size, jpeg_structure_problem, png_chunk_problem,
                         webp_container_problem)
 
 __all__ = ["decode", "peek_shape", "image_info", "parse_image", "ParsedImage", "ImageInfo",
-           "OUTPUT_TYPES", "DecodeError"]
+           "OUTPUT_TYPES", "DecodeError", "plain_jpeg", "decode_plain", "plain_decode_args"]
 
 #: DALI's ``DALIImageType`` names accepted as ``output_type``.
 OUTPUT_TYPES = ("RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA")
@@ -406,6 +406,63 @@ def decode(data, output_type="RGB", roi=None, dtype="uint8", sample=None,
     if output_type == "YCbCr":
         arr = rgb_to_ycbcr(arr)
     return np.ascontiguousarray(convert_depth(arr, dtype))
+
+
+def plain_decode_args(output_type="RGB", dtype="uint8", adjust_orientation=True) -> bool:
+    """Whether :func:`decode` with these arguments takes the plain-JPEG route of
+    :func:`plain_jpeg` / :func:`decode_plain` (RGB, uint8; invalid values: False, so that
+    :func:`decode` reports them)."""
+    try:
+        return _check_output_type(output_type) == "RGB" and _check_dtype(dtype) == "uint8"
+    except ValueError:
+        return False
+
+
+def plain_jpeg(data):
+    """``(stream, height, width)`` of a *plain* JPEG, or None.
+
+    Plain: a C-contiguous 1-D uint8 array holding an 8-bit, non-CMYK JPEG that nvImageCodec
+    parses, within the size limit, without an EXIF rotation (orientation 1) and with a sound
+    marker structure (:func:`runtime.codecs.structure.jpeg_structure_problem`).  For such a
+    file ``decode(data, "RGB", roi, "uint8", adjust_orientation=either)`` is exactly
+    :func:`decode_plain` of the stream (the route :func:`decode` takes for it, without its
+    generic checks), unless that returns None.  Anything else (None here): call
+    :func:`decode`, which gives the pixels or raises the errors.  The per-sample fast path of
+    the fused decode chains (``runtime.kernels.cpu.fused_roi``); ``height``/``width`` are
+    ``image_info``'s (the stored size: no rotation).
+    """
+    if data.__class__ is not np.ndarray or data.dtype != np.uint8 or data.ndim != 1 or \
+            data.size < 4 or not data.flags.c_contiguous or data[0] != 0xFF or data[1] != 0xD8:
+        return None
+    if not nvb.available():
+        return None
+    stream = nvb.parse(data)
+    if stream is None or stream.codec_name != "jpeg":
+        return None
+    height, width = stream.height, stream.width
+    limit = get_max_image_pixels()
+    try:
+        if np.dtype(stream.dtype) != np.uint8:
+            return None
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    if not (height > 0 and width > 0 and stream.num_channels > 0) or \
+            (limit is not None and width * height > limit):
+        return None
+    if read_orientation(data, "jpeg") != 1 or nvb.is_cmyk(stream) or \
+            jpeg_structure_problem(data) is not None:
+        return None
+    return stream, int(height), int(width)
+
+
+def decode_plain(stream, roi, hw):
+    """The RGB uint8 pixels of a :func:`plain_jpeg` stream (``hw``: its ``(height,
+    width)``) in ``roi`` (as :func:`decode`'s, inside the image; None: all of it), or None
+    when the codec failed (then :func:`decode` of the file decides: Pillow, or the error)."""
+    arr = nvb.decode_stream(stream, "RGB", roi, False, False)
+    if arr is None or (roi is None and arr.shape[:2] != hw):
+        return None
+    return arr
 
 
 def _tiff_with_extra_samples(src):

@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from compiler.ir import stage_args
-from runtime.codecs.image import decode, parse_image
+from runtime.codecs.image import decode, parse_image, plain_jpeg
 from runtime.kernels.caching import call_cached
 from runtime.kernels.params.interp import FILTER_SUPPORT, filter_name
 from runtime.kernels.params.resize_geometry import (crop_resize_params, resize_output_shape,
@@ -32,7 +32,7 @@ from .resize_uint8 import torchable
 
 __all__ = ["DECODE_ARGS", "INTERP_ARGS", "ROI_MAX_AREA", "source_region", "roi_resample",
            "roi_finish", "canvas", "rrc_plan", "resize_crop_plan", "resize_crop_finish",
-           "resize_for_crop"]
+           "resize_for_crop", "PlainTodo", "rrc_plan_plain"]
 
 #: the arguments of a fused chain's decode stage
 DECODE_ARGS = ("output_type", "dtype", "adjust_orientation")
@@ -204,6 +204,39 @@ def rrc_plan(data, name, a, i, consts=None):
     params = crop_resize_params((H, W), ra["size"], y0, x0, y0 + h, x0 + w)
     region = _roi_region((H, W), params, interp)
     return (data, region, name, dec), (region, (H, W), params, interp, ra.get("dtype"))
+
+
+class PlainTodo:
+    """The pending decode of a plain JPEG planned by :func:`rrc_plan_plain`: its parsed
+    ``stream``, the ``region`` to decode (None: all of it) and the image's ``hw``, for
+    :func:`runtime.codecs.image.decode_plain`."""
+
+    __slots__ = ("stream", "region", "hw")
+
+    def __init__(self, stream, region, hw):
+        self.stream, self.region, self.hw = stream, region, hw
+
+
+def rrc_plan_plain(data, a, i, consts):
+    """:func:`rrc_plan` of a sample that is a plain JPEG (:func:`runtime.codecs.image.
+    plain_jpeg`), or None (any other file: :func:`rrc_plan` plans it).
+
+    The same window, resize parameters and region as :func:`rrc_plan` (the same calls on the
+    same header facts), without its generic parsing; ``todo`` is a :class:`PlainTodo` (decode
+    it with ``decode_plain``; where that gives None, plan the sample with :func:`rrc_plan`
+    and decode it as usual).  ``consts``: ``(rrc arguments, decoder arguments, filter
+    arguments)``, as for :func:`rrc_plan`, with decoder arguments that ``plain_decode_args``
+    accepts.
+    """
+    found = plain_jpeg(data)
+    if found is None:
+        return None
+    stream, H, W = found
+    ra, _dec, interp = consts
+    y0, x0, h, w = random_window((H, W), ra, a["_seeds"], i)
+    params = crop_resize_params((H, W), ra["size"], y0, x0, y0 + h, x0 + w)
+    region = _roi_region((H, W), params, interp)
+    return PlainTodo(stream, region, (H, W)), (region, (H, W), params, interp, ra.get("dtype"))
 
 
 def resize_crop_plan(data, name, a):

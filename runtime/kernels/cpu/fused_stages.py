@@ -19,7 +19,7 @@ import numpy as np
 
 from compiler.ir import stage_args, stage_names
 from runtime.codecs import nvimgcodec_backend as nvb
-from runtime.codecs.image import decode, parse_image
+from runtime.codecs.image import decode, decode_plain, parse_image, plain_decode_args
 from runtime.codecs.structure import jpeg_structure_problem
 from runtime.kernels.caching import call_cached
 from runtime.kernels.params.layouts import default_layout, hw_axes, layout_axes, meta_layout
@@ -32,8 +32,8 @@ from runtime.storage import sample_name
 
 from .cast import to_numpy_dtype
 from .cmn_batch import cmn_plan, cmn_plan_into
-from .fused_roi import (DECODE_ARGS, INTERP_ARGS, resize_crop_finish, resize_crop_plan, resize_for_crop,
-                        roi_finish, rrc_plan)
+from .fused_roi import (DECODE_ARGS, INTERP_ARGS, PlainTodo, resize_crop_finish,
+                        resize_crop_plan, resize_for_crop, roi_finish, rrc_plan, rrc_plan_plain)
 from .resize import resize_sample
 
 __all__ = ["run_chunk", "batch_plan", "BatchPlan", "chunks", "cmn_shape", "CHUNKS_PER_THREAD", "kernel_tape", "run_tape"]
@@ -78,6 +78,16 @@ def _front_decode(ctx, inputs, args, i, consts=None):
         else:
             x, k = decode(x, sample=name, **given(stage_args(a, "decode"), DECODE_ARGS)), 1
     return [a, layout, x, k, window, finish]
+
+
+def _plain_front(ctx, inputs, args, i, rrc_consts):
+    """:func:`_front_decode` of a decode -> rrc sample that is a plain JPEG
+    (:func:`.fused_roi.rrc_plan_plain`: the same plan, without the generic parsing), or
+    None (any other file)."""
+    a = sample_args(ctx, args, i)
+    data = inputs[0]
+    got = rrc_plan_plain(data[i] if len(data) > 1 else data[0], a, i, rrc_consts)
+    return None if got is None else [a, "HWC", got[0], 2, None, got[1]]
 
 
 def _batch_consts(args):
@@ -183,7 +193,9 @@ class BatchPlan:
     claims its samples in several small groups, and re-deriving this per group cost ~35 us
     each (a quarter of the per-sample Python at the group sizes of two workers).
 
-    ``consts`` is :func:`_batch_consts`; ``cmn`` the cmn :class:`compiler.ir.Stage` (None when
+    ``consts`` is :func:`_batch_consts`; ``plain`` its rrc constants when the decoder
+    arguments take the plain-JPEG route (``codecs.image.plain_decode_args``: the samples that
+    are plain JPEGs are planned by :func:`.fused_roi.rrc_plan_plain`), else None; ``cmn`` the cmn :class:`compiler.ir.Stage` (None when
     the chain does not end in one), ``dtype`` its output dtype, ``mirror_key`` the key of its
     per-sample ``mirror``; ``memo`` maps ``(shape, dtype, layout, window)`` of a cmn input to
     ``[window, output shape, plan]`` (None: a cmn argument other than ``mirror`` is per sample,
@@ -191,10 +203,12 @@ class BatchPlan:
     added, and an entry's plan filled in once (the same value whoever computes it).
     """
 
-    __slots__ = ("consts", "cmn", "dtype", "mirror_key", "memo")
+    __slots__ = ("consts", "plain", "cmn", "dtype", "mirror_key", "memo")
 
     def __init__(self, args):
         self.consts = _batch_consts(args)
+        rrc = self.consts[1]
+        self.plain = rrc if rrc is not None and plain_decode_args(**rrc[1]) else None
         stages = args.get("stages", ())
         self.cmn = cmn = stages[-1] if stages and stages[-1].name == "cmn" else None
         self.dtype = self.mirror_key = self.memo = None
@@ -222,11 +236,21 @@ def run_chunk(ctx, inputs, args, idx, target_for=None, plan=None) -> list:
     """
     if plan is None:
         plan = BatchPlan(args)
-    consts = plan.consts
-    states = [_front_decode(ctx, inputs, args, i, consts) for i in idx]
-    for st in states:   # the planned ROI decodes, one after the other
+    consts, plain = plan.consts, plan.plain
+    states = []
+    for i in idx:
+        st = _plain_front(ctx, inputs, args, i, plain) if plain is not None else None
+        states.append(st if st is not None else _front_decode(ctx, inputs, args, i, consts))
+    for st, i in zip(states, idx):     # the planned ROI decodes, one after the other
         if st[5] is not None:
             todo = st[2]
+            if todo.__class__ is PlainTodo:
+                part = decode_plain(todo.stream, todo.region, todo.hw)
+                if part is not None:
+                    st[2] = part
+                    continue
+                st[:] = _front_decode(ctx, inputs, args, i, consts)     # decode decides
+                todo = st[2]
             st[2] = decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])
     fronts = [_front_rest(st, i) for st, i in zip(states, idx)]
     del states
