@@ -15,6 +15,7 @@ import numpy as np
 
 from .jit import compiled
 from .warp_perspective_jit import helpers
+from .byte_copy import copier
 from .warp_sample_jit import row_copies
 
 __all__ = ["row_kernels"]
@@ -23,11 +24,14 @@ __all__ = ["row_kernels"]
 def _build(njit):
     border_index, store, _, _, tap = helpers()
     copy_px, gather_taps = row_copies()
+    taps2, taps6, taps8 = copier(2), copier(6), copier(8)
+    px1, px3, px4 = copier(1), copier(3), copier(4)
 
     @njit
-    def interp_row(tt, tb, fxr, fyr, res, ow, cn, is_int, flo, fhi):
-        """bilinear of one row from its tap buffers (``cn`` a constant at each call: the
-        channel loop unrolls and the pixel loop vectorises)"""
+    def interp_row(tt, tb, fxr, fyr, res, at, ow, cn, is_int, flo, fhi):
+        """bilinear of one row from its tap buffers into ``res[at:at + cn * ow]`` (``cn`` a
+        constant at each call: the channel loop unrolls and the pixel loop vectorises)"""
+        row = res[at:at + cn * ow]
         if is_int:
             for x in range(ow):
                 fx, fy = fxr[x], fyr[x]
@@ -37,7 +41,7 @@ def _build(njit):
                     a2, a3 = np.float32(tb[o]), np.float32(tb[o + cn])
                     v0 = a0 + fx * (a1 - a0)
                     v1 = a2 + fx * (a3 - a2)
-                    res[cn * x + c] = min(max(np.rint(v0 + fy * (v1 - v0)), flo), fhi)
+                    row[cn * x + c] = min(max(np.rint(v0 + fy * (v1 - v0)), flo), fhi)
         else:
             for x in range(ow):
                 fx, fy = fxr[x], fyr[x]
@@ -47,12 +51,16 @@ def _build(njit):
                     a2, a3 = np.float32(tb[o]), np.float32(tb[o + cn])
                     v0 = a0 + fx * (a1 - a0)
                     v1 = a2 + fx * (a3 - a2)
-                    res[cn * x + c] = v0 + fy * (v1 - v0)
+                    row[cn * x + c] = v0 + fy * (v1 - v0)
 
     @njit
     def linear(src, m32, out, mode, cval, is_int, lo, hi):
         """float32-point bilinear (``interp`` 1 of the per-pixel ``warp_float``); ``src`` and
-        ``out`` C-contiguous."""
+        ``out`` C-contiguous. Per row: the source points (``np.divide``: no zero-division
+        branch, so the loop vectorises; a zero ``w`` gives an infinite or NaN point, outside
+        the image), the taps of the inner pixels (one constant-size copy per tap row), the
+        interpolation of the whole row straight into the output, then the pixels with a tap
+        outside overwritten by the per-pixel border code."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         sflat = src.reshape(-1)
@@ -66,8 +74,7 @@ def _build(njit):
         iyr = np.empty(ow, np.int64)
         tt = np.zeros(2 * cn * ow, src.dtype)
         tb = np.zeros(2 * cn * ow, src.dtype)
-        res = np.zeros(cn * ow, out.dtype)
-        inner = np.zeros(ow, np.bool_)
+        outer = np.empty(ow, np.int64)
         m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
         m6, m7, m8 = m32[6], m32[7], m32[8]
         big = np.float32(1e9)
@@ -78,8 +85,8 @@ def _build(njit):
             for x in range(ow):         # the source points (vectorised)
                 xf = np.float32(x)
                 wv = xf * m6 + bw + m8
-                sxr[x] = (xf * m0 + bx + m2) / wv
-                syr[x] = (xf * m3 + by + m5) / wv
+                sxr[x] = np.divide(xf * m0 + bx + m2, wv)
+                syr[x] = np.divide(xf * m3 + by + m5, wv)
             for x in range(ow):         # floor, outside any image when NaN or far away
                 sx, sy = sxr[x], syr[x]
                 ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -1000000000
@@ -87,26 +94,41 @@ def _build(njit):
                 ixr[x], iyr[x] = ix, iy
                 fxr[x] = sx - np.float32(ix)
                 fyr[x] = sy - np.float32(iy)
-            n_inner = 0
-            for x in range(ow):         # taps of the inner pixels; the others one by one
+            n_outer = 0
+            for x in range(ow):         # taps of the inner pixels
                 ix, iy = ixr[x], iyr[x]
                 if 0 <= ix < w - 1 and 0 <= iy < h - 1:
-                    inner[x] = True
-                    n_inner += 1
                     b = (iy * w + ix) * cn
                     if cn == 3:
-                        gather_taps(sflat, b, rs, tt, tb, 6 * x, 6)
+                        taps6(sflat, b, tt, 6 * x)
+                        taps6(sflat, b + rs, tb, 6 * x)
                     elif cn == 1:
-                        gather_taps(sflat, b, rs, tt, tb, 2 * x, 2)
+                        taps2(sflat, b, tt, 2 * x)
+                        taps2(sflat, b + rs, tb, 2 * x)
                     elif cn == 4:
-                        gather_taps(sflat, b, rs, tt, tb, 8 * x, 8)
+                        taps8(sflat, b, tt, 8 * x)
+                        taps8(sflat, b + rs, tb, 8 * x)
                     else:
                         gather_taps(sflat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
                     continue
-                inner[x] = False
+                outer[n_outer] = x
+                n_outer += 1
                 for k in range(2 * cn):
                     tt[2 * cn * x + k] = 0
                     tb[2 * cn * x + k] = 0
+            row = y * ow * cn
+            if n_outer < ow:            # the interpolation, into the output row
+                if cn == 3:
+                    interp_row(tt, tb, fxr, fyr, oflat, row, ow, 3, is_int, flo, fhi)
+                elif cn == 1:
+                    interp_row(tt, tb, fxr, fyr, oflat, row, ow, 1, is_int, flo, fhi)
+                elif cn == 4:
+                    interp_row(tt, tb, fxr, fyr, oflat, row, ow, 4, is_int, flo, fhi)
+                else:
+                    interp_row(tt, tb, fxr, fyr, oflat, row, ow, cn, is_int, flo, fhi)
+            for k in range(n_outer):    # the pixels with a tap outside, one by one
+                x = outer[k]
+                ix, iy = ixr[x], iyr[x]
                 if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
                     for c in range(cn):
                         out[y, x, c] = cval[c]
@@ -122,24 +144,6 @@ def _build(njit):
                     v1 = p10 + fx * (p11 - p10)
                     v0 = v0 + fy * (v1 - v0)
                     store(out, y, x, c, v0, is_int, lo, hi)
-            if n_inner == 0:
-                continue
-            if cn == 3:                 # the interpolation
-                interp_row(tt, tb, fxr, fyr, res, ow, 3, is_int, flo, fhi)
-            elif cn == 1:
-                interp_row(tt, tb, fxr, fyr, res, ow, 1, is_int, flo, fhi)
-            elif cn == 4:
-                interp_row(tt, tb, fxr, fyr, res, ow, 4, is_int, flo, fhi)
-            else:
-                interp_row(tt, tb, fxr, fyr, res, ow, cn, is_int, flo, fhi)
-            row = y * ow * cn
-            if n_inner == ow:
-                oflat[row:row + ow * cn] = res
-                continue
-            for x in range(ow):
-                if inner[x]:
-                    for c in range(cn):
-                        oflat[row + cn * x + c] = res[cn * x + c]
         return out
 
     @njit
@@ -159,7 +163,7 @@ def _build(njit):
                 W0 = m[6] * x0 + m[7] * y + m[8]
                 for x1 in range(min(bw, ow - x0)):
                     W = W0 + m[6] * x1
-                    W = 1.0 / W if W != 0 else 0.0
+                    W = np.divide(1.0, W) if W != 0 else 0.0    # (no zero-division branch)
                     fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
                     fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
                     sxr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fx))))
@@ -170,11 +174,11 @@ def _build(njit):
                 if 0 <= sx < w and 0 <= sy < h:
                     b, o = (sy * w + sx) * cn, row + cn * x
                     if cn == 3:
-                        copy_px(sflat, b, oflat, o, 3)
+                        px3(sflat, b, oflat, o)
                     elif cn == 1:
-                        copy_px(sflat, b, oflat, o, 1)
+                        px1(sflat, b, oflat, o)
                     elif cn == 4:
-                        copy_px(sflat, b, oflat, o, 4)
+                        px4(sflat, b, oflat, o)
                     else:
                         copy_px(sflat, b, oflat, o, cn)
                 elif mode == 0:
