@@ -329,6 +329,32 @@ def resize_output_shape(in_hw, *, size=None, resize_x=None, resize_y=None, resiz
                         y1=src_hi[0], x1=src_hi[1], in_h=in_h, in_w=in_w)
 
 
+_new = object.__new__
+# id of a size tuple -> (the tuple, its float32 values): a pipeline passes the same constant
+# tuple with every sample (the tuple is kept, so its id is not reused while cached)
+_sizes: dict = {}
+
+
+def _float32_size(size):
+    """``size`` as two positive finite float32 values (Python floats), or None (anything
+    else: not a tuple or list of two ints or floats, or a value that is not positive and
+    finite)."""
+    got = _sizes.get(id(size))
+    if got is not None and got[0] is size:
+        return got[1]
+    if size.__class__ not in (tuple, list) or len(size) != 2 or \
+            any(v.__class__ not in (int, float) for v in size):
+        return None
+    req = (float(_f32(size[0])), float(_f32(size[1])))
+    if not (req[0] > 0 and req[1] > 0 and math.isfinite(req[0]) and math.isfinite(req[1])):
+        return None
+    if size.__class__ is tuple:
+        if len(_sizes) >= 64:
+            _sizes.clear()
+        _sizes[id(size)] = (size, req)
+    return req
+
+
 def crop_resize_params(in_hw, size, y0: int, x0: int, y1: int, x1: int) -> ResizeParams:
     """``resize_output_shape(in_hw, size=size, roi_start=(y0, x0), roi_end=(y1, x1))``, fast.
 
@@ -350,14 +376,13 @@ def crop_resize_params(in_hw, size, y0: int, x0: int, y1: int, x1: int) -> Resiz
     -------
     ResizeParams
     """
-    if (in_hw.__class__ is tuple and len(in_hw) == 2 and size.__class__ in (tuple, list)
-            and len(size) == 2 and all(v.__class__ is int for v in (y0, x0, y1, x1, *in_hw))
-            and all(v.__class__ in (int, float) for v in size)):
+    req = _float32_size(size)
+    if (req is not None and in_hw.__class__ is tuple and len(in_hw) == 2
+            and y0.__class__ is int and x0.__class__ is int and y1.__class__ is int
+            and x1.__class__ is int):
         in_h, in_w = in_hw
-        req = (float(_f32(size[0])), float(_f32(size[1])))
-        if (in_h > 0 and in_w > 0 and 0 <= y0 < y1 < 1 << 24 and 0 <= x0 < x1 < 1 << 24
-                and req[0] > 0 and req[1] > 0 and math.isfinite(req[0])
-                and math.isfinite(req[1])):
+        if (in_h.__class__ is int and in_w.__class__ is int and in_h > 0 and in_w > 0
+                and 0 <= y0 < y1 < 1 << 24 and 0 <= x0 < x1 < 1 << 24):
             src = [float(y0), float(y1), float(x0), float(x1)]
             out = [0, 0]
             for d in range(2):
@@ -370,8 +395,11 @@ def crop_resize_params(in_hw, size, y0: int, x0: int, y1: int, x1: int) -> Resiz
                     src[2 * d] = float(_f32(min(max(center + (lo - center) * adj, -1e9), 1e9)))
                     src[2 * d + 1] = float(_f32(min(max(center + (hi - center) * adj, -1e9),
                                                     1e9)))
-            return ResizeParams(out_h=out[0], out_w=out[1], y0=src[0], x0=src[2], y1=src[1],
-                                x1=src[3], in_h=in_h, in_w=in_w)
+            # the dataclass's own __init__ sets its frozen fields one by one (~2 us)
+            params = _new(ResizeParams)
+            params.__dict__.update(out_h=out[0], out_w=out[1], y0=src[0], x0=src[2],
+                                   y1=src[1], x1=src[3], in_h=in_h, in_w=in_w)
+            return params
     return resize_output_shape(in_hw, size=size, roi_start=(y0, x0), roi_end=(y1, x1))
 
 

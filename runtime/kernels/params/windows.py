@@ -212,7 +212,8 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
        scaled down (keeping its aspect) to at most ``max(random_area)`` of the
        image area.
     4. The position is uniform over all integer positions that keep the window
-       inside the image (one generator call for both coordinates).
+       inside the image: two more numbers ``ux, uy`` (drawn with the attempts' in one
+       generator call when there are attempts: the same numbers as a call of its own).
 
     The same generator state always gives the same window (the draws differ from DALI's
     generator; only the distribution matches).
@@ -255,6 +256,7 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
 
     area = H * W
     min_area = area * area_lo
+    pos = None                  # (ux, uy) of the position when drawn with the attempts
     max_w = max(1, int(H * ar_hi))  # widest window that is H tall
     max_h = max(1, int(W / ar_lo))  # tallest window that is W wide
     if H * max_w < min_area:  # image too wide for the aspect range
@@ -262,13 +264,17 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
     elif W * max_h < min_area:  # image too tall
         h, w = max_h, W
     else:
-        # all attempts drawn at once (one generator call): (area, log-ratio) pairs; the
-        # first acceptable one is taken (scalar math: faster than numpy on 10 values)
-        u = rng.random(2 * int(num_attempts)).tolist()
+        # all attempts drawn at once, and the position's two numbers after them (one
+        # generator call: the same doubles, in the same order, as two calls): (area,
+        # log-ratio) pairs; the first acceptable one is taken (scalar math: faster than numpy
+        # on 10 values)
+        tries = 2 * int(num_attempts)
+        u = rng.random(tries + 2).tolist()
+        pos = u[tries:]
         log_lo = math.log(ar_lo)
         log_span = math.log(ar_hi) - log_lo
         span = area_hi - area_lo
-        for i in range(0, len(u), 2):
+        for i in range(0, tries, 2):
             target = (area_lo + span * u[i]) * area
             ratio = math.exp(log_lo + log_span * u[i + 1]) if log_span > 0 else ar_lo
             w = max(1, int(math.sqrt(target * ratio) + 0.5))
@@ -288,7 +294,7 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
             h = max(1, int(h * math.sqrt(scale)))
     h, w = min(h, H), min(w, W)
     # uniform position: u * (number of positions), truncated (float64 product, as numpy's)
-    ux, uy = rng.random(2).tolist()
+    ux, uy = pos if pos is not None else rng.random(2).tolist()
     return int(uy * (H - h + 1)), int(ux * (W - w + 1)), h, w
 
 

@@ -176,6 +176,23 @@ def test_crop_resize_params_equals_resize_output_shape():
     for args in [((10, 10), (5.0, 5.0), 8, 2, 3, 9), ((10, 10), (0.0, 5.0), 1, 2, 3, 9)]:
         assert crop_resize_params(*args) == resize_output_shape(
             args[0], size=args[1], roi_start=args[2:4], roi_end=args[4:6])
+    # the cached float32 sizes: sizes equal to a cached one (bools, numpy floats) and a list
+    # changed in place are not taken for it
+    cached = (1.0, 3.0)
+    crop_resize_params((10, 10), cached, 1, 2, 5, 9)
+    for size in [(True, 3.0), (np.float64(1.0), 3.0), (1, 3), (1.0, np.float32(3.0))]:
+        try:
+            want = resize_output_shape((10, 10), size=size, roi_start=(1, 2), roi_end=(5, 9))
+        except (TypeError, ValueError) as exc:
+            with pytest.raises(type(exc)):
+                crop_resize_params((10, 10), size, 1, 2, 5, 9)
+        else:
+            assert crop_resize_params((10, 10), size, 1, 2, 5, 9) == want
+    lst = [4.0, 6.0]
+    crop_resize_params((10, 10), lst, 1, 2, 5, 9)
+    lst[0] = 8.0
+    assert crop_resize_params((10, 10), lst, 1, 2, 5, 9) == resize_output_shape(
+        (10, 10), size=[8.0, 6.0], roi_start=(1, 2), roi_end=(5, 9))
 
 
 # ------------------------------------------------------------------ cmn caches

@@ -156,6 +156,53 @@ def test_random_tiny_and_empty_images():
     assert random_crop_window((0, 5), np.random.default_rng(0)) == (0, 0, 0, 0)
 
 
+def _reference_window(H, W, rng, area, ar, attempts):
+    """The documented draw, with a generator call for the attempts and one for the position."""
+    lo, hi = area
+    max_w, max_h = max(1, int(H * ar[1])), max(1, int(W / ar[0]))
+    if H * max_w < H * W * lo:
+        h, w = H, max_w
+    elif W * max_h < H * W * lo:
+        h, w = max_h, W
+    else:
+        u = rng.random(2 * attempts)
+        for s, r in u.reshape(-1, 2):
+            t = (lo + (hi - lo) * s) * H * W
+            ratio = math.exp(math.log(ar[0]) + (math.log(ar[1]) - math.log(ar[0])) * r) \
+                if ar[1] > ar[0] else ar[0]
+            w = max(1, int(math.sqrt(t * ratio) + 0.5))
+            h = max(1, int(math.sqrt(t / ratio) + 0.5))
+            if w <= W and h <= H and ar[0] <= w / h <= ar[1]:
+                break
+        else:
+            ratio = W / H
+            h, w = (H, max_w) if ratio > ar[1] else (max_h, W) if ratio < ar[0] else (H, W)
+            scale = min(1.0, hi * H * W / (w * h))
+            w, h = max(1, int(w * math.sqrt(scale))), max(1, int(h * math.sqrt(scale)))
+    h, w = min(h, H), min(w, W)
+    ux, uy = rng.random(2)
+    return int(uy * (H - h + 1)), int(ux * (W - w + 1)), h, w
+
+
+def test_random_window_draws_as_two_generator_calls():
+    # the attempts and the position come from one generator call: the same numbers as two
+    # calls, and the generator is left where two calls leave it
+    rng = np.random.default_rng(3)
+    for k in range(3000):
+        H, W = int(rng.integers(1, 700)), int(rng.integers(1, 700))
+        if k % 5 == 0:
+            H = int(rng.integers(1, 6))         # too wide / too tall / fallback cases
+        area = (float(rng.uniform(0.01, 1.0)), 1.0)
+        ar = (3 / 4, 4 / 3) if k % 2 else (float(rng.uniform(0.1, 1)), float(rng.uniform(1, 8)))
+        attempts = int(rng.integers(1, 12))
+        seed = int(rng.integers(0, 2 ** 63))
+        g1, g2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        got = random_crop_window((H, W), g1, random_area=area, random_aspect_ratio=ar,
+                                 num_attempts=attempts)
+        assert got == _reference_window(H, W, g2, area, ar, attempts)
+        assert g1.random() == g2.random()
+
+
 @pytest.mark.parametrize("kwargs, exc, words", [
     (dict(random_area=(0.5, 0.1)), ValueError, "random_area"),
     (dict(random_area=(0.0, 0.5)), ValueError, "random_area"),
