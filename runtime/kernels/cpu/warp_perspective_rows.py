@@ -15,7 +15,7 @@ import numpy as np
 
 from .jit import compiled
 from .warp_perspective_jit import helpers
-from .byte_copy import copier
+from .byte_copy import copier, span_copier
 from .warp_sample_jit import row_copies
 
 __all__ = ["row_kernels"]
@@ -26,6 +26,7 @@ def _build(njit):
     copy_px, gather_taps = row_copies()
     taps2, taps6, taps8 = copier(2), copier(6), copier(8)
     px1, px3, px4 = copier(1), copier(3), copier(4)
+    span = span_copier()
 
     @njit
     def interp_row(tt, tb, fxr, fyr, res, at, ow, cn, is_int, flo, fhi):
@@ -147,48 +148,83 @@ def _build(njit):
         return out
 
     @njit
+    def copy_row(sflat, ns, sxr, syr, rb, ow, w, h, cn, outer):
+        """the pixels of one nn row whose source point lies inside into the row buffer ``rb``
+        (``cn`` a constant at each call; a 3-channel pixel moved as 4 bytes where the source
+        has them: the next pixel's values overwrite the fourth); returns how many lie outside,
+        their columns in ``outer``"""
+        n_out = 0
+        uw, uh = np.uint64(w), np.uint64(h)
+        for x in range(ow):
+            sx, sy = sxr[x], syr[x]
+            if np.uint64(sx) < uw and np.uint64(sy) < uh:     # (negative: huge unsigned)
+                b = (sy * w + sx) * cn
+                o = cn * x
+                if cn == 3:
+                    if b + 4 <= ns:
+                        px4(sflat, b, rb, o)
+                    else:
+                        px3(sflat, b, rb, o)
+                elif cn == 1:
+                    px1(sflat, b, rb, o)
+                elif cn == 4:
+                    px4(sflat, b, rb, o)
+                else:
+                    copy_px(sflat, b, rb, o, cn)
+            else:
+                outer[n_out] = x
+                n_out += 1
+        return n_out
+
+    @njit
     def nearest(src, m, out, mode, fill, bw):
         """nearest from float64 source points per block of ``bw`` columns (``warp_nn``);
-        ``src`` and ``out`` C-contiguous."""
+        ``src`` and ``out`` C-contiguous. Per row: the source points (vectorised per block),
+        the inner pixels into a row buffer, the outer ones after them (border code), then
+        the buffer into the output in one copy."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         sflat = src.reshape(-1)
         oflat = out.reshape(-1)
+        ns = sflat.size
         sxr = np.empty(ow, np.int64)
         syr = np.empty(ow, np.int64)
+        outer = np.empty(ow, np.int64)
+        rb = np.empty(ow * cn + 1, src.dtype)       # (+1: the fourth byte of the last pixel)
+        m0, m1, m2, m3, m4, m5 = m[0], m[1], m[2], m[3], m[4], m[5]
+        m6, m7, m8 = m[6], m[7], m[8]
         for y in range(oh):
             for x0 in range(0, ow, bw):     # the source points (vectorised per block)
-                X0 = m[0] * x0 + m[1] * y + m[2]
-                Y0 = m[3] * x0 + m[4] * y + m[5]
-                W0 = m[6] * x0 + m[7] * y + m[8]
+                X0 = m0 * x0 + m1 * y + m2
+                Y0 = m3 * x0 + m4 * y + m5
+                W0 = m6 * x0 + m7 * y + m8
                 for x1 in range(min(bw, ow - x0)):
-                    W = W0 + m[6] * x1
+                    W = W0 + m6 * x1
                     W = np.divide(1.0, W) if W != 0 else 0.0    # (no zero-division branch)
-                    fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
-                    fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
+                    fx = max(-2147483648.0, min(2147483647.0, (X0 + m0 * x1) * W))
+                    fy = max(-2147483648.0, min(2147483647.0, (Y0 + m3 * x1) * W))
                     sxr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fx))))
                     syr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fy))))
-            row = y * ow * cn
-            for x in range(ow):
-                sx, sy = sxr[x], syr[x]
-                if 0 <= sx < w and 0 <= sy < h:
-                    b, o = (sy * w + sx) * cn, row + cn * x
-                    if cn == 3:
-                        px3(sflat, b, oflat, o)
-                    elif cn == 1:
-                        px1(sflat, b, oflat, o)
-                    elif cn == 4:
-                        px4(sflat, b, oflat, o)
-                    else:
-                        copy_px(sflat, b, oflat, o, cn)
-                elif mode == 0:
+            if cn == 3:
+                n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, 3, outer)
+            elif cn == 1:
+                n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, 1, outer)
+            elif cn == 4:
+                n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, 4, outer)
+            else:
+                n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, cn, outer)
+            for k in range(n_out):
+                x = outer[k]
+                o = cn * x
+                if mode == 0:
                     for c in range(cn):
-                        out[y, x, c] = fill[c]
+                        rb[o + c] = fill[c]
                 else:
-                    bx = border_index(sx, w, mode)
-                    by = border_index(sy, h, mode)
+                    bx = border_index(sxr[x], w, mode)
+                    by = border_index(syr[x], h, mode)
                     for c in range(cn):
-                        out[y, x, c] = src[by, bx, c]
+                        rb[o + c] = src[by, bx, c]
+            span(rb, 0, oflat, y * ow * cn, ow * cn)
         return out
     return linear, nearest
 
