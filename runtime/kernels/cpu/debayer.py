@@ -2,7 +2,8 @@
 
 DALI 2.4's CPU operator is OpenCV's ``demosaicing``; ndd calls the same routine
 (:mod:`.ocv`), one image at a time, written in place into one recycled batch buffer (ndd's
-pool runs the samples in parallel; OpenCV releases the GIL), and gets DALI's results bit for bit for every algorithm (measured):
+pool runs the samples in parallel; OpenCV releases the GIL), and gets DALI's results bit for
+bit for every algorithm (measured):
 
 * the Bayer tile: ``blue_position = (by, bx)`` puts blue at the pixels whose row is ``1 + by``
   and column ``1 + bx`` modulo 2 (OpenCV's naming starts at the second row and column):

@@ -134,10 +134,12 @@ def warp_perspective(img, matrix, *, size=None, inverse_map=True, interp="linear
 
 
 def _plan(img, matrix, *, size=None, inverse_map=True, interp="linear",
-          border_mode="constant", fill_value=None, pixel_origin="corner"):
+          border_mode="constant", fill_value=None, pixel_origin="corner", matrices=None):
     """The checked arguments of :func:`warp_perspective` as ``(src (H, W, C), matrix (9,)
     float64, (out_h, out_w), border value (C,) float64, interp, border_mode, planar)``
-    (``planar``: ``img`` was ``(H, W)``)."""
+    (``planar``: ``img`` was ``(H, W)``). ``matrices``: a dict that keeps the converted
+    matrices of one batch by the identity of the ``matrix`` object (one conversion for a
+    matrix that every sample shares)."""
     img = np.asarray(img)
     if img.dtype.type not in _TYPES:
         raise ValueError(f"The operator accepts the following input types: uint8, int16, "
@@ -153,15 +155,23 @@ def _plan(img, matrix, *, size=None, inverse_map=True, interp="linear",
     cn = src.shape[2]
     if cn > 4:
         raise ValueError("Images with more than 4 channels are not supported.")
-    m = perspective_matrix(matrix)
-    if pixel_origin == "corner":
-        m = corner_to_center(m)
-    m = m.astype(np.float64)
-    if not inverse_map:
-        m = invert_perspective(m)
+    key = (id(matrix), pixel_origin, bool(inverse_map))
+    known = None if matrices is None else matrices.get(key)
+    if known is not None and known[0] is matrix:
+        m = known[1]
+    else:
+        m = perspective_matrix(matrix)
+        if pixel_origin == "corner":
+            m = corner_to_center(m)
+        m = m.astype(np.float64)
+        if not inverse_map:
+            m = invert_perspective(m)
+        m = m.reshape(-1)
+        if matrices is not None:
+            matrices[key] = (matrix, m)     # (the object kept: its id stays its own)
     out_hw = perspective_output_size(size, src.shape[:2])
     cval = _fill(fill_value, cn, src.dtype)
-    return src, m.reshape(-1), out_hw, cval, interp, border_mode, img.ndim != 3
+    return src, m, out_hw, cval, interp, border_mode, img.ndim != 3
 
 
 def plan_shape(plan) -> tuple:
@@ -237,9 +247,9 @@ def warm_up() -> None:
         warp_perspective(np.zeros((2, 2, 1), dt), np.eye(3), interp="nn")
 
 
-def _sample_plans(ctx, ins, a):
+def _sample_plans(ctx, ins, a, matrices):
     """The :func:`_plan` of every image of one sample (every frame / plane of a sequence or
-    planar sample) and the sample's output shape."""
+    planar sample) and the sample's output shape (``matrices``: see :func:`_plan`)."""
     if len(ins) > 1:
         if a.get("matrix") is not None:
             raise ValueError("Matrix input and `matrix` argument should not be provided at the "
@@ -260,14 +270,15 @@ def _sample_plans(ctx, ins, a):
     layout = ctx.in_metas[0].layout or ""
     lead = (1 if layout.startswith("F") else 0) + (1 if layout.endswith("CHW") else 0)
     if not lead:
-        plan = _plan(x, mtx, **kw)
+        plan = _plan(x, mtx, matrices=matrices, **kw)
         return [plan], plan_shape(plan)
     if layout.endswith("CHW"):      # planar: every plane is an HW image (DALI, measured)
         fv = kw["fill_value"]
         if fv is not None and np.asarray(fv).size > 1:
             raise ValueError("Only scalar fill_value can be provided when processing data in "
                              "planar layout.")
-    plans = [_plan(f, mtx, **kw) for f in x.reshape((-1,) + x.shape[lead:])]
+    plans = [_plan(f, mtx, matrices=matrices, **kw)
+             for f in x.reshape((-1,) + x.shape[lead:])]
     oh, ow = perspective_output_size(kw["size"], x.shape[lead:lead + 2])
     return plans, x.shape[:lead] + (oh, ow) + x.shape[lead + 2:]
 
@@ -279,10 +290,10 @@ def warp_perspective_kernel(ctx, inputs, args):
     written into views of one recycled batch buffer (:func:`runtime.buffers.batch_array`: a
     fresh array per image faulted all its pages in again), consecutive samples per task."""
     n = ctx.batch_size
-    plans, shapes = [], []
+    plans, shapes, matrices = [], [], {}
     for i in range(n):
         ins = [inp[i] if len(inp) > 1 else inp[0] for inp in inputs]
-        p, shape = _sample_plans(ctx, ins, sample_args(ctx, args, i))
+        p, shape = _sample_plans(ctx, ins, sample_args(ctx, args, i), matrices)
         plans.append(p)
         shapes.append(shape)
     dt = np.dtype(ctx.out_metas[0].dtype)
