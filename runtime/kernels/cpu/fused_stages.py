@@ -103,15 +103,19 @@ def _batch_consts(args):
     return names, (ra, given(dict(stages[0].args), DECODE_ARGS), given(ra, INTERP_ARGS))
 
 
-def _front_rest(state, i):
-    """Second phase: the stages before cmn -> (image, layout, cmn window or None, flip, a)."""
+def _front_rest(state, i, stages=None):
+    """Second phase: the stages before cmn -> (image, layout, cmn window or None, flip, a).
+    ``stages``: the stage names (the batch's, or read from the sample's arguments)."""
     a, layout, x, k, window, finish = state
     if finish is not None and finish[0] == "resize":
         x, window = resize_crop_finish(x, *finish[1:])
     elif finish is not None:
         x = roi_finish(x, *finish)
     flip = 0
-    stages = stage_names(a)
+    if stages is None:
+        stages = stage_names(a)
+    if k >= len(stages) or stages[k] == "cmn":
+        return x, layout, window, flip, a       # nothing between the planned part and cmn
     for j, st in enumerate(stages[k:], k):
         if st == "rrc":
             h_axis, w_axis = hw_axes(layout)
@@ -252,7 +256,8 @@ def run_chunk(ctx, inputs, args, idx, target_for=None, plan=None) -> list:
                 st[:] = _front_decode(ctx, inputs, args, i, consts)     # decode decides
                 todo = st[2]
             st[2] = decode(todo[0], roi=todo[1], sample=todo[2], **todo[3])
-    fronts = [_front_rest(st, i) for st, i in zip(states, idx)]
+    names = consts[0]
+    fronts = [_front_rest(st, i, names) for st, i in zip(states, idx)]
     del states
     cmn = plan.cmn
     if cmn is None:
