@@ -18,6 +18,7 @@ from compiler.types import CPU, DType, parse_device
 from ndd._batch import Batch
 from ndd._callsite import user_frame
 from ndd._capture_state import BatchSizeChangedError, current_capture
+from ndd._captured import CapturedBatch
 from ndd._construct import as_tensor
 from ndd._dtypes import dtype as to_dtype, from_dali, from_numpy
 from ndd._errors import CallSite
@@ -273,11 +274,12 @@ def _plain(inputs: tuple, kwargs: dict) -> bool:
     which no proxy has), so :func:`strip_invariants` has nothing to do."""
     for x in inputs:
         t = type(x)
-        if t is not Batch and t is not Tensor and t is not np.ndarray:
+        if t is not Batch and t is not CapturedBatch and t is not Tensor \
+                and t is not np.ndarray:
             return False
     for v in kwargs.values():
         t = type(v)
-        if t in _SCALAR_TYPES or t is Batch or t is Tensor:
+        if t in _SCALAR_TYPES or t is Batch or t is CapturedBatch or t is Tensor:
             continue
         if t is tuple or t is list:
             for e in v:

@@ -126,7 +126,7 @@ class Replayer:
         occ = self.counts.get(key, 0)
         self.counts[key] = occ + 1
         m = self.t.index.get((key, occ))
-        site = _site_text(key)
+        site = key      # (its file:line text is made by _miss: only a miss reports it)
         if m is None:
             reason = self.t.refused.get((key, occ))
             return self._miss(site, reason or "call site not in the trace (data-dependent "
@@ -200,7 +200,7 @@ class Replayer:
         return outs
 
     def _miss(self, site, reason):
-        k = (site, reason)
+        k = (_site_text(site), reason)
         self.rep.fallbacks[k] = self.rep.fallbacks.get(k, 0) + 1
         return None
 
