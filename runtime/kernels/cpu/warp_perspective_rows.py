@@ -198,13 +198,15 @@ def _build(njit):
                 X0 = m0 * x0 + m1 * y + m2
                 Y0 = m3 * x0 + m4 * y + m5
                 W0 = m6 * x0 + m7 * y + m8
+                ux0 = np.uint64(x0)
                 for x1 in range(min(bw, ow - x0)):
                     W = W0 + m6 * x1
                     W = np.divide(1.0, W) if W != 0 else 0.0    # (no zero-division branch)
                     fx = max(-2147483648.0, min(2147483647.0, (X0 + m0 * x1) * W))
                     fy = max(-2147483648.0, min(2147483647.0, (Y0 + m3 * x1) * W))
-                    sxr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fx))))
-                    syr[x0 + x1] = max(-32768, min(32767, np.int64(np.rint(fy))))
+                    k = ux0 + np.uint64(x1)     # unsigned: contiguous stores, not a scatter
+                    sxr[k] = max(-32768, min(32767, np.int64(np.rint(fx))))
+                    syr[k] = max(-32768, min(32767, np.int64(np.rint(fy))))
             if cn == 3:
                 n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, 3, outer)
             elif cn == 1:
