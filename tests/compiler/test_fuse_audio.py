@@ -158,6 +158,12 @@ def test_the_window_is_read_in_place(monkeypatch):
         seen.append(x)
         return pre(x, a, layout, dtype, **kw)
     monkeypatch.setitem(fused_audio.SAMPLE_FUNCTIONS, "preemphasis_filter", spy)
+    plan_run = fused_audio.SpeechPlan.run
+
+    def plan_spy(self, x):      # the speech chain's compiled path gets the window too
+        seen.append(x)
+        return plan_run(self, x)
+    monkeypatch.setattr(fused_audio.SpeechPlan, "run", plan_spy)
     data = _signals()
     _run(_front_end, ndd.EvalMode.deferred, data)
     assert len(seen) == N

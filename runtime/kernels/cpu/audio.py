@@ -15,8 +15,7 @@ import numpy as np
 
 from runtime.kernels.registry import per_sample, register
 
-from .audio_jit import (dct_rows, decibels, first_last_at_least, mel_rows, moving_mean_square,
-                        preemphasis_loop, scratch)
+from .audio_jit import dct_rows, decibels, mel_rows, nonsilent_bounds, preemphasis_loop, scratch
 from .cast import cast, to_numpy_dtype
 from .libm import unary
 
@@ -36,7 +35,8 @@ def _expf(v) -> np.float32:
 
 
 # -------------------------------------------------------------------------- preemphasis
-_BORDERS = {"zero": 0, "clamp": 1, "reflect": 2}
+#: ``border`` of ``preemphasis_filter`` -> the code :func:`.audio_jit.preemphasis_loop` takes
+PREEMPHASIS_BORDERS = {"zero": 0, "clamp": 1, "reflect": 2}
 
 
 def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32",
@@ -71,7 +71,7 @@ def preemphasis(x, coeff: float, border: str = "clamp", dtype="float32",
         xf = np.ascontiguousarray(xf)
         out = (scratch(out_key, xf.shape, F32) if out_key is not None and dt == F32
                else np.empty(xf.shape, F32))
-        preemphasis_loop()(xf, c, _BORDERS.get(border, 1), out)
+        preemphasis_loop()(xf, c, PREEMPHASIS_BORDERS.get(border, 1), out)
         return out if dt == F32 else cast(out, dt)
     out = np.empty_like(xf)
     if xf.shape[0]:
@@ -341,10 +341,11 @@ def nonsilent_region(x, cutoff_db=-60.0, reference_power=0.0, window_length=2048
     if x.dtype.kind != "f" or reset == -1:
         reset = n
     power = scratch("window_power", (n - wl + 1,), F32)      # per thread, read only here
-    top = moving_mean_square()(np.ascontiguousarray(x, dtype=F32), wl, reset, power)
-    ref = F32(reference_power) if reference_power else F32(top)     # power.max()
-    threshold = F32(ref * F32(10.0 ** (float(cutoff_db) / 10.0)))
-    begin, last = first_last_at_least()(power, threshold)
+    # the window powers, their maximum (the reference without reference_power) and the
+    # first and last window at least ref * 10 ** (cutoff_db / 10), in float32: one call
+    begin, last = nonsilent_bounds()(np.ascontiguousarray(x, dtype=F32), wl, reset, power,
+                                     bool(reference_power), F32(reference_power),
+                                     F32(10.0 ** (float(cutoff_db) / 10.0)))
     if begin < 0:
         return 0, 0
     return int(begin), int(last) + wl - int(begin)

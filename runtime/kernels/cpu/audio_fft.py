@@ -37,7 +37,7 @@ def hann_window(n: int) -> np.ndarray:
     return w
 
 
-def _rfft_rows(buf: np.ndarray) -> np.ndarray:
+def rfft_rows(buf: np.ndarray) -> np.ndarray:
     """``scipy.fft.rfft(buf, axis=1)`` (complex64 for float32 rows), into a per-thread scratch
     array when scipy's pocketfft binding takes an output (the same transform scipy.fft.rfft
     calls, so the same values); the result is valid until this thread's next call."""
@@ -88,7 +88,7 @@ def spectrogram(x, nfft=None, window_length=512, window_step=256, window_fn=None
     # the (reflect- or zero-) padded windows read from the signal itself: no padded copy
     signal_frames()(sig, before, bool(reflect_padding and center_windows), step,
                     np.ascontiguousarray(w), buf)
-    c = _rfft_rows(buf)                             # float32, as DALI's FFT
+    c = rfft_rows(buf)                              # float32, as DALI's FFT
     ft = layout == "ft"
     shape = (nbins, count) if ft else (count, nbins)
     out = np.empty(shape, np.float32) if out_key is None else scratch(out_key, shape,

@@ -16,7 +16,7 @@ from .jit import compiled
 
 __all__ = ["moving_mean_square", "dct_rows", "mel_rows", "signal_frames",
            "power_bins", "normalize_rows", "preemphasis_loop", "decibels", "first_last_at_least", "scratch",
-           "warm_up"]
+           "nonsilent_bounds", "speech_frames", "speech_features", "warm_up"]
 
 _local = threading.local()
 
@@ -377,6 +377,62 @@ def normalize_rows(njit):
     return kernel
 
 
+@compiled
+def nonsilent_bounds(njit):
+    """``kernel(x, window, reset, out, has_ref, ref, factor) -> (first, last)``:
+    :func:`moving_mean_square` into ``out``, then :func:`first_last_at_least` of ``out``
+    against ``threshold = ref * factor`` (float32), ``ref`` being the given reference power
+    when ``has_ref``, else the largest window power: ``nonsilent_region``'s scan in one call
+    (one release of the GIL instead of two)."""
+    mms = moving_mean_square()
+    ends = first_last_at_least()
+
+    @njit
+    def kernel(x, window, reset, out, has_ref, ref, factor):
+        top = mms(x, window, reset, out)
+        r = ref if has_ref else np.float32(top)
+        return ends(out, np.float32(r * factor))
+    return kernel
+
+
+@compiled
+def speech_frames(njit):
+    """``kernel(x, c, border, pre, before, reflect, step, window, buf)``:
+    :func:`preemphasis_loop` of ``x`` into ``pre``, then :func:`signal_frames` of ``pre`` into
+    ``buf`` (the fused speech front end's steps before its FFT, in one call)."""
+    pre_k = preemphasis_loop()
+    frames_k = signal_frames()
+
+    @njit
+    def kernel(x, c, border, pre, before, reflect, step, window, buf):
+        pre_k(x, c, border, pre)
+        frames_k(pre, before, reflect, step, window, buf)
+    return kernel
+
+
+@compiled
+def speech_features(njit):
+    """``kernel(c, magnitude, spec, bins, down, up, w_down, w_up, mel, inv_ref, min_ratio, mul,
+    db, axis, ddof, epsilon, scale, shift, out)``: the fused speech front end's steps after its
+    FFT in one call: :func:`power_bins` of the spectrum ``c`` into ``spec`` (layout "ft"),
+    ``mel`` zeroed and :func:`mel_rows` into it, :func:`decibels` of ``mel`` into ``db``,
+    :func:`normalize_rows` of ``db`` into ``out`` (``mel``, ``db``, ``out``: C-contiguous)."""
+    power_k = power_bins()
+    mel_k = mel_rows()
+    db_k = decibels()
+    norm_k = normalize_rows()
+
+    @njit
+    def kernel(c, magnitude, spec, bins, down, up, w_down, w_up, mel, inv_ref, min_ratio, mul,
+               db, axis, ddof, epsilon, scale, shift, out):
+        power_k(c, magnitude, True, spec)
+        mel[:, :] = np.float32(0.0)
+        mel_k(spec, bins, down, up, w_down, w_up, mel)
+        db_k(mel.reshape(mel.size), inv_ref, min_ratio, mul, db.reshape(db.size))
+        norm_k(db, axis, ddof, epsilon, scale, shift, out)
+    return kernel
+
+
 def warm_up() -> None:
     """Build (or load from the cache) the compiled loops."""
     x = np.zeros(4, np.float32)
@@ -395,3 +451,9 @@ def warm_up() -> None:
     decibels()(np.ones(3, f), f(1), f(1e-8), f(3.0), np.empty(3, f))
     y = np.ones((2, 3), np.float32)
     normalize_rows()(y, 1, 0, np.float32(0), np.float32(1), np.float32(0), np.empty_like(y))
+    nonsilent_bounds()(x, 2, 2, np.zeros(3, f), False, f(0), f(1e-6))
+    speech_frames()(x, f(0.5), 1, np.zeros(4, f), 1, True, 1, np.ones(2), np.zeros((2, 3), f))
+    speech_features()(c, False, np.zeros((2, 2), f), np.arange(2, dtype=np.int64),
+                      np.array([-1, 0]), np.array([0, -1]), np.ones(2, f), np.ones(2, f),
+                      np.zeros((1, 2), f), f(1), f(1e-8), f(3.0), np.zeros((1, 2), f), 1, 0,
+                      f(0), f(1), f(0), np.zeros((1, 2), f))

@@ -81,3 +81,76 @@ def test_moving_mean_square_bits_equal_one_running_sum(n, window, reset):
     want = _running_mean_square(x, window, reset)
     assert out.view(np.int32).tolist() == want.view(np.int32).tolist()
     assert top.view(np.int32) == want.max().view(np.int32)
+
+
+def _speech_args(rng):
+    f32 = np.float32
+    wl = int(rng.choice([256, 320, 400]))
+    return [
+        {"preemph_coeff": float(rng.choice([0.97, 0.5, 0.0])), "_layout": "", "_out": f32,
+         "border": str(rng.choice(["clamp", "zero", "reflect"]))},
+        {"nfft": int(rng.choice([512, 1024])), "window_length": wl, "window_fn": None,
+         "window_step": int(rng.choice([160, 100, 128])), "power": int(rng.choice([1, 2])),
+         "center_windows": bool(rng.random() < 0.7), "reflect_padding": bool(rng.random() < 0.7),
+         "layout": "ft", "_layout": "", "_out": f32},
+        {"nfilter": int(rng.choice([40, 64, 128])), "sample_rate": 16000.0,
+         "freq_low": float(rng.choice([0.0, 20.0])), "freq_high": float(rng.choice([0.0, 7600.0])),
+         "mel_formula": str(rng.choice(["slaney", "htk"])), "normalize": bool(rng.random() < .5),
+         "_layout": "ft", "_out": f32},
+        {"multiplier": float(rng.choice([10.0, 20.0])), "reference": float(rng.choice([1.0, 2.5])),
+         "cutoff_db": float(rng.choice([-80.0, -200.0])), "_layout": "ft", "_out": f32},
+        {"axes": [int(rng.choice([0, 1]))], "axis_names": None, "mean": None, "stddev": None,
+         "ddof": int(rng.choice([0, 1])), "epsilon": float(rng.choice([1e-5, 0.0])),
+         "scale": None if rng.random() < .5 else 2.0, "shift": None if rng.random() < .5 else 0.5,
+         "batch": False, "_layout": "ft", "_out": f32}]
+
+
+class _Stage:
+    def __init__(self, op, name, args):
+        self.op, self.name, self.args, self.tensor_args = op, name, args, ()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_speech_plan_equals_the_stages_one_by_one(seed):
+    """fused.audio's compiled speech path (two compiled calls around the FFT) gives the bits of
+    the stages' per-sample functions called one after another (what the unfused kernels
+    call), for random arguments and signals down to a single sample; where it does not apply
+    (the plan declines a sample) the kernel takes the stages one by one."""
+    from runtime.kernels.cpu import fused_audio as fa
+    rng = np.random.default_rng(seed)
+    args = _speech_args(rng)
+    chain = [_Stage(op, f"{op}#{k}", a) for k, (op, a) in enumerate(zip(fa.SPEECH_CHAIN, args))]
+    static = {s.name: s.args for s in chain}
+    plan = fa.SpeechPlan.build(chain, static)
+    assert plan is not None
+    done = 0
+    for n in (1, 2, 7, 300, 1601, 16000, 37123):
+        x = (rng.standard_normal(n) * rng.choice([1e-3, 0.3])).astype(np.float32)
+        want = x
+        for k, stage in enumerate(chain):
+            a = static[stage.name]
+            kw = {"out_key": f"fused.audio#{k}"} if k < 2 else {}
+            want = fa.SAMPLE_FUNCTIONS[stage.op](want, a, a["_layout"], a["_out"], **kw)
+        got = plan.run(x)
+        if got is None:
+            continue
+        done += 1
+        assert got.shape == want.shape and got.dtype == want.dtype == np.float32
+        assert got.tobytes() == want.tobytes()
+    assert done >= 3         # (1601 samples and more always have windows)
+
+
+def test_speech_plan_declines_other_paths():
+    from runtime.kernels.cpu import fused_audio as fa
+    args = _speech_args(np.random.default_rng(0))
+    chain = [_Stage(op, f"{op}#{k}", a) for k, (op, a) in enumerate(zip(fa.SPEECH_CHAIN, args))]
+    static = {s.name: dict(s.args) for s in chain}
+    assert fa.SpeechPlan.build(chain, static) is not None
+    for stage, key, value in [(3, "reference", 0.0), (1, "layout", "tf"), (4, "mean", 0.5),
+                              (0, "_out", np.float16)]:
+        changed = {k: dict(v) for k, v in static.items()}
+        changed[chain[stage].name][key] = value
+        assert fa.SpeechPlan.build(chain, changed) is None
+    plan = fa.SpeechPlan.build(chain, static)
+    assert plan.run(np.zeros(100, np.float64)) is None          # not float32
+    assert plan.run(np.zeros((100, 2), np.float32)) is None     # not 1-D
