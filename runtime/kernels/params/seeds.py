@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["sample_rng", "pcg64_states", "first_doubles"]
+__all__ = ["sample_rng", "pcg64_states", "first_doubles", "sample_doubles", "SampleDoubles"]
 
 # ------------------------------------------------------------------ fast per-sample generators
 # numpy's SeedSequence (the hash of M. E. O'Neill's randutils seed_seq_fe, pool of 4 words,
@@ -134,3 +134,64 @@ def first_doubles(seeds: tuple) -> list[float]:
         x = ((x >> rot) | (x << (64 - rot))) & 0xFFFFFFFFFFFFFFFF
         out.append((x >> 11) * (1.0 / 9007199254740992.0))
     return out
+
+
+# ------------------------------------------------------------------ doubles by index
+_M64 = (1 << 64) - 1
+_TO_DOUBLE = 1.0 / 9007199254740992.0
+# (A_k, C_k): k PCG64 steps take a state s to (A_k * s + C_k * inc) mod 2**128
+_JUMPS = [(1, 0)]
+_jumps_lock = threading.Lock()
+
+
+def _jump(k: int) -> tuple[int, int]:
+    if k >= len(_JUMPS):
+        with _jumps_lock:
+            while len(_JUMPS) <= k:
+                a, c = _JUMPS[-1]
+                _JUMPS.append(((a * _PCG_MULT) & _M128, (c * _PCG_MULT + 1) & _M128))
+    return _JUMPS[k]
+
+
+_jump(64)
+
+
+class SampleDoubles:
+    """The numbers ``numpy.random.default_rng(seed).random()`` draws, by index: ``u[j]`` is
+    the ``j``-th (from 0) of ``default_rng(seed).random(n)``, for any ``n > j``.
+
+    PCG64 on Python ints (a step, then the XSL-RR output, scaled as numpy's ``next_double``;
+    :func:`first_doubles` is its first number), computed when read: the next index by one
+    step, any other by a jump from the seeded state.  Cheaper than setting a ``Generator``'s
+    state when a few numbers of the stream are needed (a random window reads 4-6).  Not
+    shared between threads (each read moves its position).
+    """
+
+    __slots__ = ("_s0", "_inc", "_st", "_k")
+
+    def __init__(self, state: int, inc: int):
+        self._s0 = self._st = state     # _st: the state after _k steps
+        self._inc = inc
+        self._k = 0
+
+    def __getitem__(self, j: int) -> float:
+        if j == self._k:
+            st = (self._st * _PCG_MULT + self._inc) & _M128
+        else:
+            a, c = _jump(j + 1)
+            st = (a * self._s0 + c * self._inc) & _M128
+        self._st, self._k = st, j + 1
+        x = ((st >> 64) ^ st) & _M64
+        rot = st >> 122
+        return ((((x >> rot) | (x << (64 - rot))) & _M64) >> 11) * _TO_DOUBLE
+
+
+def sample_doubles(seeds, i: int) -> SampleDoubles | None:
+    """The :class:`SampleDoubles` of ``default_rng(seeds[i])``, or None where
+    :func:`sample_rng` would not take its fast path either (``seeds`` not a tuple, or the
+    seed not an int in ``[0, 2**128)``)."""
+    seed = seeds[i]
+    if seeds.__class__ is not tuple or seed.__class__ is not int or not 0 <= seed < 1 << 128:
+        return None
+    state, inc = _cached_states(seeds)[i]
+    return SampleDoubles(state, inc)

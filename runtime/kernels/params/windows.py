@@ -17,7 +17,7 @@ import numpy as np
 from runtime.kernels.caching import call_cached
 from runtime.kernels.registry import given
 
-from .seeds import sample_rng
+from .seeds import sample_doubles, sample_rng
 
 __all__ = ["crop_window", "crop_size", "random_crop_window", "round_half_away_scalar",
            "clip_window", "check_policy", "OUT_OF_BOUNDS_POLICIES", "CROP_ARGS", "crop_args",
@@ -253,24 +253,31 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
                                                  random_aspect_ratio, num_attempts)
     if H == 0 or W == 0:
         return 0, 0, 0, 0
+    return _window(H, W, lambda n: rng.random(n).tolist(), area_lo, area_hi, ar_lo, ar_hi,
+                   num_attempts)
 
+
+def _window(H, W, numbers, area_lo, area_hi, ar_lo, ar_hi, num_attempts):
+    """:func:`random_crop_window` of a non-empty image with validated arguments; its random
+    numbers are ``numbers(n)``: a sequence holding (at least) the ``n`` numbers of one
+    generator call, read in order except the position's (from ``numbers(2)`` without
+    attempts, ``numbers(2 * num_attempts + 2)`` with them: the position's two come after the
+    attempts', in the same generator call, the same doubles as a call of their own)."""
     area = H * W
     min_area = area * area_lo
-    pos = None                  # (ux, uy) of the position when drawn with the attempts
     max_w = max(1, int(H * ar_hi))  # widest window that is H tall
     max_h = max(1, int(W / ar_lo))  # tallest window that is W wide
     if H * max_w < min_area:  # image too wide for the aspect range
         h, w = H, max_w
+        u, at = numbers(2), 0
     elif W * max_h < min_area:  # image too tall
         h, w = max_h, W
+        u, at = numbers(2), 0
     else:
-        # all attempts drawn at once, and the position's two numbers after them (one
-        # generator call: the same doubles, in the same order, as two calls): (area,
-        # log-ratio) pairs; the first acceptable one is taken (scalar math: faster than numpy
-        # on 10 values)
+        # (area, log-ratio) pairs; the first acceptable one is taken (scalar math: faster
+        # than numpy on 10 values)
         tries = 2 * int(num_attempts)
-        u = rng.random(tries + 2).tolist()
-        pos = u[tries:]
+        u, at = numbers(tries + 2), tries
         log_lo = math.log(ar_lo)
         log_span = math.log(ar_hi) - log_lo
         span = area_hi - area_lo
@@ -294,7 +301,7 @@ def random_crop_window(in_hw, rng, *, random_area=(0.08, 1.0),
             h = max(1, int(h * math.sqrt(scale)))
     h, w = min(h, H), min(w, W)
     # uniform position: u * (number of positions), truncated (float64 product, as numpy's)
-    ux, uy = pos if pos is not None else rng.random(2).tolist()
+    ux, uy = u[at], u[at + 1]
     return int(uy * (H - h + 1)), int(ux * (W - w + 1)), h, w
 
 
@@ -324,10 +331,20 @@ def random_window(in_hw, args: dict, seeds, i: int):
     tuple of int
         ``(y0, x0, h, w)``, inside the image.
     """
-    rng = sample_rng(seeds, i)
-    return random_crop_window(in_hw, rng, random_area=args["random_area"],
-                              random_aspect_ratio=args["random_aspect_ratio"],
-                              num_attempts=args["num_attempts"])
+    u = sample_doubles(seeds, i)
+    if u is None:
+        return random_crop_window(in_hw, sample_rng(seeds, i), random_area=args["random_area"],
+                                  random_aspect_ratio=args["random_aspect_ratio"],
+                                  num_attempts=args["num_attempts"])
+    # the same numbers read from the seed's stream directly (seeds.SampleDoubles: cheaper
+    # than setting a generator's state for the 4-6 numbers a window reads)
+    H, W = _check_hw(in_hw)
+    area_lo, area_hi, ar_lo, ar_hi = call_cached(_random_args, args["random_area"],
+                                                 args["random_aspect_ratio"],
+                                                 args["num_attempts"])
+    if H == 0 or W == 0:
+        return 0, 0, 0, 0
+    return _window(H, W, lambda n: u, area_lo, area_hi, ar_lo, ar_hi, args["num_attempts"])
 
 
 def check_policy(policy):

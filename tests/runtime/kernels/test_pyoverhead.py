@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from runtime.kernels.cpu import random as rk
-from runtime.kernels.params.seeds import pcg64_states, sample_rng
+from runtime.kernels.params.seeds import pcg64_states, sample_doubles, sample_rng
 from runtime.kernels.registry import KernelContext
 from runtime.threadpool import ThreadPool
 
@@ -55,6 +55,46 @@ def test_sample_rng_falls_back_for_other_seed_types():
     too_big = (2 ** 130 + 1,)
     np.testing.assert_array_equal(sample_rng(too_big, 0).random(4),
                                   np.random.default_rng(2 ** 130 + 1).random(4))
+
+
+def test_sample_doubles_equal_default_rng_at_any_index():
+    seeds = _seeds(12, 2) + _EDGE_SEEDS
+    order = random.Random(4)
+    for i, s in enumerate(seeds):
+        ref = np.random.default_rng(s).random(90)
+        u = sample_doubles(seeds, i)
+        # in order, then jumps back and forth (a jump from the seeded state each time)
+        for j in list(range(25)) + [order.randrange(90) for _ in range(40)] + [89, 0, 1]:
+            assert u[j] == ref[j], (s, j)
+    assert sample_doubles([5, 7], 0) is None and sample_doubles((2 ** 130,), 0) is None
+    assert sample_doubles((np.int64(5),), 0) is None
+
+
+def test_random_window_from_seeds_equals_default_rng_windows():
+    # windows.random_window reads the seed's numbers directly (SampleDoubles) where the
+    # seeds allow; the reference draws from default_rng(seed) itself
+    from runtime.kernels.params.windows import random_crop_window, random_window
+    rnd = random.Random(9)
+    for k in range(3000):
+        seeds = tuple(rnd.randrange(0, 1 << rnd.choice([16, 63, 128])) for _ in range(3))
+        if k % 10 == 0:
+            seeds = list(seeds)                 # the generator route
+        i = rnd.randrange(3)
+        H, W = rnd.randint(0, 700), rnd.randint(0, 700)
+        if k % 5 == 0:
+            H = rnd.randint(1, 4)               # too wide, and fallback windows
+        args = {"random_area": (rnd.uniform(0.01, 1.0), 1.0) if k % 2 else [0.08, 1.0],
+                "random_aspect_ratio": (3 / 4, 4 / 3) if k % 3 else
+                (rnd.uniform(0.1, 1.0), rnd.uniform(1.0, 9.0)),
+                "num_attempts": rnd.randint(1, 12)}
+        want = random_crop_window((H, W), np.random.default_rng(seeds[i]),
+                                  random_area=args["random_area"],
+                                  random_aspect_ratio=args["random_aspect_ratio"],
+                                  num_attempts=args["num_attempts"])
+        assert random_window((H, W), args, seeds, i) == want
+    with pytest.raises(ValueError, match="random_area"):
+        random_window((10, 10), {"random_area": (0.5, 2.0), "random_aspect_ratio": (1, 2),
+                                 "num_attempts": 3}, (1, 2), 0)
 
 
 def _ctx(n, pool):
