@@ -47,7 +47,8 @@ class Rule:
     ``check(producer, consumer) -> str | None`` gives the rule-specific refusal reason;
     the generic conditions (see :func:`compiler.passes.fuse.edge_refusal`) are checked by the
     pass first. ``any_input``: the consumer may read the intermediate as any of its regular
-    inputs (elementwise operands), not only as its first.
+    inputs (elementwise operands), not only as its first. ``all_outputs``: the producer may
+    have several outputs, each read by the consumer alone (as any of its inputs).
     """
 
     name: str
@@ -56,6 +57,7 @@ class Rule:
     check: Callable[[Node, Node], str | None]
     rewrite: Callable[[Node, Node], Node]
     any_input: bool = False
+    all_outputs: bool = False
 
     def matches(self, producer: Node, consumer: Node) -> bool:
         return self.producer.matches(producer.op) and self.consumer.matches(consumer.op)

@@ -6,12 +6,14 @@ returns a refusal reason or None, a rewrite into one fused node). Kept apart fro
 table so the two families grow independently; the driver and its generic legality checks are
 shared.
 
-The chain ``[slice ->] preemphasis_filter -> spectrogram -> mel_filter_bank -> to_decibels ->
-[mfcc ->] normalize`` (any contiguous part of it of two ops or more, in any order the ops
+The chain ``[nonsilent_region -> slice ->] preemphasis_filter -> spectrogram -> mel_filter_bank ->
+to_decibels -> [mfcc ->] normalize`` (any contiguous part of it of two ops or more, in any order the ops
 accept) becomes one ``fused.audio`` node (``runtime/kernels/cpu/fused_audio.py``): per sample,
 each stage's own per-sample function, so the result is bit-identical with the unfused chain.
 A ``slice`` is read in place (its window a view of the signal) when it only selects samples:
-``out_of_bounds_policy`` "error" or "trim_to_shape" and no type change. Refused (reason in
+``out_of_bounds_policy`` "error" or "trim_to_shape" and no type change; a ``nonsilent_region``
+whose two outputs are that slice's begin and length over the same signal (and read by nothing
+else) joins as the first stage. Refused (reason in
 ``explain``): a padding slice or one that converts, a ``normalize`` over the batch
 (``batch=True``), a ``normalize`` whose reduced axes would be guessed from per-sample
 parameters (the unfused kernel guesses them from sample 0 for all), and anything after a
@@ -97,9 +99,36 @@ def _check_window(p: Node, c: Node) -> str | None:
         return f"the slice converts to dtype={dt!r}"
     if p.inputs[0].meta.dtype is None:
         return "the signal's dtype is not known when compiling"
-    if c.op == FUSED and stages_of(c)[0].op == "slice":
+    if c.op == FUSED and stages_of(c)[0].op in ("slice", "nonsilent_region"):
         return "the chain already starts with a slice"
     return None
+
+
+def _check_region(p: Node, c: Node) -> str | None:
+    """``nonsilent_region`` whose (begin, length) are the window of the chain's first slice,
+    over the same signal: the scan runs in the chain's pass, right before the window."""
+    stages = stages_of(c)
+    if not stages or stages[0].op != "slice" or stages[0].arg("_inputs", 1) != 3:
+        return "the chain does not start with a slice by begin and length"
+    if tuple(c.inputs[:3]) != (p.inputs[0], p.outputs[0], p.outputs[1]) or len(c.inputs) != 3:
+        return "the slice's signal, begin and length are not the region's signal and outputs"
+    if p.tensor_args:
+        return "nonsilent_region with per-sample arguments"
+    return None
+
+
+def _rewrite_region(p: Node, c: Node) -> Node:
+    """One ``fused.audio`` node reading the signal alone: the region's scan first (a stage
+    ``nonsilent_region#<n>``), then ``c``'s stages; ``c``'s outputs kept."""
+    cs = stages_of(c)
+    name = f"{p.op}#{len(cs)}"
+    stage = make_stage(p.op, name, {**p.args, "_layout": p.inputs[0].meta.layout or ""})
+    node = Node(FUSED, (p.inputs[0],), {"stages": (stage,) + cs}, dict(c.tensor_args), [],
+                device=c.device, callsite=c.callsite)
+    node.adopt_outputs(c)
+    node.meta["fused_from"] = [p.op] + [s.op for s in cs]
+    node.meta["fused_sites"] = [(p.op, p.callsite)] + list(c.meta.get("fused_sites") or [])
+    return node
 
 
 _CHAIN = Ops(AUDIO_OPS + (FUSED,))
@@ -110,4 +139,7 @@ RULES: tuple[Rule, ...] = (
          _rewrite),
     Rule("audio->audio", _CHAIN, Ops(AUDIO_OPS), _check_chain, _rewrite),
     Rule("audio->normalize", _CHAIN, Ops(("normalize",)), _check_chain, _rewrite),
+    # nonsilent_region's (begin, length) window the chain's slice: one pass per sample
+    Rule("region->audio", Ops(("nonsilent_region",)), Ops((FUSED,)), _check_region,
+         _rewrite_region, all_outputs=True),
 )

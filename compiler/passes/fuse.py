@@ -3,7 +3,8 @@ and ``compiler.fusion_rules_audio.RULES`` (audio), tried in that order.
 
 Generic legality (every rule): the intermediate value is not a graph output, is read by no node
 of the graph but the consumer (as its first input, or any regular input for a rule with
-``any_input``), both nodes run on one device, and the producer has a single output. A chain on
+``any_input``), both nodes run on one device, and the producer has a single output (a rule
+with ``all_outputs``: each of its outputs is read by the consumer alone, on the CPU). A chain on
 a GPU fuses only under the rules whose fused op has a GPU kernel for it, with their GPU-only
 checks (``compiler.fusion_rules_gpu``). Then the rule's own check runs. Applied fusions and
 refusals are returned as notes (``("fuse", "applied <rule>: ...")`` / ``("fuse", "refused
@@ -24,6 +25,8 @@ _BY_NAME = {r.name: r for r in RULES}
 
 def edge_refusal(graph: Graph, producer: Node, consumer: Node, rule: Rule) -> str | None:
     """The generic reason ``producer -> consumer`` cannot fuse under ``rule``, or None."""
+    if rule.all_outputs:
+        return _outputs_refusal(graph, producer, consumer)
     if len(producer.outputs) != 1:
         return f"{producer.op} has {len(producer.outputs)} outputs"
     v = producer.outputs[0]
@@ -45,6 +48,22 @@ def edge_refusal(graph: Graph, producer: Node, consumer: Node, rule: Rule) -> st
     if not rule.any_input and (not consumer.inputs or consumer.inputs[0] is not v
                                or any(t is v for t in consumer.tensor_args.values())):
         return f"the intermediate %{v.id} is not only the consumer's first input"
+    if producer.meta.get("no_fuse") or consumer.meta.get("no_fuse"):
+        return "fusion disabled for this node"
+    return None
+
+
+def _outputs_refusal(graph: Graph, producer: Node, consumer: Node) -> str | None:
+    """Generic legality of an ``all_outputs`` rule: every output of ``producer`` is read by
+    ``consumer`` alone and none is a graph output; one CPU device; fusion allowed."""
+    for v in producer.outputs:
+        if any(o is v for o in graph.outputs):
+            return f"the intermediate %{v.id} is requested as an output"
+        others = {n.id for n in graph.users(v) if n is not consumer}
+        if others:
+            return f"the intermediate %{v.id} is also read by {len(others)} other node(s)"
+    if producer.device != consumer.device or producer.device.kind != "cpu":
+        return f"{producer.op} runs on {producer.device} and {consumer.op} on {consumer.device}"
     if producer.meta.get("no_fuse") or consumer.meta.get("no_fuse"):
         return "fusion disabled for this node"
     return None

@@ -64,18 +64,32 @@ def _front_end(b, coeff=0.97, layout="ft", norm_axes=(1,)):
     return ndd.normalize(d, axes=norm_axes, epsilon=1e-5)
 
 
-JASPER = ["slice", "preemphasis_filter", "spectrogram", "mel_filter_bank", "to_decibels",
-          "normalize"]
+JASPER = ["nonsilent_region", "slice", "preemphasis_filter", "spectrogram", "mel_filter_bank",
+          "to_decibels", "normalize"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int16])
 def test_the_speech_front_end_is_one_node_and_bit_exact(dtype):
     plan = _same(_front_end, _signals(dtype), JASPER)
-    assert [s.node.op for s in plan.steps] == ["nonsilent_region", "fused.audio"]
+    assert [s.node.op for s in plan.steps] == ["fused.audio"]
     applied = [m for k, m in plan.notes if k == "fuse" and m.startswith("applied")]
     assert [m.split(":")[0] for m in applied] == [
-        "applied slice->audio", "applied audio->audio", "applied audio->audio",
-        "applied audio->audio", "applied audio->normalize"]
+        "applied slice->audio", "applied region->audio", "applied audio->audio",
+        "applied audio->audio", "applied audio->audio", "applied audio->normalize"]
+
+
+def test_a_region_read_elsewhere_stays_its_own_node():
+    """nonsilent_region joins the chain only when its begin and length feed that slice alone:
+    a length another op also reads keeps it apart (refusal noted); the same bits either way."""
+    def fn(b):
+        begin, length = ndd.nonsilent_region(b, cutoff_db=-50.0, window_length=64,
+                                             reset_interval=256)
+        a = ndd.preemphasis_filter(ndd.slice(b, begin, length, axes=[0]))
+        s = ndd.spectrogram(a, nfft=128, window_length=100, window_step=50)
+        return s * ndd.cast(length, dtype=ndd.float32)
+    plan = _same(fn, _signals(), ["slice", "preemphasis_filter", "spectrogram"])
+    assert "nonsilent_region" in [s.node.op for s in plan.steps]
+    assert any("refused region->audio" in m and "also read by" in m for k, m in plan.notes)
 
 
 def test_tf_layout_normalized_over_time_and_per_sample_coefficients():

@@ -24,7 +24,7 @@ from runtime.kernels.registry import register, sample_arg
 import math
 
 from .audio import (PREEMPHASIS_BORDERS, mel_filter_bank_sample, mel_weights, mfcc_sample,
-                    preemphasis_sample, to_decibels_sample)
+                    nonsilent_region, preemphasis_sample, to_decibels_sample)
 from .audio_fft import hann_window, rfft_rows, spectrogram_sample
 from .audio_jit import normalize_rows, scratch, speech_features, speech_frames
 from .normalize import normalize_batch
@@ -247,17 +247,31 @@ def _pick(batch, i):
 def fused_audio(ctx, inputs, args):
     """Run the stages of a ``fused.audio`` node, one pool task per sample."""
     stages = args["stages"]
+    static = {s.name: dict(s.args) for s in stages}      # read only, shared by the samples
+    # a first nonsilent_region stage: its (begin, length) are the next stage's (a slice's)
+    # anchor and shape, as nonsilent_region's kernel computes them (its argument conversions)
+    region = None
+    if stages[0].op == "nonsilent_region":
+        a = static[stages[0].name]
+        region = (float(np.asarray(a.get("cutoff_db", -60.0))),
+                  float(np.asarray(a.get("reference_power", 0.0))),
+                  int(np.asarray(a.get("window_length", 2048))),
+                  int(np.asarray(a.get("reset_interval", 8192))))
+        stages = stages[1:]
     first = stages[0]
-    n_in = first.arg("_inputs", 1) if first.op == "slice" else 1
+    n_in = first.arg("_inputs", 1) if first.op == "slice" and region is None else 1
     chain = stages[1:] if first.op == "slice" else stages
     fns = [SAMPLE_FUNCTIONS[s.op] for s in chain]
-    static = {s.name: dict(s.args) for s in stages}      # read only, shared by the samples
     last = len(chain) - 1
     speech = SpeechPlan.build(chain, static)
 
     def one(i):
         x = _pick(inputs[0], i)
-        if first.op == "slice":
+        if region is not None:
+            begin, length = nonsilent_region(x, *region)
+            x = _window(x, _sample_args(first, static[first.name], args, i),
+                        [np.array(begin, np.int32), np.array(length, np.int32)])
+        elif first.op == "slice":
             x = _window(x, _sample_args(first, static[first.name], args, i),
                         [_pick(inp, i) for inp in inputs[1:n_in]])
         if speech is not None:
