@@ -264,7 +264,9 @@ register(OpSchema(
     "fused.audio", ("input",), (
         ArgSpec("stages", "any", None,
                 doc="The original ops in order: compiler.ir.Stage records named "
-                    "'<op>#<position>': optionally a first 'slice' (the window, read in "
+                    "'<op>#<position>': optionally a first 'nonsilent_region' (its begin and "
+                    "length the next slice's window; the node's one input is the signal), "
+                    "optionally a 'slice' (the window, read in "
                     "place; '_inputs': its number of regular inputs, first among the node's), "
                     "then preemphasis_filter, spectrogram, mel_filter_bank, to_decibels, mfcc, "
                     "last possibly normalize; each with its input layout ('_layout') and "
