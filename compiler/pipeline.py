@@ -75,6 +75,13 @@ def set_options(*, disable=None, max_lanes=None, check=None) -> None:
         _options["check"] = bool(check)
 
 
+def options() -> dict:
+    """A copy of the global options (:func:`set_options`): ``disable``, ``max_lanes``,
+    ``check``."""
+    return {"disable": set(_options["disable"]), "max_lanes": _options["max_lanes"],
+            "check": _options["check"]}
+
+
 def disabled_passes() -> set[str]:
     env = os.environ.get("NDD_DISABLE_PASSES", "")
     return set(_options["disable"]) | {p.strip() for p in env.split(",") if p.strip()}

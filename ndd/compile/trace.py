@@ -119,6 +119,8 @@ class Template:
         self.refused = tracer.refused
         self.index = {(e.key, e.occurrence): m for m, e in enumerate(self.entries)}
         self.last_plan = None    # the most recent compiled plan (for the report)
+        #: key -> ndd.compile.replay.PlanRecipe (False: compiled every time)
+        self.plan_recipes: dict = {}
         _settle_batch_sizes(self.entries)
 
 
