@@ -55,18 +55,48 @@ def _build(njit):
                     row[cn * x + c] = v0 + fy * (v1 - v0)
 
     @njit
+    def gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, cn):
+        """the taps of one bilinear row: those of each pixel whose 2 x 2 taps lie inside the
+        image into the tap rows (one constant-size copy per tap row: ``cn`` a constant at each
+        call), zeros for the others, whose columns go to ``outer``; returns their count"""
+        n_outer = 0
+        uw, uh = np.uint64(w - 1), np.uint64(h - 1)
+        rs = w * cn
+        for x in range(ow):
+            ix, iy = ixr[x], iyr[x]
+            if np.uint64(ix) < uw and np.uint64(iy) < uh:     # (negative: huge unsigned)
+                b = (iy * w + ix) * cn
+                if cn == 3:
+                    taps6(sflat, b, tt, 6 * x)
+                    taps6(sflat, b + rs, tb, 6 * x)
+                elif cn == 1:
+                    taps2(sflat, b, tt, 2 * x)
+                    taps2(sflat, b + rs, tb, 2 * x)
+                elif cn == 4:
+                    taps8(sflat, b, tt, 8 * x)
+                    taps8(sflat, b + rs, tb, 8 * x)
+                else:
+                    gather_taps(sflat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+                continue
+            outer[n_outer] = x
+            n_outer += 1
+            for k in range(2 * cn):
+                tt[2 * cn * x + k] = 0
+                tb[2 * cn * x + k] = 0
+        return n_outer
+
+    @njit
     def linear(src, m32, out, mode, cval, is_int, lo, hi):
         """float32-point bilinear (``interp`` 1 of the per-pixel ``warp_float``); ``src`` and
         ``out`` C-contiguous. Per row: the source points (``np.divide``: no zero-division
-        branch, so the loop vectorises; a zero ``w`` gives an infinite or NaN point, outside
-        the image), the taps of the inner pixels (one constant-size copy per tap row), the
-        interpolation of the whole row straight into the output, then the pixels with a tap
-        outside overwritten by the per-pixel border code."""
+        branch per pixel, so the loop vectorises; a zero ``w`` raises after the row, as the
+        per-pixel kernel's division does), the taps of the inner pixels (:func:`gather_row`),
+        the interpolation of the whole row straight into the output, then the pixels with a
+        tap outside overwritten by the per-pixel border code."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         sflat = src.reshape(-1)
         oflat = out.reshape(-1)
-        rs = w * cn
         sxr = np.empty(ow, np.float32)
         syr = np.empty(ow, np.float32)
         fxr = np.empty(ow, np.float32)
@@ -83,11 +113,15 @@ def _build(njit):
         for y in range(oh):
             yf = np.float32(y)
             bw, bx, by = yf * m7, yf * m1, yf * m4
+            zeros = 0
             for x in range(ow):         # the source points (vectorised)
                 xf = np.float32(x)
                 wv = xf * m6 + bw + m8
+                zeros += wv == 0
                 sxr[x] = np.divide(xf * m0 + bx + m2, wv)
                 syr[x] = np.divide(xf * m3 + by + m5, wv)
+            if zeros:                   # as the per-pixel kernel's float32 division
+                raise ZeroDivisionError("division by zero")
             for x in range(ow):         # floor, outside any image when NaN or far away
                 sx, sy = sxr[x], syr[x]
                 ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -1000000000
@@ -95,28 +129,14 @@ def _build(njit):
                 ixr[x], iyr[x] = ix, iy
                 fxr[x] = sx - np.float32(ix)
                 fyr[x] = sy - np.float32(iy)
-            n_outer = 0
-            for x in range(ow):         # taps of the inner pixels
-                ix, iy = ixr[x], iyr[x]
-                if 0 <= ix < w - 1 and 0 <= iy < h - 1:
-                    b = (iy * w + ix) * cn
-                    if cn == 3:
-                        taps6(sflat, b, tt, 6 * x)
-                        taps6(sflat, b + rs, tb, 6 * x)
-                    elif cn == 1:
-                        taps2(sflat, b, tt, 2 * x)
-                        taps2(sflat, b + rs, tb, 2 * x)
-                    elif cn == 4:
-                        taps8(sflat, b, tt, 8 * x)
-                        taps8(sflat, b + rs, tb, 8 * x)
-                    else:
-                        gather_taps(sflat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
-                    continue
-                outer[n_outer] = x
-                n_outer += 1
-                for k in range(2 * cn):
-                    tt[2 * cn * x + k] = 0
-                    tb[2 * cn * x + k] = 0
+            if cn == 3:                 # taps of the inner pixels, the others listed
+                n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, 3)
+            elif cn == 1:
+                n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, 1)
+            elif cn == 4:
+                n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, 4)
+            else:
+                n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, cn)
             row = y * ow * cn
             if n_outer < ow:            # the interpolation, into the output row
                 if cn == 3:
