@@ -114,11 +114,11 @@ class NemoAsrReaderCore(FileReaderCore):
     kind = "NemoAsr reader"
     state_format = STATE_FORMAT
     #: the share of the op threads that decode (see :func:`decode_pool`): all of them, or
-    #: half in a compiled loop after its first batch (``ndd.readers.NemoAsr.next_epoch``
-    #: sets it), where the prefetcher keeps two batches' ops on the op pool's threads: a
-    #: third and fourth thread decoding would only contend with them for the cores and the
-    #: GIL (issue 19: -10 % CPU per utterance on 2 threads); deferred and eager iteration,
-    #: where the ops of one batch at a time run while the next decodes, keep all of them
+    #: half in a compiled loop (``ndd.readers.NemoAsr.next_epoch`` sets it), where the
+    #: prefetcher keeps two batches' ops on the op pool's threads: a third and fourth thread
+    #: decoding would only contend with them for the cores and the GIL (issue 19: -10 % CPU
+    #: per utterance on 2 threads, faster; deferred and eager iteration, where the ops of one
+    #: batch at a time run while the next decodes, are faster with all of them)
     decode_share = 1.0
 
     def __init__(self, *, manifest_filepaths=None, min_duration=0.0, max_duration=0.0,
@@ -171,17 +171,13 @@ class NemoAsrReaderCore(FileReaderCore):
             # the bytes as read (the codec takes bytes-like data: no copy into an array)
             return decode_sample(data, sample=repr(path), **args)
 
-        loaded = [0]    # batches this epoch's loader decoded (never run concurrently)
-
         def load(indices):
             order = indices.tolist()
-            # an epoch's first batch on every thread: nothing runs beside it yet
-            share = self.decode_share if loaded[0] else 1.0
-            loaded[0] += 1
             # libsndfile and the resampler run without the GIL: decode on the reader's own
             # threads (as many as the pool's), so the next batches
             # decode while the pool runs the ops of this one (as DALI's readers.NemoAsr)
-            decoded = decode_pool(share).map(lambda k: one(order[k]), len(order))
+            decoded = decode_pool(self.decode_share).map(lambda k: one(order[k]),
+                                                          len(order))
             audio = [a for a, _ in decoded]
             rates = [np.array(rate, np.float32) for _, rate in decoded]
             texts = [np.frombuffer(entries[i]["text"].encode("utf-8"), np.uint8)
