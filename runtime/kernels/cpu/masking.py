@@ -33,6 +33,7 @@ Registers ``erase``, ``paste``, ``grid_mask``, ``jitter`` and ``water``.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -89,7 +90,40 @@ def erase_regions(shape, anchor, extent, axes, *, normalized_anchor=False,
     if a.size % n:
         raise ValueError(f"`anchor` / `shape` must hold {n} values ({n} axes) per "
                          f"region; got {a.size} values")
-    ext = np.array([shape[ax] for ax in axes], np.float64)
+    exts = [float(shape[ax]) for ax in axes]
+    av, sv = a.tolist(), s.tolist()
+    if not all(math.isfinite(v) for v in av + sv):
+        return _regions_numpy(shape, a, s, axes, exts, normalized_anchor, normalized_shape,
+                              centered_anchor)
+    out = []
+    for r in range(a.size // n):    # Python floats: float64 operations, one at a time
+        idx = [slice(None)] * len(shape)
+        for k, ax in enumerate(axes):
+            e = exts[k]
+            lo, sz = av[r * n + k], sv[r * n + k]
+            if normalized_anchor:
+                lo = lo * e
+            if normalized_shape:
+                sz = sz * e
+            if centered_anchor:
+                lo = lo - sz / 2
+            hi = lo + sz
+            lo = int(min(max(math.floor(lo), 0.0), e))
+            hi = int(min(max(math.floor(hi), 0.0), e))
+            if hi <= lo:
+                break
+            idx[ax] = slice(lo, hi)
+        else:
+            out.append(tuple(idx))
+    return out
+
+
+def _regions_numpy(shape, a, s, axes, exts, normalized_anchor, normalized_shape,
+                   centered_anchor):
+    """:func:`erase_regions` where a coordinate is not finite (numpy's floor and clip of
+    infinities and NaN)."""
+    n = len(axes)
+    ext = np.array(exts, np.float64)
     a, s = a.reshape(-1, n), s.reshape(-1, n)
     if normalized_anchor:
         a = a * ext
