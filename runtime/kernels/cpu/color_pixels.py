@@ -150,13 +150,21 @@ def _kernels(njit):
             mat3_run(src, m, off, mode, lo, hi, out, 0, 2)
 
     @njit
-    def gray(src, bgr, out):
-        i0, i2 = (2, 0) if bgr else (0, 2)
+    def gray_run(src, out, i0, i2):
         for k in range(src.size // 3):
             j = 3 * k
             acc = (np.int32(src[j + i0]) * 9798 + np.int32(src[j + 1]) * 19235
                    + np.int32(src[j + i2]) * 3735 + 16384)
             out[k] = acc >> 15
+
+    @njit
+    def gray(src, bgr, out):
+        # the channel offsets as literal constants in each call (interleaved loads that
+        # vectorise; offsets only known at run time made them gathers)
+        if bgr:
+            gray_run(src, out, 2, 0)
+        else:
+            gray_run(src, out, 0, 2)
 
     @njit
     def ycc_px(src, j, inv_y, kr, kgb, kgr, kb, lo, hi):
