@@ -38,6 +38,16 @@ class EpochIterator:
         # were read ahead); None: every batch handed out was consumed
         self.delivered = None
 
+    @property
+    def batch_size(self):
+        """The batch size (None: per sample)."""
+        return self._batch_size
+
+    @property
+    def with_indices(self) -> bool:
+        """Whether the items carry the samples' dataset indices."""
+        return self._with_indices
+
     def __iter__(self):
         return self
 

@@ -180,6 +180,9 @@ class FileReaderCore:
         self._start_position = 0  # where the next epoch starts (set_state)
         self._run = None          # EpochRun in progress
         self._last_run = None     # the last finished one (a compiled loop may still be in it)
+        # the next epoch's batches read ahead when a compiled loop read its epoch to the end
+        # (see _look_ahead): (epoch, batch_size, return_indices, Prefetcher) or None
+        self._ahead = None
         self._mode = None         # "batch" or "sample" once used
         self._batch_size = None
         self._started = False
@@ -335,8 +338,16 @@ class FileReaderCore:
                 items = split_batches(rest, batch_size, self._spec.pad_last_batch)
             else:
                 items = [rest[i:i + _SAMPLE_CHUNK] for i in range(0, len(rest), _SAMPLE_CHUNK)]
-            loader = self.make_loader(index, return_indices)
-            prefetcher = Prefetcher(loader, items, self._depth, name=f"ndd-{self._label()}")
+            ahead, self._ahead = self._ahead, None
+            if ahead is not None and ahead[:3] == (run.epoch, batch_size, return_indices) \
+                    and run.position == 0 and mode == "batch":
+                prefetcher = ahead[3]   # the same items of the same order, begun already
+            else:
+                if ahead is not None:
+                    ahead[3].close()
+                loader = self.make_loader(index, return_indices)
+                prefetcher = Prefetcher(loader, items, self._depth,
+                                        name=f"ndd-{self._label()}")
             it = EpochIterator(self, run, prefetcher, batch_size, return_indices)
             run.iterator = weakref.ref(it)
             if run.position >= len(order):
@@ -357,6 +368,7 @@ class FileReaderCore:
             run.position = max(0, run.position - count)
             if run.finished and run.position < len(run.order) and self._run is None \
                     and self._epoch == run.epoch + 1:
+                self._drop_ahead()
                 run.finished = False
                 self._run = run
                 self._epoch = run.epoch
@@ -371,6 +383,34 @@ class FileReaderCore:
                     self._epoch = run.epoch + 1
                     self._run = None
                     self._last_run = run
+                    self._look_ahead(run)
+
+    def _look_ahead(self, run):
+        """A compiled loop read ``run`` to its end (its body has not got the last batches
+        yet): begin reading the next epoch's first batches now, as DALI's pipeline reads on
+        across epochs, so that the loop's next epoch does not start with an empty queue.
+
+        Only what the next ``next_epoch`` would read anyway with the same arguments: the next
+        epoch's order from its start, in batch mode (the prefetcher reads at most its depth
+        ahead, then waits); nothing of the reader's state (epoch, position, checkpoints)
+        moves.  A ``next_epoch`` with other arguments, ``close`` or a give-back that reopens
+        ``run`` drops it.  A read error is raised where it would be, at its batch of the next
+        epoch.  Eager and deferred iteration (no compiled loop) never read ahead."""
+        it = run.iterator() if run.iterator is not None else None
+        if it is None or it.delivered is None or run.position < len(run.order) or \
+                self._mode != "batch" or self._start_position or self._ahead is not None:
+            return
+        batch_size, with_indices = it.batch_size, it.with_indices
+        order = epoch_order(self._spec, self._epoch)
+        items = split_batches(order, batch_size, self._spec.pad_last_batch)
+        loader = self.make_loader(self._dataset(), with_indices)
+        self._ahead = (self._epoch, batch_size, with_indices,
+                       Prefetcher(loader, items, self._depth, name=f"ndd-{self._label()}"))
+
+    def _drop_ahead(self):
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[3].close()
 
     def _read_ahead_run(self):
         """The finished last run when a compiled loop read it to the end but its body has not
@@ -387,6 +427,7 @@ class FileReaderCore:
         The reader stays usable: the next ``next_epoch`` starts the following epoch.
         """
         with self._lock:
+            self._drop_ahead()
             run = self._run
             if run is None:
                 return
