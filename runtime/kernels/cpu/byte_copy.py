@@ -1,14 +1,16 @@
-"""Fixed-size copies between flat arrays in compiled code, as one ``memcpy`` of a constant size.
+"""Copies between flat arrays in compiled code as one ``memcpy`` (of a constant size, or of a
+run), and cache prefetch hints.
 
 A loop of one-element copies (``dst[j + k] = src[i + k]`` for ``k < 6``: the two taps of a
 3-channel uint8 pixel) is six loads and six stores; LLVM turns a ``memcpy`` of 6 bytes into one
-4-byte and one 2-byte move, unaligned. Copies move bytes: the result does not depend on the CPU.
+4-byte and one 2-byte move, unaligned. Copies move bytes and prefetches change no value: the
+results do not depend on the CPU.
 """
 from __future__ import annotations
 
 from .jit import pin_identity
 
-__all__ = ["copier", "span_copier"]
+__all__ = ["copier", "span_copier", "prefetcher"]
 
 _COPIERS: dict = {}
 
@@ -88,3 +90,42 @@ def span_copier():
     if not _SPAN:
         _SPAN.append(_make_span())
     return _SPAN[0]
+
+
+def _make_prefetch():
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    def prefetch(typingctx, arr, i):
+        if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+                and isinstance(i, types.Integer)):
+            return None
+        sig = types.void(arr, i)
+
+        def codegen(context, builder, signature, args):
+            a, idx = args
+            aty, ity = signature.args
+            p = builder.gep(context.make_array(aty)(context, builder, a).data,
+                            [context.cast(builder, idx, ity, types.intp)])
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fn = builder.module.declare_intrinsic(
+                "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+            # read, high locality, data cache
+            builder.call(fn, [builder.bitcast(p, i8p), ir.Constant(i32, 0),
+                              ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+        return sig, codegen
+    return pin_identity(intrinsic(prefetch), prefetch)
+
+
+_PREFETCH = []
+
+
+def prefetcher():
+    """An ``@intrinsic`` ``prefetch(arr, i)`` for compiled code: a hint to bring the cache line
+    of ``arr[i]`` in (LLVM's ``llvm.prefetch``; no effect on any value, never faults)."""
+    if not _PREFETCH:
+        _PREFETCH.append(_make_prefetch())
+    return _PREFETCH[0]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .jit import compiled
 from .warp_perspective_jit import helpers
-from .byte_copy import copier, span_copier
+from .byte_copy import copier, prefetcher, span_copier
 from .warp_sample_jit import row_copies
 
 __all__ = ["row_kernels"]
@@ -27,6 +27,7 @@ def _build(njit):
     taps2, taps6, taps8 = copier(2), copier(6), copier(8)
     px1, px3, px4 = copier(1), copier(3), copier(4)
     span = span_copier()
+    prefetch = prefetcher()
 
     @njit
     def interp_row(tt, tb, fxr, fyr, res, at, ow, cn, is_int, flo, fhi):
@@ -197,36 +198,61 @@ def _build(njit):
         return n_out
 
     @njit
+    def nn_points(m, y, ow, bw, sxr, syr):
+        """the nn source points of output row ``y``: OpenCV's double arithmetic per block of
+        ``bw`` columns (the block start computed once), rounded half to even and saturated"""
+        m0, m1, m2, m3, m4, m5 = m[0], m[1], m[2], m[3], m[4], m[5]
+        m6, m7, m8 = m[6], m[7], m[8]
+        for x0 in range(0, ow, bw):
+            X0 = m0 * x0 + m1 * y + m2
+            Y0 = m3 * x0 + m4 * y + m5
+            W0 = m6 * x0 + m7 * y + m8
+            ux0 = np.uint64(x0)
+            for x1 in range(min(bw, ow - x0)):
+                W = W0 + m6 * x1
+                W = np.divide(1.0, W) if W != 0 else 0.0    # (no zero-division branch)
+                fx = max(-2147483648.0, min(2147483647.0, (X0 + m0 * x1) * W))
+                fy = max(-2147483648.0, min(2147483647.0, (Y0 + m3 * x1) * W))
+                k = ux0 + np.uint64(x1)     # unsigned: contiguous stores, not a scatter
+                sxr[k] = max(-32768, min(32767, np.int64(np.rint(fx))))
+                syr[k] = max(-32768, min(32767, np.int64(np.rint(fy))))
+
+    @njit
+    def prefetch_row(sflat, sxr, syr, ow, w, h, cn):
+        """cache hints for the source pixels of a row, one every 16 columns"""
+        uw, uh = np.uint64(w), np.uint64(h)
+        for x in range(0, ow, 16):
+            sx, sy = sxr[x], syr[x]
+            if np.uint64(sx) < uw and np.uint64(sy) < uh:
+                prefetch(sflat, (sy * w + sx) * cn)
+
+    @njit
     def nearest(src, m, out, mode, fill, bw):
         """nearest from float64 source points per block of ``bw`` columns (``warp_nn``);
-        ``src`` and ``out`` C-contiguous. Per row: the source points (vectorised per block),
-        the inner pixels into a row buffer, the outer ones after them (border code), then
-        the buffer into the output in one copy."""
+        ``src`` and ``out`` C-contiguous. Per row: the source points of the next row and
+        prefetches of its source lines (a warp reads its source along lines that cross the
+        image rows: short runs the hardware prefetcher does not follow), then this row's
+        inner pixels into a row buffer, the outer ones after them (border code), then the
+        buffer into the output in one copy."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         sflat = src.reshape(-1)
         oflat = out.reshape(-1)
         ns = sflat.size
-        sxr = np.empty(ow, np.int64)
-        syr = np.empty(ow, np.int64)
+        xa, ya = np.empty(ow, np.int64), np.empty(ow, np.int64)
+        xb, yb = np.empty(ow, np.int64), np.empty(ow, np.int64)
         outer = np.empty(ow, np.int64)
         rb = np.empty(ow * cn + 1, src.dtype)       # (+1: the fourth byte of the last pixel)
-        m0, m1, m2, m3, m4, m5 = m[0], m[1], m[2], m[3], m[4], m[5]
-        m6, m7, m8 = m[6], m[7], m[8]
+        if oh > 0:
+            nn_points(m, 0, ow, bw, xa, ya)
         for y in range(oh):
-            for x0 in range(0, ow, bw):     # the source points (vectorised per block)
-                X0 = m0 * x0 + m1 * y + m2
-                Y0 = m3 * x0 + m4 * y + m5
-                W0 = m6 * x0 + m7 * y + m8
-                ux0 = np.uint64(x0)
-                for x1 in range(min(bw, ow - x0)):
-                    W = W0 + m6 * x1
-                    W = np.divide(1.0, W) if W != 0 else 0.0    # (no zero-division branch)
-                    fx = max(-2147483648.0, min(2147483647.0, (X0 + m0 * x1) * W))
-                    fy = max(-2147483648.0, min(2147483647.0, (Y0 + m3 * x1) * W))
-                    k = ux0 + np.uint64(x1)     # unsigned: contiguous stores, not a scatter
-                    sxr[k] = max(-32768, min(32767, np.int64(np.rint(fx))))
-                    syr[k] = max(-32768, min(32767, np.int64(np.rint(fy))))
+            if y % 2 == 0:
+                sxr, syr, nxr, nyr = xa, ya, xb, yb
+            else:
+                sxr, syr, nxr, nyr = xb, yb, xa, ya
+            if y + 1 < oh:
+                nn_points(m, y + 1, ow, bw, nxr, nyr)
+                prefetch_row(sflat, nxr, nyr, ow, w, h, cn)
             if cn == 3:
                 n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, 3, outer)
             elif cn == 1:
