@@ -87,49 +87,76 @@ def _build(njit):
         return n_outer
 
     @njit
+    def linear_points(m32, y, ow, sxr, syr, ixr, iyr, fxr, fyr):
+        """the float32 source points of output row ``y`` (``np.divide``: no zero-division
+        branch per pixel, so the loop vectorises), their floors (outside any image when NaN or
+        far away) and fractions; returns how many had ``w == 0``"""
+        m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
+        m6, m7, m8 = m32[6], m32[7], m32[8]
+        big = np.float32(1e9)
+        yf = np.float32(y)
+        bw, bx, by = yf * m7, yf * m1, yf * m4
+        zeros = 0
+        for x in range(ow):
+            xf = np.float32(x)
+            wv = xf * m6 + bw + m8
+            zeros += wv == 0
+            sxr[x] = np.divide(xf * m0 + bx + m2, wv)
+            syr[x] = np.divide(xf * m3 + by + m5, wv)
+        for x in range(ow):
+            sx, sy = sxr[x], syr[x]
+            ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -1000000000
+            iy = np.int64(np.floor(sy)) if sy > -big and sy < big else -1000000000
+            ixr[x], iyr[x] = ix, iy
+            fxr[x] = sx - np.float32(ix)
+            fyr[x] = sy - np.float32(iy)
+        return zeros
+
+    @njit
+    def prefetch_taps(sflat, ixr, iyr, ow, w, h, cn):
+        """cache hints for the two tap rows of a bilinear row, one every 16 columns"""
+        uw, uh = np.uint64(w - 1), np.uint64(h - 1)
+        for x in range(0, ow, 16):
+            ix, iy = ixr[x], iyr[x]
+            if np.uint64(ix) < uw and np.uint64(iy) < uh:
+                b = (iy * w + ix) * cn
+                prefetch(sflat, b)
+                prefetch(sflat, b + w * cn)
+
+    @njit
     def linear(src, m32, out, mode, cval, is_int, lo, hi):
         """float32-point bilinear (``interp`` 1 of the per-pixel ``warp_float``); ``src`` and
-        ``out`` C-contiguous. Per row: the source points (``np.divide``: no zero-division
-        branch per pixel, so the loop vectorises; a zero ``w`` raises after the row, as the
-        per-pixel kernel's division does), the taps of the inner pixels (:func:`gather_row`),
-        the interpolation of the whole row straight into the output, then the pixels with a
-        tap outside overwritten by the per-pixel border code."""
+        ``out`` C-contiguous. Per row: the next row's source points (:func:`linear_points`)
+        and prefetches of its source lines (see ``nearest``), this row's taps of the inner
+        pixels (:func:`gather_row`), the interpolation of the whole row straight into the
+        output, then the pixels with a tap outside overwritten by the per-pixel border code.
+        A zero ``w`` raises ``ZeroDivisionError`` at its row, as the per-pixel kernel's
+        division does."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         sflat = src.reshape(-1)
         oflat = out.reshape(-1)
         sxr = np.empty(ow, np.float32)
         syr = np.empty(ow, np.float32)
-        fxr = np.empty(ow, np.float32)
-        fyr = np.empty(ow, np.float32)
-        ixr = np.empty(ow, np.int64)
-        iyr = np.empty(ow, np.int64)
+        fa, ga = np.empty(ow, np.float32), np.empty(ow, np.float32)
+        fb, gb = np.empty(ow, np.float32), np.empty(ow, np.float32)
+        ia, ja = np.empty(ow, np.int64), np.empty(ow, np.int64)
+        ib, jb = np.empty(ow, np.int64), np.empty(ow, np.int64)
         tt = np.zeros(2 * cn * ow, src.dtype)
         tb = np.zeros(2 * cn * ow, src.dtype)
         outer = np.empty(ow, np.int64)
-        m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
-        m6, m7, m8 = m32[6], m32[7], m32[8]
-        big = np.float32(1e9)
         flo, fhi = np.float32(lo), np.float32(hi)
+        zeros = linear_points(m32, 0, ow, sxr, syr, ia, ja, fa, ga) if oh > 0 else 0
         for y in range(oh):
-            yf = np.float32(y)
-            bw, bx, by = yf * m7, yf * m1, yf * m4
-            zeros = 0
-            for x in range(ow):         # the source points (vectorised)
-                xf = np.float32(x)
-                wv = xf * m6 + bw + m8
-                zeros += wv == 0
-                sxr[x] = np.divide(xf * m0 + bx + m2, wv)
-                syr[x] = np.divide(xf * m3 + by + m5, wv)
+            if y % 2 == 0:
+                ixr, iyr, fxr, fyr, nix, niy, nfx, nfy = ia, ja, fa, ga, ib, jb, fb, gb
+            else:
+                ixr, iyr, fxr, fyr, nix, niy, nfx, nfy = ib, jb, fb, gb, ia, ja, fa, ga
             if zeros:                   # as the per-pixel kernel's float32 division
                 raise ZeroDivisionError("division by zero")
-            for x in range(ow):         # floor, outside any image when NaN or far away
-                sx, sy = sxr[x], syr[x]
-                ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -1000000000
-                iy = np.int64(np.floor(sy)) if sy > -big and sy < big else -1000000000
-                ixr[x], iyr[x] = ix, iy
-                fxr[x] = sx - np.float32(ix)
-                fyr[x] = sy - np.float32(iy)
+            if y + 1 < oh:
+                zeros = linear_points(m32, y + 1, ow, sxr, syr, nix, niy, nfx, nfy)
+                prefetch_taps(sflat, nix, niy, ow, w, h, cn)
             if cn == 3:                 # taps of the inner pixels, the others listed
                 n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, 3)
             elif cn == 1:
