@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import weakref
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from ndd._speculation import SpeculationBroken
 from ndd.compile.replay import Instance
@@ -36,7 +37,8 @@ class BatchPrefetcher:
         self.spec = spec
         self.first_batch = first_batch      # number of the first batch, counted by the loop
         self.leftover: list = []            # taken from the source, not queued
-        self.runner = ThreadPoolExecutor(self.OVERLAP, thread_name_prefix="ndd-compile-run")
+        self.runner = runner_of(template)
+        self.futures: list = []             # this prefetcher's runs (cancelled by close)
         self.thread = threading.Thread(target=self._run, name="ndd-compile-prefetch",
                                        daemon=True)
         self.thread.start()
@@ -56,6 +58,8 @@ class BatchPrefetcher:
                     self._put(("broken",))
                     return
                 fut = self.runner.submit(inst.run, self.template)
+                self.futures = [f for f in self.futures if not f.done()]
+                self.futures.append(fut)
                 if not self._put(("batch", handles, inst, fut)):
                     self.leftover.append(handles)
                     return
@@ -92,5 +96,28 @@ class BatchPrefetcher:
         self._drain(unused)
         self.thread.join(timeout=60)
         self._drain(unused)         # one put may have raced the stop
-        self.runner.shutdown(wait=True, cancel_futures=True)
+        # the runs not begun are cancelled, the others finish (the runner threads stay for
+        # the template's next epoch)
+        for f in self.futures:
+            f.cancel()
+        wait(self.futures)
+        self.futures = []
         return unused + self.leftover
+
+
+_runners: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_runners_lock = threading.Lock()
+
+
+def runner_of(template) -> ThreadPoolExecutor:
+    """The executor of ``OVERLAP`` threads running ``template``'s batches: started with the
+    template's first replayed epoch and kept for its later ones (a compiled reader's epochs
+    reuse their threads, as a pipeline's never stop); its threads end when the template is
+    dropped (or at interpreter exit).  A compiled loop nested in another's body has its own
+    template, so its runs never queue behind the outer loop's."""
+    with _runners_lock:
+        runner = _runners.get(template)
+        if runner is None:
+            runner = _runners[template] = ThreadPoolExecutor(
+                BatchPrefetcher.OVERLAP, thread_name_prefix="ndd-compile-run")
+        return runner

@@ -100,3 +100,25 @@ def test_read_error_of_the_next_epoch_raised_at_its_batch(tmp_path):
     assert [bytes(x) for x in next(it)[0]] == [bytes([2]) * 4, bytes([3]) * 4]
     with pytest.raises(Exception, match="5.bin"):
         next(it)
+
+
+def _runner_threads():
+    return {t for t in threading.enumerate() if t.name.startswith("ndd-compile-run")}
+
+
+def test_compiled_epochs_reuse_their_runner_threads(jpeg_root):
+    import gc
+    before = _runner_threads()
+    reader, _, _ = _epochs(jpeg_root, True, 2, "runners")
+    first = _runner_threads() - before
+    assert first and len(first) <= 2
+    with ndd.EvalMode.deferred:
+        for jpegs, labels in reader.next_epoch(batch_size=3, compile=True):
+            ndd.decoders.image(jpegs).evaluate()
+    assert _runner_threads() - before == first     # the same threads, none added
+    reader._core.close()
+    del reader
+    gc.collect()
+    for t in first:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in first)     # they end with the reader's template
