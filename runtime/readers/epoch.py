@@ -2,7 +2,10 @@
 (:class:`EpochIterator`), which moves the reader's position as items are handed out."""
 from __future__ import annotations
 
-__all__ = ["EpochRun", "EpochIterator"]
+from runtime.readers.prefetch import Prefetcher
+from runtime.readers.sharding import epoch_order, split_batches
+
+__all__ = ["EpochRun", "EpochIterator", "ReadAhead"]
 
 
 class EpochRun:
@@ -104,3 +107,50 @@ class EpochIterator:
         """Number of items (batches or samples) this iterator yields in total."""
         n = len(self._run.order)
         return n if self._batch_size is None else -(-n // self._batch_size)
+
+
+
+class ReadAhead:
+    """A reader's next epoch begun early: when a compiled loop read an epoch to its end (its
+    body has not got the last batches yet), a prefetcher already reading the next epoch's
+    first batches, as DALI's pipeline reads on across epochs, so that the loop's next epoch
+    does not start with an empty queue.
+
+    Only what the reader's next ``next_epoch`` would read anyway with the same arguments: the
+    epoch's order from its start, in batch mode (the prefetcher reads at most its depth + 1
+    batches ahead, then waits); nothing of the reader's state (epoch, position, checkpoints)
+    moves.  :meth:`take` hands it to a ``next_epoch`` with the same arguments (else drops
+    it); the reader drops it on ``close`` or a give-back that reopens the epoch.  A read error
+    is raised where it would be, at its batch of the epoch.  Eager and deferred iteration (no
+    compiled loop) never read ahead."""
+
+    __slots__ = ("key", "prefetcher")
+
+    def __init__(self):
+        self.key = self.prefetcher = None
+
+    def start(self, run, epoch, spec, depth, make_loader, index, name) -> None:
+        """After ``run`` finished: begin epoch ``epoch`` if a compiled loop read ``run`` to
+        its end (``make_loader(index, with_indices)``: the reader's loader)."""
+        it = run.iterator() if run.iterator is not None else None
+        if self.prefetcher is not None or it is None or it.delivered is None or \
+                run.position < len(run.order) or it.batch_size is None:
+            return
+        items = split_batches(epoch_order(spec, epoch), it.batch_size, spec.pad_last_batch)
+        self.key = (epoch, it.batch_size, it.with_indices)
+        self.prefetcher = Prefetcher(make_loader(index, it.with_indices), items, depth,
+                                     name=name)
+
+    def take(self, epoch, batch_size, with_indices, from_start: bool):
+        """The prefetcher, if begun for this epoch from its start with these arguments (else
+        None, and it is dropped)."""
+        pf, key = self.prefetcher, self.key
+        self.key = self.prefetcher = None
+        if pf is not None and from_start and key == (epoch, batch_size, with_indices):
+            return pf
+        if pf is not None:
+            pf.close()
+        return None
+
+    def drop(self) -> None:
+        self.take(None, None, None, False)

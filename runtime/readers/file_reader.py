@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from runtime.readers.epoch import EpochIterator, EpochRun
+from runtime.readers.epoch import EpochIterator, EpochRun, ReadAhead
 from runtime.readers.file_index import DEFAULT_FILE_FILTERS, build_file_index
 from runtime.readers.file_io import make_loader
 from runtime.readers.heap import keep_heap_pages
@@ -60,8 +60,7 @@ def dataset_fingerprint(paths, labels):
     Parameters
     ----------
     paths : sequence of str
-    labels : numpy.ndarray
-        int32, one per path.
+    labels : numpy.ndarray (int32, one per path)
 
     Returns
     -------
@@ -180,9 +179,7 @@ class FileReaderCore:
         self._start_position = 0  # where the next epoch starts (set_state)
         self._run = None          # EpochRun in progress
         self._last_run = None     # the last finished one (a compiled loop may still be in it)
-        # the next epoch's batches read ahead when a compiled loop read its epoch to the end
-        # (see _look_ahead): (epoch, batch_size, return_indices, Prefetcher) or None
-        self._ahead = None
+        self._ahead = ReadAhead()  # the next epoch begun early for a compiled loop
         self._mode = None         # "batch" or "sample" once used
         self._batch_size = None
         self._started = False
@@ -250,11 +247,8 @@ class FileReaderCore:
         return len(self._dataset())
 
     def __len__(self):
-        """Samples the next (or current) epoch yields, before batch padding.
-
-        This is DALI's per-shard epoch size: the size of the shard read in that epoch, or
-        ``ceil(N/num_shards)`` with ``pad_last_batch``.
-        """
+        """Samples the next (or current) epoch yields, before batch padding: DALI's per-shard
+        epoch size (that epoch's shard's size, ``ceil(N/num_shards)`` with ``pad_last_batch``)."""
         self._dataset()
         epoch = self._run.epoch if self._run is not None else self._epoch
         return self._spec.shard_size(epoch)
@@ -338,16 +332,10 @@ class FileReaderCore:
                 items = split_batches(rest, batch_size, self._spec.pad_last_batch)
             else:
                 items = [rest[i:i + _SAMPLE_CHUNK] for i in range(0, len(rest), _SAMPLE_CHUNK)]
-            ahead, self._ahead = self._ahead, None
-            if ahead is not None and ahead[:3] == (run.epoch, batch_size, return_indices) \
-                    and run.position == 0 and mode == "batch":
-                prefetcher = ahead[3]   # the same items of the same order, begun already
-            else:
-                if ahead is not None:
-                    ahead[3].close()
-                loader = self.make_loader(index, return_indices)
-                prefetcher = Prefetcher(loader, items, self._depth,
-                                        name=f"ndd-{self._label()}")
+            prefetcher = self._ahead.take(run.epoch, batch_size, return_indices,
+                                          run.position == 0) or Prefetcher(
+                self.make_loader(index, return_indices), items, self._depth,
+                name=f"ndd-{self._label()}")
             it = EpochIterator(self, run, prefetcher, batch_size, return_indices)
             run.iterator = weakref.ref(it)
             if run.position >= len(order):
@@ -368,14 +356,13 @@ class FileReaderCore:
             run.position = max(0, run.position - count)
             if run.finished and run.position < len(run.order) and self._run is None \
                     and self._epoch == run.epoch + 1:
-                self._drop_ahead()
+                self._ahead.drop()
                 run.finished = False
                 self._run = run
                 self._epoch = run.epoch
 
     def finish(self, run):
-        """``run`` is over (consumed or closed): the next ``next_epoch`` starts the following
-        epoch."""
+        """``run`` is over (consumed or closed): ``next_epoch`` starts the following epoch."""
         with self._lock:
             if not run.finished:
                 run.finished = True
@@ -383,34 +370,8 @@ class FileReaderCore:
                     self._epoch = run.epoch + 1
                     self._run = None
                     self._last_run = run
-                    self._look_ahead(run)
-
-    def _look_ahead(self, run):
-        """A compiled loop read ``run`` to its end (its body has not got the last batches
-        yet): begin reading the next epoch's first batches now, as DALI's pipeline reads on
-        across epochs, so that the loop's next epoch does not start with an empty queue.
-
-        Only what the next ``next_epoch`` would read anyway with the same arguments: the next
-        epoch's order from its start, in batch mode (the prefetcher reads at most its depth
-        ahead, then waits); nothing of the reader's state (epoch, position, checkpoints)
-        moves.  A ``next_epoch`` with other arguments, ``close`` or a give-back that reopens
-        ``run`` drops it.  A read error is raised where it would be, at its batch of the next
-        epoch.  Eager and deferred iteration (no compiled loop) never read ahead."""
-        it = run.iterator() if run.iterator is not None else None
-        if it is None or it.delivered is None or run.position < len(run.order) or \
-                self._mode != "batch" or self._start_position or self._ahead is not None:
-            return
-        batch_size, with_indices = it.batch_size, it.with_indices
-        order = epoch_order(self._spec, self._epoch)
-        items = split_batches(order, batch_size, self._spec.pad_last_batch)
-        loader = self.make_loader(self._dataset(), with_indices)
-        self._ahead = (self._epoch, batch_size, with_indices,
-                       Prefetcher(loader, items, self._depth, name=f"ndd-{self._label()}"))
-
-    def _drop_ahead(self):
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            ahead[3].close()
+                    self._ahead.start(run, self._epoch, self._spec, self._depth,
+                                      self.make_loader, self._dataset(), f"ndd-{self._label()}")
 
     def _read_ahead_run(self):
         """The finished last run when a compiled loop read it to the end but its body has not
@@ -422,12 +383,10 @@ class FileReaderCore:
         return run
 
     def close(self):
-        """End the epoch in progress (if any) and stop its prefetch thread.
-
-        The reader stays usable: the next ``next_epoch`` starts the following epoch.
-        """
+        """End the epoch in progress (if any) and stop its prefetch thread (the reader stays
+        usable: the next ``next_epoch`` starts the following epoch)."""
         with self._lock:
-            self._drop_ahead()
+            self._ahead.drop()
             run = self._run
             if run is None:
                 return

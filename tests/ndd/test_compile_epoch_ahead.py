@@ -77,7 +77,7 @@ def test_read_ahead_dropped_when_the_next_epoch_differs(jpeg_root, tmp_path):
     ref = FileReaderCore(files=files, random_shuffle=True, seed=2)
     first = _consume_compiled(core, 4)
     assert [b[1] for b in first] == [b[1] for b in ref.next_epoch(batch_size=4)]
-    assert core._ahead is not None
+    assert core._ahead.prefetcher is not None    # begun
     # the same batch size but with indices: read again, not the prefetched items
     got = list(core.next_epoch(batch_size=4, return_indices=True))
     want = list(ref.next_epoch(batch_size=4, return_indices=True))
