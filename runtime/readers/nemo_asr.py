@@ -28,22 +28,28 @@ __all__ = ["NemoAsrReaderCore", "read_manifest", "STATE_FORMAT"]
 STATE_FORMAT = "ndd.readers.NemoAsr/1"
 
 
-_decoders: list = []        # [ThreadPool] of the reader's decoding, sized as the op pool
+_decoders: dict = {}        # decoding threads -> ThreadPool, for _decoders_of op threads
+_decoders_of = [0]
 _decoders_lock = threading.Lock()
 
 
-def decode_pool() -> ThreadPool:
-    """The reader's decoding threads: a pool of its own with ``ndd.set_num_threads`` threads
-    (re-made when that number changes), apart from the pool the ops run on, as DALI's reader
-    decodes on threads of its own; its ``map`` hands samples out one at a time and raises the
-    lowest failing sample's error."""
-    n = get_pool().num_threads
+def decode_pool(share: float = 1.0) -> ThreadPool:
+    """The reader's decoding threads: a pool of its own with ``share`` of the
+    ``ndd.set_num_threads`` threads (at least one; re-made when that number changes), apart
+    from the pool the ops run on, as DALI's reader decodes on threads of its own; its ``map``
+    hands samples out one at a time and raises the lowest failing sample's error."""
+    ops = get_pool().num_threads
+    n = max(1, int(ops * share))
     with _decoders_lock:
-        if not _decoders or _decoders[0].num_threads != n:
-            if _decoders:
-                _decoders.pop().shutdown()
-            _decoders.append(ThreadPool(n))
-        return _decoders[0]
+        if _decoders_of[0] != ops:
+            for pool in _decoders.values():
+                pool.shutdown()
+            _decoders.clear()
+            _decoders_of[0] = ops
+        pool = _decoders.get(n)
+        if pool is None:
+            pool = _decoders[n] = ThreadPool(n)
+        return pool
 
 
 def read_manifest(path: str) -> list[dict]:
@@ -107,6 +113,13 @@ class NemoAsrReaderCore(FileReaderCore):
 
     kind = "NemoAsr reader"
     state_format = STATE_FORMAT
+    #: the share of the op threads that decode (see :func:`decode_pool`): all of them, or
+    #: half in a compiled loop (``ndd.readers.NemoAsr.next_epoch`` sets it), where the
+    #: prefetcher keeps two batches' ops on the op pool's threads: a third and fourth thread
+    #: decoding would only contend with them for the cores and the GIL (issue 19: -10 % CPU
+    #: per utterance on 2 threads, faster; deferred and eager iteration, where the ops of one
+    #: batch at a time run while the next decodes, are faster with all of them)
+    decode_share = 1.0
 
     def __init__(self, *, manifest_filepaths=None, min_duration=0.0, max_duration=0.0,
                  sample_rate=-1.0, quality=50.0, downmix=True, dtype="float32",
@@ -163,7 +176,8 @@ class NemoAsrReaderCore(FileReaderCore):
             # libsndfile and the resampler run without the GIL: decode on the reader's own
             # threads (as many as the pool's), so the next batches
             # decode while the pool runs the ops of this one (as DALI's readers.NemoAsr)
-            decoded = decode_pool().map(lambda k: one(order[k]), len(order))
+            decoded = decode_pool(self.decode_share).map(lambda k: one(order[k]),
+                                                          len(order))
             audio = [a for a, _ in decoded]
             rates = [np.array(rate, np.float32) for _, rate in decoded]
             texts = [np.frombuffer(entries[i]["text"].encode("utf-8"), np.uint8)

@@ -170,3 +170,33 @@ def test_decoding_follows_a_change_of_thread_count(corpus):
             expect = want.mean(axis=1, dtype=np.float64) / 32768 if want.shape[1] > 1 else \
                 want[:, 0] / 32768
             np.testing.assert_allclose(got.reshape(-1), expect, atol=1e-4)
+
+
+def test_a_compiled_epoch_decodes_on_half_the_threads(corpus):
+    # compile mode's prefetcher keeps two batches' ops on the op pool: the reader decodes on
+    # half the threads there (at least one), on all of them otherwise; the same outputs
+    from runtime.readers.nemo_asr import decode_pool
+    _, manifest, _ = corpus
+    before = ndd.get_num_threads()
+    try:
+        for n, half in ((1, 1), (2, 1), (4, 2), (5, 2)):
+            ndd.set_num_threads(n)
+            assert decode_pool(0.5).num_threads == half
+            assert decode_pool().num_threads == n
+        ndd.set_num_threads(4)
+        r = ndd.readers.NemoAsr(manifest_filepaths=[str(manifest)], read_text=False,
+                                read_sample_rate=False)
+        plain = [np.asarray(t) for (a,) in r.next_epoch(batch_size=2)
+                 for t in a.evaluate().tensors]
+        assert r._core.decode_share == 1.0
+        r = ndd.readers.NemoAsr(manifest_filepaths=[str(manifest)], read_text=False,
+                                read_sample_rate=False)
+        with ndd.EvalMode.deferred:
+            compiled = [np.asarray(t) for (a,) in r.next_epoch(batch_size=2, compile=True)
+                        for t in ndd.preemphasis_filter(a, preemph_coeff=0.0).evaluate().tensors]
+        assert r._core.decode_share == 0.5
+        assert len(compiled) == len(plain) == len(LENGTHS)
+        for x, y in zip(compiled, plain):
+            np.testing.assert_array_equal(x, y)
+    finally:
+        ndd.set_num_threads(before)
