@@ -92,16 +92,21 @@ register(OpSchema(
 _WP_TYPES = ("uint8", "int16", "uint16", "float32")
 
 
+_WP_LAYOUTS = ("HW", "HWC", "FHWC", "CHW", "FCHW")
+
+
 def _perspective_infer(metas, args):
+    # DALI 2.4 (measured): a sample without a layout is read by its number of dimensions as
+    # HW, HWC or FHWC; other layouts or numbers of dimensions fail with its texts below
     m = metas[0]
     layout = m.layout or {2: "HW", 3: "HWC", 4: "FHWC"}.get(m.ndim, "")
-    if m.ndim is not None and m.ndim > 2 and not m.layout:
-        raise ValueError("Layout not specified and number of dims > 2, can't determine "
-                         "channel count.")
-    if m.ndim is not None and (layout not in ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")
-                               or len(layout) != m.ndim):
-        raise ValueError(f"expected HW / HWC / CHW images or FHW / FHWC / FCHW sequences, got "
-                         f"{m.ndim}-D samples with layout {m.layout!r}")
+    allowed = "Valid layouts are:\n" + "".join(f"{x}\n" for x in _WP_LAYOUTS)
+    if m.ndim is not None and not m.layout and not layout:
+        raise ValueError(f"The number of dimensions {m.ndim} does not match any of the allowed "
+                         f"layouts for input 0. {allowed}")
+    if m.ndim is not None and (layout not in _WP_LAYOUTS or len(layout) != m.ndim):
+        raise ValueError(f'The layout "{layout}" does not match any of the allowed layouts for '
+                         f"input 0. {allowed}")
     if m.dtype is not None and m.dtype not in _WP_TYPES:
         raise ValueError("The operator accepts the following input types: uint8, int16, "
                          "uint16, float.")

@@ -50,6 +50,7 @@ __all__ = ["warp_perspective", "remap", "float_points", "BORDERS", "warm_up"]
 BORDERS = {"constant": 0, "replicate": 1, "reflect": 2, "reflect_101": 3, "wrap": 4}
 _INTERP = {"nn": 0, "linear": 1, "cubic": 2}
 _TYPES = (np.uint8, np.int16, np.uint16, np.float32)
+_LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 
 
 
@@ -267,7 +268,7 @@ def _sample_plans(ctx, ins, a, matrices):
               interp=a.get("interp_type", "linear"), border_mode=a.get("border_mode", "constant"),
               fill_value=a.get("fill_value"), pixel_origin=a.get("pixel_origin", "corner"))
     x = np.asarray(ins[0])
-    layout = ctx.in_metas[0].layout or ""
+    layout = ctx.in_metas[0].layout or _LAYOUTS.get(x.ndim, "")    # (none: by ndim, as DALI)
     lead = (1 if layout.startswith("F") else 0) + (1 if layout.endswith("CHW") else 0)
     if not lead:
         plan = _plan(x, mtx, matrices=matrices, **kw)
