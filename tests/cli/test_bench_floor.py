@@ -27,7 +27,9 @@ def test_floor_row_and_compile_fraction(tmp_path, capsys, monkeypatch):
     assert floor and comp, out
     frac = re.search(r"^compile / floor: (\d+)%", out, re.M)
     assert frac, out
-    assert int(frac.group(1)) == round(100 * float(comp.group(2)) / float(floor.group(2)))
+    # the printed rates are rounded to 0.1 img/s and the percentage comes from the unrounded
+    # ones, so it may sit on the other side of a .5 from the printed rates' quotient
+    assert abs(int(frac.group(1)) - 100 * float(comp.group(2)) / float(floor.group(2))) <= 0.51
 
 
 def test_floor_of_a_chain_without_fused_decode_is_skipped(tmp_path, capsys):
