@@ -16,13 +16,14 @@ buffer is reused only when the pool holds the sole reference: a batch the user s
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import sys
 import threading
 
 import numpy as np
 
-__all__ = ["BufferPool", "SharedBufferPool", "batch_array", "default_pool", "shared_pool",
+__all__ = ["BufferPool", "SharedBufferPool", "batch_array", "batch_views", "default_pool", "shared_pool",
            "input_pool", "attach_shared", "shared_fd", "sync_mappings", "dropped_since",
            "drop_cursor"]
 
@@ -103,6 +104,19 @@ default_pool = BufferPool()
 def batch_array(shape, dtype) -> np.ndarray:
     """:meth:`BufferPool.empty` of the process-wide pool."""
     return default_pool.empty(shape, dtype)
+
+
+def batch_views(shapes, dtype) -> list[np.ndarray]:
+    """One C-contiguous array of each shape in ``shapes`` (a list of tuples), all views of one
+    recycled flat :func:`batch_array` of ``dtype``, in order: a batch's outputs written in
+    place without a fresh allocation (and its page faults) per sample."""
+    sizes = [math.prod(s) for s in shapes]
+    flat = batch_array((sum(sizes),), dtype)
+    views, at = [], 0
+    for shape, size in zip(shapes, sizes):
+        views.append(flat[at:at + size].reshape(shape))
+        at += size
+    return views
 
 
 # ------------------------------------------------------------------ shared memory

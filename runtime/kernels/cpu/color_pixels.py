@@ -16,11 +16,10 @@ the batch on the pool threads.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from runtime.buffers import batch_array
+from runtime.buffers import batch_views
 from runtime.kernels.registry import sample_args
 
 from .cast import cast
@@ -305,7 +304,7 @@ def apply_mat3(x, m, off, dtype, *, bgr=False, out=None) -> np.ndarray:
 def into_batch(out_shape=None):
     """Decorator: ``fn(ctx, x, args, out)`` (one sample ``x``, its arguments, the array to
     write) becomes a batch kernel whose outputs are views of ONE recycled buffer
-    (:func:`runtime.buffers.batch_array`: its pages stay mapped and warm from batch to batch,
+    (:func:`runtime.buffers.batch_views`: its pages stay mapped and warm from batch to batch,
     where a fresh array per sample faults every page in again). ``out_shape(x, args)`` gives a
     sample's output shape (default: the input's); the dtype is the node's output dtype."""
     def deco(fn):
@@ -316,12 +315,7 @@ def into_batch(out_shape=None):
             shapes = [tuple(x.shape) if out_shape is None else out_shape(x, a)
                       for x, a in zip(xs, per)]
             dt = np.dtype(ctx.out_metas[0].dtype)
-            sizes = [math.prod(s) for s in shapes]
-            flat = batch_array((sum(sizes),), dt)
-            outs, at = [], 0
-            for shape, size in zip(shapes, sizes):
-                outs.append(flat[at:at + size].reshape(shape))
-                at += size
+            outs = batch_views(shapes, dt)
 
             # one pool task per thread, each a run of consecutive samples (a handoff per
             # sample costs as much as a small image's whole loop)

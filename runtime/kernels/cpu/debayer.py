@@ -22,11 +22,10 @@ not dispatched per CPU: the same bits on every x86-64 CPU. Registers ``debayer``
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
-from runtime.buffers import batch_array
+from runtime.buffers import batch_views
 from runtime.kernels.registry import register, sample_args
 
 from .ocv import opencv
@@ -145,7 +144,7 @@ def _out_shape(x: np.ndarray, algorithm: str, sequence: bool) -> tuple:
 @register("debayer", "cpu")
 def debayer_kernel(ctx, inputs, args):
     """``debayer`` of the batch (every frame of an ``FHW`` sequence), the samples written into
-    views of one recycled batch buffer (:func:`runtime.buffers.batch_array`: warm pages; a
+    views of one recycled batch buffer (:func:`runtime.buffers.batch_views`: warm pages; a
     fresh array per sample faulted all its pages in again, which cost more than OpenCV's
     demosaicing itself), consecutive samples per pool task."""
     images, n = inputs[0], ctx.batch_size
@@ -159,12 +158,7 @@ def debayer_kernel(ctx, inputs, args):
                         blue_position=a["blue_position"]))
     shapes = [_out_shape(x, kw["algorithm"], sequence) for x, kw in zip(xs, kws)]
     dt = np.dtype(ctx.out_metas[0].dtype)
-    sizes = [math.prod(s) for s in shapes]
-    flat = batch_array((sum(sizes),), dt)
-    outs, at = [], 0
-    for shape, size in zip(shapes, sizes):
-        outs.append(flat[at:at + size].reshape(shape))
-        at += size
+    outs = batch_views(shapes, dt)
     parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
     bounds = [n * j // parts for j in range(parts + 1)]
 

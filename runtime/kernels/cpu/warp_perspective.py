@@ -31,13 +31,12 @@ the input at ``(mapx[y, x], mapy[y, x])`` with :func:`runtime.kernels.cpu.warp.s
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from runtime.kernels.params.warp import (corner_to_center, invert_perspective,
                                          perspective_matrix, perspective_output_size)
-from runtime.buffers import batch_array
+from runtime.buffers import batch_views
 from runtime.kernels.registry import per_sample, register, sample_args
 
 from .warp import sample_points
@@ -288,7 +287,7 @@ def _sample_plans(ctx, ins, a, matrices):
 def warp_perspective_kernel(ctx, inputs, args):
     """``experimental.warp_perspective`` of the batch (every frame / plane of a sequence or
     planar sample): the arguments checked in the calling thread, then the warps on the pool,
-    written into views of one recycled batch buffer (:func:`runtime.buffers.batch_array`: a
+    written into views of one recycled batch buffer (:func:`runtime.buffers.batch_views`: a
     fresh array per image faulted all its pages in again), consecutive samples per task."""
     n = ctx.batch_size
     plans, shapes, matrices = [], [], {}
@@ -298,12 +297,7 @@ def warp_perspective_kernel(ctx, inputs, args):
         plans.append(p)
         shapes.append(shape)
     dt = np.dtype(ctx.out_metas[0].dtype)
-    sizes = [math.prod(s) for s in shapes]
-    flat = batch_array((sum(sizes),), dt)
-    outs, at = [], 0
-    for shape, size in zip(shapes, sizes):
-        outs.append(flat[at:at + size].reshape(shape))
-        at += size
+    outs = batch_views(shapes, dt)
     parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
     bounds = [n * j // parts for j in range(parts + 1)]
 
