@@ -1,7 +1,7 @@
 """Data-parallel training on several processes, each reading its shard with an ndd reader.
 
     torchrun --nproc_per_node 2 examples/distributed_loader.py                  # sample photos
-    torchrun --nproc_per_node 2 examples/distributed_loader.py --readers file,caffe \\
+    torchrun --nproc_per_node 2 examples/distributed_loader.py --readers all \\
         --modes eager,compile --epochs 2 --save-at 3 --checkpoint /tmp/ckpt --report /tmp/log
     torchrun --nproc_per_node 2 examples/distributed_loader.py ... --resume     # continue
 
@@ -11,9 +11,12 @@ samples and the last batch to the batch size by repeating the last sample, so ev
 the same number of steps and DistributedDataParallel's all-reduce never waits for a rank that
 has run out), ``random_shuffle=True`` with one seed for all ranks (each permutes its own
 shard) and ``stick_to_shard=False`` (the shards move on by one each epoch). The samples are
-JPEGs with an id as label (``readers.File(files=..., labels=ids)``, and the same files in a
-Caffe LMDB for ``readers.Caffe``), decoded and resized to 16x16 by ndd; the model is a linear
-layer over the mean colour, wrapped in DDP over the gloo backend (CPU).
+JPEGs with an id as label, in every format ndd reads (``readers.File(files=...,
+labels=ids)``; the same files as a Caffe and a Caffe2 LMDB, a TFRecord file with its index,
+a Webdataset tar (``<id>.jpg`` + ``<id>.id``, an int64), an MXNet RecordIO ``.rec`` + ``.idx``,
+and ``.npy`` files holding the JPEG's bytes followed by the id as 8 bytes), decoded and resized
+to 16x16 by ndd; the model is a linear layer over the mean colour, wrapped in DDP over the
+gloo backend (CPU).
 
 ``--save-at K`` saves a checkpoint after global step K of each run (the reader's
 ``get_state()`` string, the model and optimizer, the epoch and step) to
@@ -31,14 +34,19 @@ import json
 import os
 import pathlib
 
+import io
+import tarfile
+
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 import ndd
-from ndd.datasets.lmdb_sets import write_caffe_lmdb
+from ndd.datasets.lmdb_sets import write_caffe2_lmdb, write_caffe_lmdb
 from ndd.datasets.sample import build_sample_dataset
+from runtime.readers.mxnet import write_recordio
 
 NUM_CLASSES = 4
 SIZE = (16, 16)
@@ -50,7 +58,8 @@ def parse_args(argv=None):
                    help="folder of .jpg files (default: build N sample photos)")
     p.add_argument("--work", default=None, help="folder for the built data and the LMDB")
     p.add_argument("--num-images", type=int, default=24)
-    p.add_argument("--readers", default="file", help="comma-separated: file, caffe")
+    p.add_argument("--readers", default="file",
+                   help="comma-separated, of: " + ", ".join(READERS) + "; or all")
     p.add_argument("--modes", default="eager", help="comma-separated: eager, compile")
     p.add_argument("--batch-size", type=int, default=4)
     p.add_argument("--epochs", type=int, default=2)
@@ -66,51 +75,122 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+READERS = ("file", "caffe", "caffe2", "tfrecord", "webdataset", "mxnet", "numpy")
+
+
+def _set_paths(work):
+    """``{reader kind: its files under work}`` (``file`` reads the JPEGs themselves)."""
+    return {"caffe": work / "caffe", "caffe2": work / "caffe2",
+            "tfrecord": (work / "data.tfrecord", work / "data.tfrecord.idx"),
+            "webdataset": work / "data.tar", "mxnet": (work / "data.rec", work / "data.idx"),
+            "numpy": work / "npy"}
+
+
+def _write_sets(work, files):
+    """Each format's copy of ``files`` (sample ``k`` = ``files[k]``, id ``k``) under ``work``,
+    where it is missing."""
+    blobs = [pathlib.Path(f).read_bytes() for f in files]
+    ids = range(len(blobs))
+    sets = _set_paths(work)
+    if not (sets["caffe"] / "data.mdb").exists():
+        write_caffe_lmdb(sets["caffe"], list(zip(blobs, ids)))
+    if not (sets["caffe2"] / "data.mdb").exists():
+        write_caffe2_lmdb(sets["caffe2"], list(zip(blobs, ids)))
+    if not sets["tfrecord"][1].exists():
+        ndd.tfrecord.write_tfrecord(str(sets["tfrecord"][0]),
+                                    [{"image": b, "label": [k]} for k, b in zip(ids, blobs)],
+                                    str(sets["tfrecord"][1]))
+    if not sets["webdataset"].exists():
+        with tarfile.open(sets["webdataset"], "w") as tar:
+            for k, b in zip(ids, blobs):
+                for ext, payload in (("jpg", b), ("id", np.int64(k).tobytes())):
+                    info = tarfile.TarInfo(f"{k:06d}.{ext}")
+                    info.size = len(payload)
+                    tar.addfile(info, io.BytesIO(payload))
+    if not sets["mxnet"][1].exists():
+        write_recordio(str(sets["mxnet"][0]), [(b, float(k)) for k, b in zip(ids, blobs)],
+                       str(sets["mxnet"][1]))
+    if not sets["numpy"].exists():
+        sets["numpy"].mkdir(parents=True)
+        for k, b in zip(ids, blobs):        # a JPEG decoder stops at the image's end marker
+            np.save(sets["numpy"] / f"{k:06d}.npy",
+                    np.frombuffer(b + np.int64(k).tobytes(), np.uint8))
+
+
 def prepare_data(args, rank):
-    """``(jpeg paths, caffe LMDB folder)``: rank 0 builds what is missing, the others wait."""
+    """``(jpeg paths, {reader kind: its files})``: rank 0 builds what is missing, the others
+    wait."""
     work = pathlib.Path(args.work or os.environ.get("TMPDIR", "/tmp")) / "ndd-distributed"
     src = pathlib.Path(args.data) if args.data else work / "photos"
-    lmdb_dir = work / "caffe"
     if rank == 0:
         if not args.data:
             build_sample_dataset(src, num_images=args.num_images, progress=False)
-        files = sorted(str(p) for p in src.rglob("*.jpg"))
-        if not (lmdb_dir / "data.mdb").exists():
-            write_caffe_lmdb(lmdb_dir, [(pathlib.Path(f).read_bytes(), i)
-                                        for i, f in enumerate(files)])
+        _write_sets(work, sorted(str(p) for p in src.rglob("*.jpg")))
     dist.barrier()
-    return sorted(str(p) for p in src.rglob("*.jpg")), str(lmdb_dir)
+    return sorted(str(p) for p in src.rglob("*.jpg")), _set_paths(work)
 
 
-def make_reader(kind, files, lmdb_dir, rank, world, seed):
-    """The rank's sharded, shuffled reader; labels are the sample ids 0..N-1."""
+def _ids(batch):
+    """int64 ids ``(B,)`` of a Batch of 8-byte samples (or the last 8 bytes of each)."""
+    return torch.tensor([int(np.asarray(t)[-8:].view(np.int64)[0]) for t in batch.tensors])
+
+
+def make_reader(kind, files, sets, rank, world, seed):
+    """The rank's sharded, shuffled reader of ``kind`` and a function of one of its batches
+    giving ``(encoded images, ids int64 (B,))``; the ids are the sample ids 0..N-1."""
     common = dict(shard_id=rank, num_shards=world, pad_last_batch=True, random_shuffle=True,
                   seed=seed, stick_to_shard=False)
+
+    def label_ids(labels):
+        return labels.torch().reshape(-1).long()
     if kind == "file":
-        return ndd.readers.File(files=files, labels=list(range(len(files))), **common)
-    if kind == "caffe":
-        return ndd.readers.Caffe(path=lmdb_dir, **common)
-    raise SystemExit(f"unknown reader {kind!r} (expected file or caffe)")
+        return (ndd.readers.File(files=files, labels=list(range(len(files))), **common),
+                lambda b: (b[0], label_ids(b[1])))
+    if kind in ("caffe", "caffe2"):
+        cls = ndd.readers.Caffe if kind == "caffe" else ndd.readers.Caffe2
+        return cls(path=str(sets[kind]), **common), lambda b: (b[0], label_ids(b[1]))
+    if kind == "tfrecord":
+        tfr = ndd.tfrecord
+        feats = {"image": tfr.FixedLenFeature((), tfr.string, ""),
+                 "label": tfr.FixedLenFeature([1], tfr.int64, -1)}
+        path, index = sets[kind]
+        return (ndd.readers.TFRecord(path=str(path), index_path=str(index), features=feats,
+                                     **common),
+                lambda b: (b["image"], label_ids(b["label"])))
+    if kind == "webdataset":
+        return (ndd.readers.Webdataset(paths=str(sets[kind]), ext=["jpg", "id"], **common),
+                lambda b: (b[0], _ids(b[1])))
+    if kind == "mxnet":
+        path, index = sets[kind]
+        return (ndd.readers.MXNet(path=str(path), index_path=str(index), **common),
+                lambda b: (b[0], label_ids(b[1])))
+    if kind == "numpy":
+        files_npy = sorted(str(p) for p in sets[kind].glob("*.npy"))
+        return (ndd.readers.Numpy(files=files_npy, **common),
+                lambda b: (b[0] if isinstance(b, tuple) else b,
+                           _ids(b[0] if isinstance(b, tuple) else b)))
+    raise SystemExit(f"unknown reader {kind!r} (expected one of {', '.join(READERS)})")
 
 
-def batches(reader, batch_size, mode):
+def batches(reader, unpack, batch_size, mode):
     """One epoch: ``(iterator, generator of (features float32 (B, 3), ids int64 (B,)))``."""
     it = reader.next_epoch(batch_size=batch_size, compile=mode == "compile")
 
     def gen():
-        for jpegs, ids in it:
+        for batch in it:
+            jpegs, ids = unpack(batch)
             images = ndd.resize(ndd.decoders.image(jpegs), size=SIZE)
             feats = images.torch().float().mean(dim=(1, 2)) / 255.0
-            yield feats, ids.torch().reshape(-1).long()
+            yield feats, ids
     return it, gen()
 
 
-def run(kind, mode, args, files, lmdb_dir, rank, world):
+def run(kind, mode, args, files, sets, rank, world):
     torch.manual_seed(args.seed)
     model = DistributedDataParallel(nn.Linear(3, NUM_CLASSES))
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     loss_fn = nn.CrossEntropyLoss()
-    reader = make_reader(kind, files, lmdb_dir, rank, world, args.seed)
+    reader, unpack = make_reader(kind, files, sets, rank, world, args.seed)
     ckpt = (f"{args.checkpoint}.{kind}.{mode}.rank{rank}.pt" if args.checkpoint else None)
     epoch, step = 0, 0
     if args.resume:
@@ -121,7 +201,7 @@ def run(kind, mode, args, files, lmdb_dir, rank, world):
         epoch, step = state["epoch"], state["step"]
     log = {"epochs": {}, "counts": {}, "stopped": False}
     while epoch < args.epochs:
-        it, gen = batches(reader, args.batch_size, mode)
+        it, gen = batches(reader, unpack, args.batch_size, mode)
         seen = log["epochs"].setdefault(str(epoch), [])
         for feats, ids in gen:
             loss = loss_fn(model(feats), ids % NUM_CLASSES)
@@ -156,14 +236,15 @@ def main(argv=None):
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.set_num_threads(1)
     ndd.set_num_threads(args.threads)
-    files, lmdb_dir = prepare_data(args, rank)
+    files, sets = prepare_data(args, rank)
     logs = {}
-    for kind in args.readers.split(","):
+    kinds = READERS if args.readers == "all" else args.readers.split(",")
+    for kind in kinds:
         for mode in args.modes.split(","):
-            logs[f"{kind}.{mode}"] = log = run(kind, mode, args, files, lmdb_dir, rank, world)
+            logs[f"{kind}.{mode}"] = log = run(kind, mode, args, files, sets, rank, world)
             if rank == 0:
                 total = sum(len(b) for e in log["epochs"].values() for b in e)
-                print(f"{kind:6s} {mode:8s} steps {log['steps']:3d}  samples on rank 0: "
+                print(f"{kind:10s} {mode:8s} steps {log['steps']:3d}  samples on rank 0: "
                       f"{total}  batch counts per epoch: {log['counts']}  weights sum "
                       f"{log['weights_sum']:.6f}{'  (stopped)' if log['stopped'] else ''}")
     if args.report:

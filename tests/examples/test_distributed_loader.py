@@ -1,6 +1,7 @@
 """examples/distributed_loader.py under ``torchrun --nproc_per_node 2`` (gloo, CPU): per epoch
 the two ranks together read every sample once (plus DALI's padding), their batch counts are
-equal, eager and compile mode and readers.File / readers.Caffe agree, and a restart from a
+equal, eager and compile mode and every reader (File, Caffe, Caffe2, TFRecord, Webdataset,
+MXNet, Numpy: the same photos in each format) agree, and a restart from a
 checkpoint taken mid-epoch resumes each rank where it was."""
 import collections
 import json
@@ -16,13 +17,14 @@ dist = pytest.importorskip("torch.distributed")
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "distributed_loader.py"
 N, WORLD, BATCH, EPOCHS, SAVE_AT = 9, 2, 2, 2, 4
-RUNS = [f"{r}.{m}" for r in ("file", "caffe") for m in ("eager", "compile")]
+READERS = ("file", "caffe", "caffe2", "tfrecord", "webdataset", "mxnet", "numpy")
+RUNS = [f"{r}.{m}" for r in READERS for m in ("eager", "compile")]
 
 
 def _launch(tmp_path, *extra):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc_per_node={WORLD}", str(EXAMPLE), "--data", str(tmp_path / "photos"),
-           "--work", str(tmp_path / "work"), "--readers", "file,caffe", "--modes",
+           "--work", str(tmp_path / "work"), "--readers", ",".join(READERS), "--modes",
            "eager,compile", "--batch-size", str(BATCH), "--epochs", str(EPOCHS),
            "--checkpoint", str(tmp_path / "ckpt"), *extra]
     env = dict(os.environ, OMP_NUM_THREADS="1", NDD_PROCESS_LANES="0")
