@@ -43,6 +43,20 @@ def default_num_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def map_runs(pool, n: int, fn: Callable[[int], object]) -> None:
+    """``fn(i)`` for ``i in range(n)`` as one task of ``pool`` per thread (its
+    ``num_threads``; 1 without), each a run of consecutive ``i``: for light per-sample work,
+    where a hand-off per sample costs as much as a small image's whole loop. The results are
+    dropped (``fn`` writes its outputs); the first error raises as :meth:`ThreadPool.map`."""
+    parts = max(1, min(n, getattr(pool, "num_threads", 1)))
+    bounds = [n * j // parts for j in range(parts + 1)]
+
+    def run(j):
+        for i in range(bounds[j], bounds[j + 1]):
+            fn(i)
+    pool.map(run, parts)
+
+
 class ThreadPool:
     """Runs ``fn(i)`` for ``i in range(n)`` on ``num_threads`` workers, samples handed out one
     at a time.  After a failure no new sample is started; the error of the lowest failing

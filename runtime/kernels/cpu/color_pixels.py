@@ -21,6 +21,7 @@ import numpy as np
 
 from runtime.buffers import batch_views
 from runtime.kernels.registry import sample_args
+from runtime.threadpool import map_runs
 
 from .cast import cast
 from .jit import compiled
@@ -317,15 +318,8 @@ def into_batch(out_shape=None):
             dt = np.dtype(ctx.out_metas[0].dtype)
             outs = batch_views(shapes, dt)
 
-            # one pool task per thread, each a run of consecutive samples (a handoff per
-            # sample costs as much as a small image's whole loop)
-            parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
-            bounds = [n * j // parts for j in range(parts + 1)]
-
-            def task(j):
-                for i in range(bounds[j], bounds[j + 1]):
-                    fn(ctx, xs[i], per[i], outs[i])
-            ctx.pool.map(task, parts)
+            # one pool task per thread, each a run of consecutive samples
+            map_runs(ctx.pool, n, lambda i: fn(ctx, xs[i], per[i], outs[i]))
             return [outs]
         kernel.__name__ = getattr(fn, "__name__", "kernel")
         kernel.__doc__ = fn.__doc__

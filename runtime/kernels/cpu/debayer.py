@@ -27,6 +27,7 @@ import numpy as np
 
 from runtime.buffers import batch_views
 from runtime.kernels.registry import register, sample_args
+from runtime.threadpool import map_runs
 
 from .ocv import opencv
 
@@ -159,18 +160,15 @@ def debayer_kernel(ctx, inputs, args):
     shapes = [_out_shape(x, kw["algorithm"], sequence) for x, kw in zip(xs, kws)]
     dt = np.dtype(ctx.out_metas[0].dtype)
     outs = batch_views(shapes, dt)
-    parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
-    bounds = [n * j // parts for j in range(parts + 1)]
 
-    def task(j):
-        for i in range(bounds[j], bounds[j + 1]):
-            x, kw, out = xs[i], kws[i], outs[i]
-            if x.ndim == (4 if sequence else 3) and x.shape[-1] != 1:   # (the layout's
-                raise ValueError(f"debayer expects single-channel images (HW or HWC with 1 "
-                                 f"channel), got shape {x.shape[-3:]}")  # rank: inferred)
-            bp = _checked_args(kw["algorithm"], kw["blue_position"], x.dtype)
-            code = bayer_code(kw["algorithm"], bp)
-            for img, o in zip(x, out) if sequence else ((x, out),):
-                _demosaic_into(_checked_image(img), code, o)
-    ctx.pool.map(task, parts)
+    def one(i):
+        x, kw, out = xs[i], kws[i], outs[i]
+        if x.ndim == (4 if sequence else 3) and x.shape[-1] != 1:   # (the layout's rank:
+            raise ValueError(f"debayer expects single-channel images (HW or HWC with 1 "
+                             f"channel), got shape {x.shape[-3:]}")  # inferred)
+        bp = _checked_args(kw["algorithm"], kw["blue_position"], x.dtype)
+        code = bayer_code(kw["algorithm"], bp)
+        for img, o in zip(x, out) if sequence else ((x, out),):
+            _demosaic_into(_checked_image(img), code, o)
+    map_runs(ctx.pool, n, one)
     return [outs]

@@ -38,6 +38,7 @@ from runtime.kernels.params.warp import (corner_to_center, invert_perspective,
                                          perspective_matrix, perspective_output_size)
 from runtime.buffers import batch_views
 from runtime.kernels.registry import per_sample, register, sample_args
+from runtime.threadpool import map_runs
 
 from .warp import sample_points
 from .warp_perspective_jit import block_width, interp_tables, kernels
@@ -298,19 +299,16 @@ def warp_perspective_kernel(ctx, inputs, args):
         shapes.append(shape)
     dt = np.dtype(ctx.out_metas[0].dtype)
     outs = batch_views(shapes, dt)
-    parts = max(1, min(n, getattr(ctx.pool, "num_threads", 1)))
-    bounds = [n * j // parts for j in range(parts + 1)]
 
-    def task(j):
-        for i in range(bounds[j], bounds[j + 1]):
-            if len(plans[i]) == 1 and outs[i].shape == plan_shape(plans[i][0]):
-                _render(plans[i][0], outs[i])
-                continue
-            images = outs[i].reshape((len(plans[i]),) + plan_shape(plans[i][0])) \
-                if plans[i] else ()
-            for plan, o in zip(plans[i], images):
-                _render(plan, o)
-    ctx.pool.map(task, parts)
+    def one(i):
+        if len(plans[i]) == 1 and outs[i].shape == plan_shape(plans[i][0]):
+            _render(plans[i][0], outs[i])
+            return
+        images = outs[i].reshape((len(plans[i]),) + plan_shape(plans[i][0])) \
+            if plans[i] else ()
+        for plan, o in zip(plans[i], images):
+            _render(plan, o)
+    map_runs(ctx.pool, n, one)
     return [outs]
 
 
