@@ -209,18 +209,28 @@ def offline_compile(name: str, source: str, arch: str) -> dict:
         As :func:`nvrtc_compile`.
     """
     options = OPTIONS + ("--ptxas-options=-v",)
-    parts = [source, headers_text(), arch, *options, str(find_nvrtc())]
+
+    def compute():
+        res = nvrtc_compile(source, arch, options, name=f"{name}.cu")
+        log = res["log"]
+        return {"log": log, "ptx_bytes": len(res["ptx"]),
+                "cubin_bytes": len(res["cubin"] or b""),
+                "registers": {k: int(v) for k, v in _REGS.findall(log)},
+                "spills": {f[0]: (int(f[1]), int(f[2]), int(f[3])) for f in _FUNC.findall(log)}}
+    return _disk_cached("ndd-gpu-nvrtc", f"{name}-{arch}",
+                        [source, headers_text(), arch, *options, str(find_nvrtc())], compute)
+
+
+def _disk_cached(folder: str, stem: str, parts: list, compute) -> dict:
+    """``compute()``'s JSON result, kept in ``<tmp>/<folder>/<stem>-<hash of parts>.json``
+    (written atomically; a file already there is returned without computing)."""
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
-    cache = pathlib.Path(tempfile.gettempdir()) / "ndd-gpu-nvrtc"
+    cache = pathlib.Path(tempfile.gettempdir()) / folder
     cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"{name}-{arch}-{key}.json"
+    path = cache / f"{stem}-{key}.json"
     if path.exists():
         return json.loads(path.read_text())
-    res = nvrtc_compile(source, arch, options, name=f"{name}.cu")
-    log = res["log"]
-    out = {"log": log, "ptx_bytes": len(res["ptx"]), "cubin_bytes": len(res["cubin"] or b""),
-           "registers": {k: int(v) for k, v in _REGS.findall(log)},
-           "spills": {f[0]: (int(f[1]), int(f[2]), int(f[3])) for f in _FUNC.findall(log)}}
+    out = compute()
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(out))
     os.replace(tmp, path)
@@ -259,36 +269,31 @@ def nvcc_resource_usage(name: str, source: str, archs=ARCHS) -> dict:
     if nvcc is None:
         raise RuntimeError("nvcc not found (PATH, CUDA_HOME)")
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-    parts = [source, headers_text(), *archs, *OPTIONS, version]
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
-    cache = pathlib.Path(tempfile.gettempdir()) / "ndd-gpu-nvcc"
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"{name}-{key}.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    with tempfile.TemporaryDirectory() as tmp:
-        src = pathlib.Path(tmp) / f"{name}.cu"
-        src.write_text(source)
-        gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in archs]
-        res = subprocess.run([nvcc, *OPTIONS, *include_options(), "-fatbin", *gencode,
-                              "--resource-usage", "-o", str(pathlib.Path(tmp) / "k.fatbin"),
-                              str(src)], capture_output=True, text=True)
-    log = res.stdout + res.stderr
-    if res.returncode != 0:
-        raise RuntimeError(f"nvcc failed on {name}.cu:\n{log[-4000:]}")
-    out = {"log": log, "spills": {}}
-    arch, lines = None, log.splitlines()
-    for k, line in enumerate(lines):      # each entry's compile line, then its properties
-        m = _NVCC_ARCH.search(line)
-        if m:
-            arch = m.group(2)
-        m = _NVCC_FUNC.search("\n".join(lines[k:k + 2]))
-        if m and "Function properties" in line:
-            out["spills"][f"{arch}:{m.group(1)}"] = tuple(int(v) for v in m.groups()[1:])
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(out))
-    os.replace(tmp, path)
-    return out
+
+    def compute():
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp) / f"{name}.cu"
+            src.write_text(source)
+            gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in archs]
+            res = subprocess.run([nvcc, *OPTIONS, *include_options(), "-fatbin", *gencode,
+                                  "--resource-usage", "-o",
+                                  str(pathlib.Path(tmp) / "k.fatbin"), str(src)],
+                                 capture_output=True, text=True)
+        log = res.stdout + res.stderr
+        if res.returncode != 0:
+            raise RuntimeError(f"nvcc failed on {name}.cu:\n{log[-4000:]}")
+        out = {"log": log, "spills": {}}
+        arch, lines = None, log.splitlines()
+        for k, line in enumerate(lines):      # each entry's compile line, then its properties
+            m = _NVCC_ARCH.search(line)
+            if m:
+                arch = m.group(2)
+            m = _NVCC_FUNC.search("\n".join(lines[k:k + 2]))
+            if m and "Function properties" in line:
+                out["spills"][f"{arch}:{m.group(1)}"] = tuple(int(v) for v in m.groups()[1:])
+        return out
+    return _disk_cached("ndd-gpu-nvcc", name, [source, headers_text(), *archs, *OPTIONS, version],
+                        compute)
 
 
 def spills(result: dict) -> dict:
