@@ -13,22 +13,12 @@ import pytest
 import ndd
 from compiler.pipeline import set_options
 from ndd._evaluate import last_plan
-from runtime.device import use_api
-from runtime.gpu.fake import FakeApi
 from runtime.kernels.gpu import cmn, compile as cc, fused_color
 from runtime.kernels.gpu.hostbuild import host_module
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="host build needs g++")
 
 MEAN, STD = [120.0, 110.0, 100.0], [60.0, 61.0, 62.0]
-
-
-@pytest.fixture
-def gpu():
-    api = FakeApi()
-    with use_api(api):
-        yield api
-    assert api.violations == []
 
 
 def _images(seed, dtype=np.uint8, c=3):

@@ -13,8 +13,6 @@ import pytest
 import ndd
 from compiler.pipeline import set_options
 from ndd._evaluate import last_plan
-from runtime.device import use_api
-from runtime.gpu.fake import FakeApi
 from runtime.kernels.gpu import decode as gpu_decode
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="host build needs g++")
@@ -35,14 +33,6 @@ def files():
         Image.fromarray(img).save(buf, format="PNG" if k == 1 else "JPEG", quality=90)
         out.append(np.frombuffer(buf.getvalue(), np.uint8))
     return out
-
-
-@pytest.fixture
-def gpu():
-    api = FakeApi()
-    with use_api(api):
-        yield api
-    assert api.violations == []
 
 
 def _host(b):

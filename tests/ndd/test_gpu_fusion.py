@@ -16,20 +16,10 @@ from compiler.fusion_rules_gpu import (CMN_IN_TYPES, CMN_OUT_TYPES, COLOR_CMN_TY
 from compiler.ir import Graph
 from compiler.pipeline import compile_graph, set_options
 from ndd._evaluate import last_plan
-from runtime.device import use_api
-from runtime.gpu.fake import FakeApi
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="host build needs g++")
 
 MEAN, STD = [120.0, 110.0, 100.0], [60.0, 61.0, 62.0]
-
-
-@pytest.fixture
-def gpu():
-    api = FakeApi()
-    with use_api(api):
-        yield api
-    assert api.violations == []
 
 
 def _images(seed, dtype=np.uint8):

@@ -10,18 +10,8 @@ import numpy as np
 import pytest
 
 import ndd
-from runtime.device import use_api
-from runtime.gpu.fake import FakeApi
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="host build needs g++")
-
-
-@pytest.fixture
-def gpu():
-    api = FakeApi()
-    with use_api(api):
-        yield api
-    assert api.violations == []
 
 
 def _gpu_batch():
