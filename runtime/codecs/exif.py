@@ -10,8 +10,8 @@ import struct
 
 import numpy as np
 
-__all__ = ["read_orientation", "orientation_swaps_axes", "apply_orientation", "oriented_copy",
-           "stored_box"]
+__all__ = ["read_orientation", "exif_app1_orientation", "orientation_swaps_axes",
+           "apply_orientation", "oriented_copy", "stored_box"]
 
 _ORIENTATION_TAG = 0x0112
 
@@ -154,6 +154,17 @@ def _jpeg_orientation(data):
                 return found
         pos += 2 + length
     return 1
+
+
+def exif_app1_orientation(block):
+    """The orientation a JPEG's Exif APP1 segment gives :func:`read_orientation`: ``block``
+    the segment's bytes after ``Exif\\0\\0`` (up to the segment's end); None when it has no
+    orientation tag (the search goes on with the next Exif APP1), 1 for a block that cannot
+    be read (:func:`read_orientation` then stops with 1)."""
+    try:
+        return _tiff_orientation(block, absent=None)
+    except struct.error:
+        return 1
 
 
 def _png_orientation(data):

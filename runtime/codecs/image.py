@@ -22,7 +22,7 @@ from .exif import orientation_swaps_axes, oriented_copy, read_orientation, store
 from .formats import diagnose_failure, first_bytes_hex, sniff_format
 from .limits import check_image_size, get_max_image_pixels
 from .pillow_backend import decode_pillow, file_channels, open_header, pillow_reason
-from .structure import (gif_declared_size, jpeg_structure_problem, png_chunk_problem,
+from .structure import (gif_declared_size, jpeg_structure_problem, jpeg_walk, png_chunk_problem,
                         webp_container_problem)
 
 __all__ = ["decode", "peek_shape", "image_info", "parse_image", "ParsedImage", "ImageInfo",
@@ -449,8 +449,11 @@ def plain_jpeg(data):
     if not (height > 0 and width > 0 and stream.num_channels > 0) or \
             (limit is not None and width * height > limit):
         return None
-    if read_orientation(data, "jpeg") != 1 or nvb.is_cmyk(stream) or \
-            jpeg_structure_problem(data) is not None:
+    if nvb.is_cmyk(stream):
+        return None
+    problem, orientation = jpeg_walk(data)      # the structure and the orientation at once
+    if problem is not None or (orientation if orientation is not None
+                               else read_orientation(data, "jpeg")) != 1:
         return None
     return stream, int(height), int(width)
 

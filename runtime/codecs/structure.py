@@ -14,8 +14,10 @@ import re
 import struct
 import zlib
 
-__all__ = ["png_chunk_problem", "jpeg_structure_problem", "webp_container_problem",
-           "gif_declared_size"]
+from .exif import exif_app1_orientation
+
+__all__ = ["png_chunk_problem", "jpeg_structure_problem", "jpeg_walk",
+           "webp_container_problem", "gif_declared_size"]
 
 # A PNG with more chunks than this is not walked to its end (the decoders still check it).
 _MAX_PNG_CHUNKS = 100_000
@@ -71,6 +73,7 @@ def png_chunk_problem(buf):
 # JPEG markers that may follow the first scan (ITU T.81, B.2.4 / B.6): tables, restart
 # interval, comments, application data, further scans and the end of the image.
 _DHT, _DQT, _SOS, _DRI, _EOI, _SOI, _DAC, _COM = 0xC4, 0xDB, 0xDA, 0xDD, 0xD9, 0xD8, 0xCC, 0xFE
+_APP1 = 0xE1
 _PROGRESSIVE_SOF = (0xC2, 0xC6, 0xCA, 0xCE)
 _SOF = frozenset((0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF))
 # the markers besides APPn allowed between and inside the scans
@@ -192,42 +195,64 @@ def jpeg_structure_problem(buf):
         structure is sound up to the end-of-image marker (bytes after it are ignored, as every
         decoder ignores them).
     """
+    return jpeg_walk(buf)[0]
+
+
+def jpeg_walk(buf):
+    """``(jpeg_structure_problem(buf), orientation)`` in one walk over the file.
+
+    ``orientation`` is what ``exif.read_orientation(buf, "jpeg")`` returns, read from the
+    Exif APP1 segments the walk passes before the first scan, or None where that function's
+    own walk may differ from this one (a segment that does not start where the previous one
+    ended, a 0xFF01 marker, or no first scan before a problem): call it then.
+    """
     n = int(buf.size)
     if n < 4:
-        return "no image data"
+        return "no image data", None
     raw = buf.tobytes()                 # indexing bytes is ~10x faster than numpy scalars
     search = _MARKER.search
     pos, scans, components, progressive = 2, 0, None, False
     coded = {}                          # component -> what its scans coded completely
+    # the orientation of the first Exif APP1 having one; ``clean``: every segment so far
+    # began where the previous one ended (exif.read_orientation's walk took the same ones)
+    found, clean = None, True
     while True:
         # the next marker at or after the current segment's end (those inside a payload are
         # not markers): most segments follow each other directly, without a search
         if pos + 1 < n and raw[pos] == 0xFF and raw[pos + 1] not in _NOT_MARKER:
             p = pos
         else:
-            found = search(raw, pos)
-            if found is None:
+            found_at = search(raw, pos)
+            if found_at is None:
                 break
-            p = found.start()
+            p = found_at.start()
+            if not scans:
+                clean = False
         m = raw[p + 1]
         if m == _EOI:
             if not scans:
-                return f"an end-of-image marker at byte {p}, before any image data"
-            return _missing_scans(components, progressive, coded, f"at byte {p}")
+                return f"an end-of-image marker at byte {p}, before any image data", found
+            return _missing_scans(components, progressive, coded, f"at byte {p}"), found
         if m == _SOI:
-            return f"a second start-of-image marker at byte {p}"
+            return f"a second start-of-image marker at byte {p}", found
         if scans and not (m in _IN_DATA or 0xE0 <= m <= 0xEF):
-            return f"unexpected marker 0xFF{m:02X}, inside the image data at byte {p}"
+            return f"unexpected marker 0xFF{m:02X}, inside the image data at byte {p}", found
         if p + 4 > n:
             return (f"marker 0xFF{m:02X} at byte {p} cut off by the end of the stream "
-                    f"(truncated)")
+                    f"(truncated)", found if scans else None)
         length = (raw[p + 2] << 8) | raw[p + 3]
         if length < 2 or p + 2 + length > n:
             return (f"marker 0xFF{m:02X} at byte {p} declares a {length}-byte segment, past "
-                    f"the end of the stream (truncated or corrupt)")
+                    f"the end of the stream (truncated or corrupt)", found if scans else None)
         pos = p + 2 + length
         if scans == 0 and m not in _SOF and m != _SOS:
-            continue                    # the frame header: read alike by every decoder
+            # the frame header: read alike by every decoder; only the orientation is taken
+            if m == _APP1:
+                if found is None and clean and raw[p + 4:p + 10] == b"Exif\x00\x00":
+                    found = exif_app1_orientation(raw[p + 10:pos])
+            elif m == 0x01:
+                clean = False           # (read_orientation steps over it as 2 bytes)
+            continue
         problem = None
         if scans == 0 and m in _SOF:
             seg = raw[p + 4:pos]
@@ -235,6 +260,8 @@ def jpeg_structure_problem(buf):
             if len(seg) >= 6:
                 components = {seg[6 + 3 * k] for k in range(min(seg[5], (len(seg) - 6) // 3))}
         elif m == _SOS:
+            if not scans and found is None and clean:
+                found = 1               # read_orientation stops at the first scan
             problem = _sos_problem(raw[p + 4:pos], components, progressive, coded)
             scans += 1
         elif m == _DHT:
@@ -244,8 +271,8 @@ def jpeg_structure_problem(buf):
         elif m == _DRI:
             problem = None if length == 4 else f"a restart interval (DRI) of {length} bytes"
         if problem is not None:
-            return f"{problem} at byte {p}"
-    return "no end-of-image marker (truncated)"
+            return f"{problem} at byte {p}", found
+    return "no end-of-image marker (truncated)", found if scans else None
 
 
 def webp_container_problem(buf):
