@@ -24,7 +24,8 @@ from runtime.kernels.caching import call_cached
 from runtime.kernels.params.interp import FILTER_SUPPORT, filter_name
 from runtime.kernels.params.resize_geometry import (crop_resize_params, resize_output_shape,
                                                     resize_size_args)
-from runtime.kernels.params.windows import crop_args, crop_window, random_window
+from runtime.kernels.params.seeds import SampleDoubles, seed_states
+from runtime.kernels.params.windows import crop_args, crop_window, random_window, window_drawer
 from runtime.kernels.registry import given
 
 from .resize import resample, resample_part, resize_sample
@@ -32,7 +33,7 @@ from .resize_uint8 import torchable
 
 __all__ = ["DECODE_ARGS", "INTERP_ARGS", "ROI_MAX_AREA", "source_region", "roi_resample",
            "roi_finish", "canvas", "rrc_plan", "resize_crop_plan", "resize_crop_finish",
-           "resize_for_crop", "PlainTodo", "rrc_plan_plain"]
+           "resize_for_crop", "PlainTodo", "rrc_plan_plain", "PlainRRC"]
 
 #: the arguments of a fused chain's decode stage
 DECODE_ARGS = ("output_type", "dtype", "adjust_orientation")
@@ -226,17 +227,58 @@ def rrc_plan_plain(data, a, i, consts):
     it with ``decode_plain``; where that gives None, plan the sample with :func:`rrc_plan`
     and decode it as usual).  ``consts``: ``(rrc arguments, decoder arguments, filter
     arguments)``, as for :func:`rrc_plan`, with decoder arguments that ``plain_decode_args``
-    accepts.
+    accepts.  :class:`PlainRRC` is the same with what a batch shares made once.
     """
-    found = plain_jpeg(data)
-    if found is None:
-        return None
-    stream, H, W = found
-    ra, _dec, interp = consts
-    y0, x0, h, w = random_window((H, W), ra, a["_seeds"], i)
-    params = crop_resize_params((H, W), ra["size"], y0, x0, y0 + h, x0 + w)
-    region = _roi_region((H, W), params, interp)
-    return PlainTodo(stream, region, (H, W)), (region, (H, W), params, interp, ra.get("dtype"))
+    return PlainRRC(consts, a["_seeds"]).plan(data, i)
+
+
+class PlainRRC:
+    """:func:`rrc_plan_plain` for the samples of one batch: ``plan(data, i)``.
+
+    What the samples share is made once: the validated window arguments
+    (``windows.window_drawer``), the seeds' generator states (``seeds.seed_states``), the
+    filter's support; per sample only the header, the window, the resize parameters and the
+    region (:func:`_roi_region`'s arithmetic, written out) are computed.  ``consts`` as for
+    :func:`rrc_plan_plain`; ``seeds`` the node's ``_seeds``.
+    """
+
+    __slots__ = ("ra", "seeds", "size", "interp", "dtype", "factor", "draw", "states")
+
+    def __init__(self, consts, seeds):
+        ra, _dec, interp = consts
+        self.ra, self.seeds, self.size, self.interp = ra, seeds, ra["size"], interp
+        self.dtype = ra.get("dtype")
+        self.factor = _support_factor(interp)
+        self.states = seed_states(seeds)
+        self.draw = window_drawer(ra) if self.states is not None else None
+
+    def plan(self, data, i):
+        """``(PlainTodo, finish)`` of sample ``i`` (encoded ``data``), or None (not plain)."""
+        found = plain_jpeg(data)
+        if found is None:
+            return None
+        stream, H, W = found
+        if self.draw is not None:
+            y0, x0, h, w = self.draw(H, W, SampleDoubles(*self.states[i]))
+        else:
+            y0, x0, h, w = random_window((H, W), self.ra, self.seeds, i)
+        params = crop_resize_params((H, W), self.size, y0, x0, y0 + h, x0 + w)
+        factor, region = self.factor, None
+        out_h, out_w = params.out_h, params.out_w
+        if factor is not None and out_h and out_w:
+            # source_region, both axes written out (the same operations)
+            a, b = min(params.y0, params.y1), max(params.y0, params.y1)
+            margin = math.ceil(factor * max(1.0, (b - a) / max(out_h, 1))) + 2
+            ry0 = min(max(math.floor(a) - margin, 0), H - 1)
+            ry1 = max(min(math.ceil(b) + margin, H), ry0 + 1)
+            a, b = min(params.x0, params.x1), max(params.x0, params.x1)
+            margin = math.ceil(factor * max(1.0, (b - a) / max(out_w, 1))) + 2
+            rx0 = min(max(math.floor(a) - margin, 0), W - 1)
+            rx1 = max(min(math.ceil(b) + margin, W), rx0 + 1)
+            if (ry1 - ry0) * (rx1 - rx0) <= ROI_MAX_AREA * H * W:
+                region = (ry0, rx0, ry1, rx1)
+        hw = (H, W)
+        return PlainTodo(stream, region, hw), (region, hw, params, self.interp, self.dtype)
 
 
 def resize_crop_plan(data, name, a):

@@ -32,8 +32,8 @@ from runtime.storage import sample_name
 
 from .cast import to_numpy_dtype
 from .cmn_batch import cmn_plan, cmn_plan_into
-from .fused_roi import (DECODE_ARGS, INTERP_ARGS, PlainTodo, resize_crop_finish,
-                        resize_crop_plan, resize_for_crop, roi_finish, rrc_plan, rrc_plan_plain)
+from .fused_roi import (DECODE_ARGS, INTERP_ARGS, PlainRRC, PlainTodo, resize_crop_finish,
+                        resize_crop_plan, resize_for_crop, roi_finish, rrc_plan)
 from .resize import resize_sample
 
 __all__ = ["run_chunk", "batch_plan", "BatchPlan", "chunks", "cmn_shape", "CHUNKS_PER_THREAD", "kernel_tape", "run_tape"]
@@ -80,14 +80,13 @@ def _front_decode(ctx, inputs, args, i, consts=None):
     return [a, layout, x, k, window, finish]
 
 
-def _plain_front(ctx, inputs, args, i, rrc_consts):
-    """:func:`_front_decode` of a decode -> rrc sample that is a plain JPEG
-    (:func:`.fused_roi.rrc_plan_plain`: the same plan, without the generic parsing), or
+def _plain_front(ctx, inputs, args, i, plain):
+    """:func:`_front_decode` of a decode -> rrc sample that is a plain JPEG (``plain`` the
+    batch's :class:`.fused_roi.PlainRRC`: the same plan, without the generic parsing), or
     None (any other file)."""
-    a = sample_args(ctx, args, i)
     data = inputs[0]
-    got = rrc_plan_plain(data[i] if len(data) > 1 else data[0], a, i, rrc_consts)
-    return None if got is None else [a, "HWC", got[0], 2, None, got[1]]
+    got = plain.plan(data[i] if len(data) > 1 else data[0], i)
+    return None if got is None else [sample_args(ctx, args, i), "HWC", got[0], 2, None, got[1]]
 
 
 def _batch_consts(args):
@@ -197,9 +196,10 @@ class BatchPlan:
     claims its samples in several small groups, and re-deriving this per group cost ~35 us
     each (a quarter of the per-sample Python at the group sizes of two workers).
 
-    ``consts`` is :func:`_batch_consts`; ``plain`` its rrc constants when the decoder
-    arguments take the plain-JPEG route (``codecs.image.plain_decode_args``: the samples that
-    are plain JPEGs are planned by :func:`.fused_roi.rrc_plan_plain`), else None; ``cmn`` the cmn :class:`compiler.ir.Stage` (None when
+    ``consts`` is :func:`_batch_consts`; ``plain`` a :class:`.fused_roi.PlainRRC` of its rrc
+    constants when the decoder arguments take the plain-JPEG route
+    (``codecs.image.plain_decode_args``: the samples that are plain JPEGs are planned by
+    it), else None; ``cmn`` the cmn :class:`compiler.ir.Stage` (None when
     the chain does not end in one), ``dtype`` its output dtype, ``mirror_key`` the key of its
     per-sample ``mirror``; ``memo`` maps ``(shape, dtype, layout, window)`` of a cmn input to
     ``[window, output shape, plan]`` (None: a cmn argument other than ``mirror`` is per sample,
@@ -212,7 +212,8 @@ class BatchPlan:
     def __init__(self, args):
         self.consts = _batch_consts(args)
         rrc = self.consts[1]
-        self.plain = rrc if rrc is not None and plain_decode_args(**rrc[1]) else None
+        self.plain = (PlainRRC(rrc, args["_seeds"]) if rrc is not None and "_seeds" in args
+                      and plain_decode_args(**rrc[1]) else None)
         stages = args.get("stages", ())
         self.cmn = cmn = stages[-1] if stages and stages[-1].name == "cmn" else None
         self.dtype = self.mirror_key = self.memo = None

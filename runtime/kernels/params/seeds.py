@@ -15,7 +15,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["sample_rng", "pcg64_states", "first_doubles", "sample_doubles", "SampleDoubles"]
+__all__ = ["sample_rng", "pcg64_states", "first_doubles", "sample_doubles", "SampleDoubles",
+           "seed_states"]
 
 # ------------------------------------------------------------------ fast per-sample generators
 # numpy's SeedSequence (the hash of M. E. O'Neill's randutils seed_seq_fe, pool of 4 words,
@@ -195,3 +196,12 @@ def sample_doubles(seeds, i: int) -> SampleDoubles | None:
         return None
     state, inc = _cached_states(seeds)[i]
     return SampleDoubles(state, inc)
+
+
+def seed_states(seeds) -> list | None:
+    """``(state, inc)`` of each seed of ``seeds`` (``SampleDoubles(*states[i])`` is
+    :func:`sample_doubles` ``(seeds, i)``), or None unless every seed takes that fast path."""
+    if seeds.__class__ is not tuple or any(s.__class__ is not int or not 0 <= s < 1 << 128
+                                           for s in seeds):
+        return None
+    return _cached_states(seeds)

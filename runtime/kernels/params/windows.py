@@ -21,7 +21,7 @@ from .seeds import sample_doubles, sample_rng
 
 __all__ = ["crop_window", "crop_size", "random_crop_window", "round_half_away_scalar",
            "clip_window", "check_policy", "OUT_OF_BOUNDS_POLICIES", "CROP_ARGS", "crop_args",
-           "random_window", "window_roi"]
+           "random_window", "window_roi", "window_drawer"]
 
 #: The arguments that place a fixed-size window (those of :func:`crop_window`).
 CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y")
@@ -345,6 +345,23 @@ def random_window(in_hw, args: dict, seeds, i: int):
     if H == 0 or W == 0:
         return 0, 0, 0, 0
     return _window(H, W, lambda n: u, area_lo, area_hi, ar_lo, ar_hi, args["num_attempts"])
+
+
+def window_drawer(args: dict):
+    """``draw(H, W, u)``: the window :func:`random_window` gives an ``H`` x ``W`` image
+    (positive ints) from the sample's :class:`.seeds.SampleDoubles` ``u``, with the op's
+    arguments ``args`` validated once (a batch's samples share them); None when they are
+    not valid (:func:`random_window` then raises its error)."""
+    try:
+        attempts = args["num_attempts"]
+        area_lo, area_hi, ar_lo, ar_hi = call_cached(_random_args, args["random_area"],
+                                                     args["random_aspect_ratio"], attempts)
+    except Exception:  # noqa: BLE001 - left to random_window, which raises it per sample
+        return None
+
+    def draw(H, W, u):
+        return _window(H, W, lambda n: u, area_lo, area_hi, ar_lo, ar_hi, attempts)
+    return draw
 
 
 def check_policy(policy):

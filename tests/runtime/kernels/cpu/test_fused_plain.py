@@ -143,3 +143,37 @@ def test_codec_failure_on_the_plain_route_falls_back(plain_files, other_files, m
     assert len(tried) == 2          # samples 0 and 2 are plain, 5 is not
     for g, i in zip(got, [5, 0, 2]):
         np.testing.assert_array_equal(g, unfused[i])
+
+
+def _generic_plan(data, ra, dec, interp, seeds, i):
+    from runtime.kernels.cpu.fused_roi import rrc_plan
+    return rrc_plan(data, None, {"_seeds": seeds}, i, (ra, dec, interp))
+
+
+@pytest.mark.parametrize("seeds_kind", ["ints", "numpy"])
+def test_batch_planner_equals_rrc_plan(plain_files, seeds_kind):
+    # PlainRRC (what a batch shares made once) gives rrc_plan's window, resize parameters
+    # and region for every sample: sizes, areas, aspect ratios and filters varied
+    from runtime.kernels.cpu.fused_roi import PlainRRC
+    rng = np.random.default_rng(11)
+    checked = 0
+    for trial in range(40):
+        n = 16
+        seeds = tuple(int(s) for s in rng.integers(0, 2 ** 63, n)) if seeds_kind == "ints" \
+            else tuple(np.uint64(s) for s in rng.integers(0, 2 ** 63, n))
+        lo = float(rng.choice([0.01, 0.08, 0.5, 1.0]))
+        ra = {"size": (float(rng.integers(1, 300)), int(rng.integers(1, 300))),
+              "random_area": (lo, 1.0), "num_attempts": int(rng.integers(1, 12)),
+              "random_aspect_ratio": (float(rng.choice([0.2, 0.75, 1.0])),
+                                      float(rng.choice([1.0, 4 / 3, 5.0])))}
+        interp = {} if trial % 3 else {"interp_type": "cubic", "antialias": False}
+        dec = {}
+        planner = PlainRRC((ra, dec, interp), seeds)
+        for i in range(n):
+            data = plain_files[i % len(plain_files)]
+            got = planner.plan(data, i)
+            (src, region, _, _), finish = _generic_plan(data, ra, dec, interp, seeds, i)
+            assert got[0].region == region and got[0].hw == finish[1]
+            assert got[1] == finish
+            checked += 1
+    assert checked == 640
