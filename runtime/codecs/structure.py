@@ -130,6 +130,16 @@ def _sos_problem(seg, components, progressive, coded):
     if not seg:
         return "an empty scan header (SOS)"
     ns = seg[0]
+    if not progressive and 1 <= ns <= 4 and len(seg) == 4 + 2 * ns and \
+            seg.endswith(b"\x00\x3f\x00"):
+        # the usual sequential scan (Ss=0, Se=63, Ah=Al=0): the checks below, in short
+        ids = seg[1:1 + 2 * ns:2]
+        if not any(t & 0xCC for t in seg[2:2 + 2 * ns:2]) and \
+                not any(cid in coded for cid in ids) \
+                and (components is None or components.issuperset(ids)):
+            for cid in ids:
+                coded[cid] = {-1}
+            return None
     if not 1 <= ns <= 4 or len(seg) != 4 + 2 * ns:
         return f"a scan header (SOS) for {ns} components of {len(seg) + 2} bytes"
     ids = [seg[1 + 2 * k] for k in range(ns)]
@@ -160,7 +170,7 @@ def _missing_scans(components, progressive, coded, where):
     """At the end-of-image marker: the components (or, progressive, coefficients) that no
     scan coded completely (the decoders then fill in, and a region decode fills in
     differently from a full decode), or None."""
-    if components is None:
+    if components is None or (not progressive and coded.keys() >= components):
         return None
     if progressive:
         missing = [cid for cid in sorted(components) if len(coded.get(cid, ())) < 64]
