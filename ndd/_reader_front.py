@@ -12,6 +12,7 @@ import inspect
 from ndd._epoch_rules import start_epoch as _start_epoch
 from ndd._eval_mode import EvalContext as _EvalContext
 from ndd.compile import compiled_epoch as _compiled_epoch
+from ndd.compile.early import drop_early as _drop_early
 from ndd._state_strings import (decode_reader_state as _decode_reader_state,
                                 encode_reader_state as _encode_reader_state,
                                 reader_state_from_legacy as _reader_state_from_legacy,
@@ -87,6 +88,8 @@ class ReaderFront:
         #: compile mode's traced per-batch template (``ndd.compile``), set by the first compiled
         #: epoch and replayed by the later ones (False: that epoch made no replayable calls)
         self.compile_template = None
+        #: compile mode: the runs begun on the next epoch's first batches (ndd/compile/early.py)
+        self.compile_early = None
         self._iterated = False
         self._api = None           # "next_epoch" or "__call__": DALI forbids mixing them
         self._call_epoch = None    # the epoch direct calls read from
@@ -165,6 +168,14 @@ class ReaderFront:
         if batch_size is None:
             return self._samples(it)
         return self._batches(it)
+
+    def peek_next_batch(self):
+        """Compile mode (``ndd/compile/early.py``): the next batch of the next epoch, taken
+        before that epoch's ``next_epoch`` as the epoch will give it (the reader still
+        delivers it there), when the reader began that epoch early; else None."""
+        peek = getattr(self._core, "peek_ahead", None)
+        item = peek() if peek is not None else None
+        return None if item is None else self.convert_batch(tuple(item))
 
     def _batches(self, it):
         return EpochItems(it, self.convert_batch)
@@ -313,6 +324,7 @@ class ReaderFront:
         ahead; the next read starts the following epoch."""
         self._core.close()
         self._call_epoch = None
+        _drop_early(self)           # the next epoch's batches begun early (compile mode)
 
 
 class EpochItems:

@@ -9,6 +9,7 @@ from ndd._callsite import loop_frame
 from ndd._capture_state import pop_capture, push_capture
 from ndd._rng import get_default_rng
 from ndd._speculation import Speculation
+from ndd.compile.early import drop_early, early_allowed, take_early
 from ndd.compile.prefetch import BatchPrefetcher
 from ndd.compile.replay import Replayer
 from ndd.compile.reporting import start_report
@@ -114,7 +115,10 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
         if count is not None:   # an open epoch's "not fully consumed" counts what the body got
             count(lambda: handed[0])
         spec = Speculation(unique)
-        prefetch = BatchPrefetcher(template, feed, depth, rngs, spec, batch)
+        # the runs the last epoch began on this one's first batches (ndd/compile/early.py)
+        early = take_early(reader)
+        ahead = reader if early_allowed(template, reader) else None
+        prefetch = BatchPrefetcher(template, feed, depth, rngs, spec, batch, early, ahead)
         while True:
             item = prefetch.get()
             if item is None:
@@ -157,6 +161,7 @@ def _compiled_epoch(reader, batches, queue_depth, loop):
             give_back = getattr(source, "give_back", None)
             if give_back is not None and unused:
                 give_back(len(unused))  # and the reader's read-ahead
+                drop_early(reader)      # (the epoch is open again: not the next one's)
 
 
 def _hand_out(handles, capture, iteration: int):

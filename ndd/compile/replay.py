@@ -65,7 +65,10 @@ class Instance:
             return self.outputs[p[1]][p[2]]
         return p[1]
 
-    def run(self, template):
+    def run(self, template, last: bool = True):
+        """Compile (or build from a recipe) and run this batch's plan; ``last``: it becomes
+        the template's ``last_plan`` (the report's; an early run of the next epoch's batch,
+        ``ndd/compile/early.py``, leaves it to this epoch's batches)."""
         wanted = [self.outputs[m][j] for (m, j) in sorted(template.consumed)]
         if not wanted:
             wanted = [v for outs in self.outputs for v in outs]
@@ -78,7 +81,8 @@ class Instance:
             plan = compile_graph(Graph.from_outputs(wanted))
             if key is not None and recipe is None:     # (False: this key always compiles)
                 recipes[key] = PlanRecipe.record(plan, self)
-        template.last_plan = plan
+        if last:
+            template.last_plan = plan
         self.plan = plan        # for explain (the batch's own plan)
         run_plan(plan)
         # the batch's own nodes too (fusion may have replaced some of them in the plan): no

@@ -2,10 +2,13 @@
 (:class:`EpochIterator`), which moves the reader's position as items are handed out."""
 from __future__ import annotations
 
+import collections
+import threading
+
 from runtime.readers.prefetch import Prefetcher
 from runtime.readers.sharding import epoch_order, split_batches
 
-__all__ = ["EpochRun", "EpochIterator", "ReadAhead"]
+__all__ = ["EpochRun", "EpochIterator", "ReadAhead", "Peekable"]
 
 
 class EpochRun:
@@ -109,7 +112,6 @@ class EpochIterator:
         return n if self._batch_size is None else -(-n // self._batch_size)
 
 
-
 class ReadAhead:
     """A reader's next epoch begun early: when a compiled loop read an epoch to its end (its
     body has not got the last batches yet), a prefetcher already reading the next epoch's
@@ -121,7 +123,9 @@ class ReadAhead:
     batches ahead, then waits); nothing of the reader's state (epoch, position, checkpoints)
     moves.  :meth:`take` hands it to a ``next_epoch`` with the same arguments (else drops
     it); the reader drops it on ``close`` or a give-back that reopens the epoch.  A read error
-    is raised where it would be, at its batch of the epoch.  Eager and deferred iteration (no
+    is raised where it would be, at its batch of the epoch.  The prefetcher is a
+    :class:`Peekable`: the compiled loop may take the first batches before that
+    ``next_epoch`` (to begin their ops too); the epoch's iterator still delivers them.  Eager and deferred iteration (no
     compiled loop) never read ahead."""
 
     __slots__ = ("key", "prefetcher")
@@ -138,8 +142,26 @@ class ReadAhead:
             return
         items = split_batches(epoch_order(spec, epoch), it.batch_size, spec.pad_last_batch)
         self.key = (epoch, it.batch_size, it.with_indices)
-        self.prefetcher = Prefetcher(make_loader(index, it.with_indices), items, depth,
-                                     name=name)
+        self.prefetcher = Peekable(Prefetcher(make_loader(index, it.with_indices), items,
+                                              depth, name=name))
+
+    def peek(self):
+        """The next batch of the epoch begun early that nobody has taken, read now if need
+        be; it stays the epoch's (its iterator delivers it in its place).  None when no epoch
+        was begun early, it started already, or it has no batch left before its end or a
+        read error (left for its iterator to raise); see :meth:`Peekable.peek`."""
+        pf = self.prefetcher        # (one read: ``take`` may drop it meanwhile)
+        return pf.peek() if pf is not None else None
+
+    @staticmethod
+    def unfinished(run):
+        """``run`` (a reader's last finished one) when a compiled loop read it to the end but
+        its body has not got every batch yet (its iterator alive and not closed), else
+        None."""
+        it = run.iterator() if run is not None and run.iterator is not None else None
+        if it is None or it.delivered is None or it.consumed() >= len(run.order):
+            return None
+        return run
 
     def take(self, epoch, batch_size, with_indices, from_start: bool):
         """The prefetcher, if begun for this epoch from its start with these arguments (else
@@ -154,3 +176,55 @@ class ReadAhead:
 
     def drop(self) -> None:
         self.take(None, None, None, False)
+
+
+class Peekable:
+    """A :class:`Prefetcher` whose first results can be taken before its consumer starts
+    (:meth:`peek`); :meth:`get` then returns them first, in order, and the rest as the
+    prefetcher's ``get`` (a read error met by a peek is raised by ``get`` at its item)."""
+
+    __slots__ = ("_pf", "_lock", "_kept", "_started", "_ended")
+
+    def __init__(self, prefetcher):
+        self._pf = prefetcher
+        self._lock = threading.Lock()
+        self._kept = collections.deque()    # (True, item) / (False, its read error)
+        self._started = False               # the consumer called get
+        self._ended = False                 # a peek met the end or an error, or closed
+
+    def peek(self):
+        """The next item not yet taken (blocking while it is read), kept for :meth:`get`;
+        None once the consumer began, at the end, at a read error (kept for ``get``) or
+        after :meth:`close`."""
+        with self._lock:
+            if self._started or self._ended:
+                return None
+            try:
+                item = self._pf.get()
+            except StopIteration:
+                self._ended = True
+                return None
+            except BaseException as exc:  # noqa: BLE001 - raised by get, at its item
+                self._kept.append((False, exc))
+                self._ended = True
+                return None
+            self._kept.append((True, item))
+            return item
+
+    def get(self):
+        """The next item: a peeked one first, then the prefetcher's (see ``Prefetcher.get``)."""
+        with self._lock:
+            self._started = True
+            if self._kept:
+                ok, item = self._kept.popleft()
+                if not ok:
+                    raise item
+                return item
+        return self._pf.get()
+
+    def close(self) -> None:
+        """Stop the prefetcher; what was peeked and not delivered is dropped."""
+        self._ended = True          # (first: a peek waiting on its read stops there)
+        self._pf.close()
+        with self._lock:
+            self._kept.clear()

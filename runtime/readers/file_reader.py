@@ -299,7 +299,7 @@ class FileReaderCore:
             index = self._dataset()
             run = self._run
             if run is None:
-                run = self._read_ahead_run()
+                run = ReadAhead.unfinished(self._last_run)
             if run is not None and (not run.finished or run is self._last_run):
                 it = run.iterator() if run.iterator is not None else None
                 done = it.consumed() if it is not None else run.position
@@ -373,14 +373,9 @@ class FileReaderCore:
                     self._ahead.start(run, self._epoch, self._spec, self._depth,
                                       self.make_loader, self._dataset(), f"ndd-{self._label()}")
 
-    def _read_ahead_run(self):
-        """The finished last run when a compiled loop read it to the end but its body has not
-        got every batch yet (its iterator alive and not closed), else None."""
-        run = self._last_run
-        it = run.iterator() if run is not None and run.iterator is not None else None
-        if it is None or it.delivered is None or it.consumed() >= len(run.order):
-            return None
-        return run
+    def peek_ahead(self):
+        """The next epoch's next batch read early, kept for it (``ReadAhead.peek``), or None."""
+        return self._ahead.peek()
 
     def close(self):
         """End the epoch in progress (if any) and stop its prefetch thread (the reader stays
@@ -421,7 +416,7 @@ class FileReaderCore:
         with self._lock:
             self._dataset()
             run = self._run if self._run is not None and not self._run.finished else \
-                self._read_ahead_run()
+                ReadAhead.unfinished(self._last_run)
             if run is not None:
                 it = run.iterator() if run.iterator is not None else None
                 epoch, position = run.epoch, it.consumed() if it is not None else run.position
