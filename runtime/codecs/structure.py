@@ -85,6 +85,9 @@ _IN_DATA = frozenset((_DHT, _DQT, _SOS, _DRI, _COM, _DAC))
 # before the first scan (EXIF thumbnails, ICC profiles) are skipped instead of scanned.
 _MARKER = re.compile(rb"\xff[^\x00\xff\xd0-\xd7]")
 _NOT_MARKER = frozenset((0x00, 0xFF, *range(0xD0, 0xD8)))
+# the markers of the segments before the first scan that the walk only passes over (0x01 is
+# stepped over as 2 bytes by exif.read_orientation's walk, so it is not among them)
+_PASSED = frozenset(range(0x02, 0xFF)) - _NOT_MARKER - _SOF - {_EOI, _SOI, _SOS}
 
 
 def _dht_problem(seg):
@@ -227,6 +230,18 @@ def jpeg_walk(buf):
     # began where the previous one ended (exif.read_orientation's walk took the same ones)
     found, clean = None, True
     while True:
+        if not scans and clean:
+            # before the first scan, the segments that follow each other directly and are
+            # only passed over (tables, APPn, comments), in a short loop: it stops at any
+            # other marker, or a length that does not fit, which the code below then takes
+            while pos + 4 <= n and raw[pos] == 0xFF and raw[pos + 1] in _PASSED:
+                end = pos + 2 + ((raw[pos + 2] << 8) | raw[pos + 3])
+                if end > n or end < pos + 4:
+                    break
+                if raw[pos + 1] == _APP1 and found is None and \
+                        raw[pos + 4:pos + 10] == b"Exif\x00\x00":
+                    found = exif_app1_orientation(raw[pos + 10:end])
+                pos = end
         # the next marker at or after the current segment's end (those inside a payload are
         # not markers): most segments follow each other directly, without a search
         if pos + 1 < n and raw[pos] == 0xFF and raw[pos + 1] not in _NOT_MARKER:
