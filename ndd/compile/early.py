@@ -7,7 +7,7 @@ instead of starting them itself.
 
 Only where that cannot change anything the loop sees: a template without random calls (no
 seeds to draw ahead: an instance is a function of the template and the batch alone), without
-side inputs, on the CPU, read from a reader that can take its next epoch's batches early
+side inputs, on the CPU, read from a CPU reader that can take its next epoch's batches early
 (``peek_next_batch``).  A run is adopted only for the batch it was made on (the same sample
 arrays, metadata and batch size, in order) and when nothing the plan depends on changed
 meanwhile (which calls follow the reader's batch size, the compiler's options, passes and
@@ -31,6 +31,7 @@ def early_allowed(template, source) -> bool:
     """Whether a compiled epoch of ``template`` over ``source`` may begin the next epoch's
     first batches early (see the module docstring)."""
     return callable(getattr(source, "peek_next_batch", None)) and \
+        getattr(source, "device", "cpu") == "cpu" and \
         getattr(template, "side_inputs", None) is None and bool(template.entries) and \
         all(e.rng is None and getattr(e.device, "kind", "cpu") == "cpu"
             for e in template.entries)

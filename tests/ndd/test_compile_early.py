@@ -99,6 +99,19 @@ def test_early_runs_give_the_eager_batches_and_states(png_root, adoptions):
     assert states == want_states
     # epochs 2-4 adopted the runs begun on their first two batches
     assert adoptions[0] == 3 * 2
+    # other work on the op threads while the early results wait: they stay as computed
+    other = ndd.readers.File(file_root=str(png_root), random_shuffle=True, seed=9)
+
+    def busy(e, reader):
+        _wait_early(e, reader)
+        for mode in (ndd.EvalMode.eager, ndd.EvalMode.deferred):
+            with mode:
+                for jpegs, _ in other.next_epoch(batch_size=3):
+                    _body(jpegs).evaluate()
+    adoptions[:] = [0, 0]
+    _, got, _ = _epochs(png_root, True, 3, between=busy)
+    _same(got, want[:len(got)])
+    assert adoptions[0] == 2 * 2
     assert reader.compile_early is not None     # the 5th epoch's, begun
     reader.close()
     assert reader.compile_early is None
