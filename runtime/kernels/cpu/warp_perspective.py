@@ -65,6 +65,15 @@ def float_points(interp: str, dtype, channels: int) -> bool:
         and channels in (1, 3, 4)
 
 
+def new_points(dtype, channels: int) -> bool:
+    """Whether OpenCV (as bundled with DALI 2.4) computes ``nn`` source points with its newer
+    kernels (float32 points, int32 indices; a zero ``w`` or a point beyond int32 is INT_MIN,
+    outside the image) rather than its classic warp (double points, ``W ? 1 / W : 0``, int16
+    indices): uint8, uint16 and float32 images of 1, 3 or 4 channels, as ``linear``
+    (measured)."""
+    return float_points("linear", dtype, channels)
+
+
 _LIMITS: dict = {}
 
 
@@ -196,7 +205,8 @@ def _render(plan, out):
     lo, hi = _limits(src.dtype) if is_int else (0.0, 0.0)
     mode = BORDERS[border_mode]
     if interp == "nn":
-        row_kernels()[1](src, m, res, mode, cval.astype(src.dtype), block_width(oh, ow))
+        row_kernels()[1](src, m, res, mode, cval.astype(src.dtype), block_width(oh, ow),
+                         m.astype(np.float32), new_points(src.dtype, cn))
     elif interp == "linear" and float_points(interp, src.dtype, cn):
         row_kernels()[0](src, m.astype(np.float32), res, mode, cval, is_int, lo, hi)
     elif float_points(interp, src.dtype, cn):

@@ -76,7 +76,39 @@ def interp_tables(interp: str):
 
 def _build_helpers(njit):
     @njit
+    def int32(v):
+        """``v`` (an int64) wrapped to a 32-bit two's-complement int, as C's ``int`` arithmetic
+        wraps on x86-64"""
+        return ((v + 2147483648) & 4294967295) - 2147483648
+
+    @njit
+    def to_int32(v):
+        """x86-64's float -> int32 conversion of an integral value: NaN and values outside
+        the int32 range give INT_MIN (the "integer indefinite")"""
+        if v >= -2147483648.0 and v < 2147483648.0:
+            return np.int64(v)
+        return np.int64(-2147483648)
+
+    @njit
+    def round_int(v):
+        """OpenCV's ``cvRound`` on x86-64: round half to even, INT_MIN for NaN and values
+        outside the int32 range"""
+        return to_int32(np.rint(v))
+
+    @njit
+    def floor_int(v):
+        """the floor of a float32 as OpenCV's vector loops (AVX2: ``floor`` then the x86
+        conversion) give it: INT_MIN for NaN and values outside int32, -inf included
+        (measured)"""
+        return to_int32(np.floor(v)) if v == v else np.int64(-2147483648)
+
+    @njit
     def border_index(p, n, mode):
+        """OpenCV's ``borderInterpolate`` of an int32 index ``p`` (``-1``: outside, for
+        ``constant``), in closed form: ``replicate`` clamps; ``wrap`` is OpenCV's formula in
+        wrapping int32 arithmetic; ``reflect`` / ``reflect_101`` fold ``p`` with the period
+        ``2 n`` / ``2 n - 2`` (what OpenCV's loop of reflections reaches, one period at a
+        time; for ``reflect_101`` of INT_MIN that loop never ends)."""
         if 0 <= p < n:
             return p
         if mode == 0:
@@ -84,25 +116,29 @@ def _build_helpers(njit):
         if mode == 1:
             return 0 if p < 0 else n - 1
         if mode == 4:
-            if p < 0:       # C's truncating division of a negative number
-                p -= -((n - 1 - p) // n) * n
+            if p < 0:       # C's truncating division, int32 wrap-around
+                t = int32(p - n + 1)
+                q = -((-t) // n) if t < 0 else t // n
+                p = int32(p - int32(q * n))
             if p >= n:
+                p = p % n
+            if p < 0:       # (OpenCV reads outside the image here; never ndd)
                 p = p % n
             return p
         if n == 1:
             return 0
-        delta = 1 if mode == 3 else 0
-        while p < 0 or p >= n:
-            if p < 0:
-                p = -p - 1 + delta
-            else:
-                p = n - 1 - (p - n) - delta
-        return p
+        period = 2 * n - (2 if mode == 3 else 0)
+        q = p % period      # (Python's modulo: 0 <= q < period)
+        if q < n:
+            return q
+        return period - q - (0 if mode == 3 else 1)
 
     @njit
     def store(out, oy, ox, c, v, is_int, lo, hi):
+        """``saturate_cast`` of a float32 ``v``: integer types through ``cvRound`` (NaN and
+        values outside int32 give INT_MIN, so the type's minimum), float32 as it is"""
         if is_int:
-            r = np.rint(v)
+            r = np.float64(round_int(v))
             if r < lo:
                 r = lo
             elif r > hi:
@@ -113,35 +149,52 @@ def _build_helpers(njit):
 
     @njit
     def float_point(m32, x, y):
+        """the float32 source point of output pixel ``(x, y)`` (a zero ``w``: infinite or NaN
+        coordinates, as the float32 division gives them)"""
         w = np.float32(x) * m32[6] + np.float32(y) * m32[7] + m32[8]
-        sx = (np.float32(x) * m32[0] + np.float32(y) * m32[1] + m32[2]) / w
-        sy = (np.float32(x) * m32[3] + np.float32(y) * m32[4] + m32[5]) / w
+        sx = np.divide(np.float32(x) * m32[0] + np.float32(y) * m32[1] + m32[2], w)
+        sy = np.divide(np.float32(x) * m32[3] + np.float32(y) * m32[4] + m32[5], w)
         return sx, sy
 
     @njit
     def floor_index(v):
-        if not (v > -1e9 and v < 1e9):      # NaN and far away: outside any image
-            return -1000000000
-        return np.int64(np.floor(v))
+        """the integer part of a float32 source coordinate (:func:`floor_int`)"""
+        return floor_int(v)
 
     @njit
     def tap(src, yy, xx, c, h, w, mode, cf):
+        yy, xx = int32(yy), int32(xx)
         if 0 <= xx < w and 0 <= yy < h:
             return np.float32(src[yy, xx, c])
         if mode == 0:
             return cf
         return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
 
-    return border_index, store, float_point, floor_index, tap
+    return border_index, store, float_point, floor_index, tap, round_int, int32
 
 
-#: getter of ``(border_index, store, float_point, floor_index, tap)``, the per-pixel helpers
+#: getter of ``(border_index, store, float_point, floor_index, tap, round_int, int32)``, the
+#: per-pixel helpers
 #: shared by these warps and the row-wise ones (runtime/kernels/cpu/warp_perspective_rows.py)
 helpers = compiled(_build_helpers)
 
 
 def _build(njit):
-    border_index, store, float_point, floor_index, tap = helpers()
+    border_index, store, float_point, floor_index, tap, round_int, int32 = helpers()
+
+    @njit
+    def cubic_bounds(h, w):
+        """the range OpenCV (as bundled with DALI 2.4) clamps float32 cubic source points to,
+        per axis: ``[-L, 2 L]`` with ``L = max(n, 16)`` (measured: far-off, infinite and
+        NaN points, NaN to the low end, sample the pixel at the bound)"""
+        lx, ly = max(w, 16), max(h, 16)
+        return (np.float32(-lx), np.float32(2 * lx), np.float32(-ly), np.float32(2 * ly))
+
+    @njit
+    def cubic_clamp(v, lo, hi):
+        if not v >= lo:     # (NaN too)
+            return lo
+        return hi if v > hi else v
 
     @njit
     def warp_float(src, m32, out, interp, mode, cval, is_int, lo, hi):
@@ -152,9 +205,12 @@ def _build(njit):
         one = np.float32(1)
         wx = np.empty(4, np.float32)
         wy = np.empty(4, np.float32)
+        xlo, xhi, ylo, yhi = cubic_bounds(h, w)
         for y in range(oh):
             for x in range(ow):
                 sx, sy = float_point(m32, x, y)
+                if interp == 2:
+                    sx, sy = cubic_clamp(sx, xlo, xhi), cubic_clamp(sy, ylo, yhi)
                 ix, iy = floor_index(sx), floor_index(sy)
                 fx = sx - np.float32(ix)
                 fy = sy - np.float32(iy)
@@ -169,8 +225,9 @@ def _build(njit):
                             v1 = p10 + fx * (p11 - p10)
                             store(out, y, x, c, v0 + fy * (v1 - v0), is_int, lo, hi)
                         continue
-                    if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
-                        for c in range(cn):
+                    if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h) \
+                            and np.isfinite(fx) and np.isfinite(fy):
+                        for c in range(cn):     # (infinite / NaN fractions: the taps' sum)
                             out[y, x, c] = cval[c]
                         continue
                     for c in range(cn):
@@ -215,9 +272,10 @@ def _build(njit):
         return out
 
     @njit
-    def warp_nn(src, m, out, mode, fill, bw):
-        """nearest: OpenCV's double source points, rounded half to even, per block of ``bw``
-        columns (the block start computed once)."""
+    def warp_nn(src, m, out, mode, fill, bw, m32, new_points):
+        """nearest: OpenCV's classic double source points, rounded half to even, per block of
+        ``bw`` columns (the block start computed once), or (``new_points``) its newer float32
+        points (``float_point``) rounded to int32."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         for y in range(oh):
@@ -226,13 +284,17 @@ def _build(njit):
                 Y0 = m[3] * x0 + m[4] * y + m[5]
                 W0 = m[6] * x0 + m[7] * y + m[8]
                 for x1 in range(min(bw, ow - x0)):
-                    W = W0 + m[6] * x1
-                    W = 1.0 / W if W != 0 else 0.0
-                    fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
-                    fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
-                    sx = max(-32768, min(32767, np.int64(np.rint(fx))))
-                    sy = max(-32768, min(32767, np.int64(np.rint(fy))))
                     x = x0 + x1
+                    if new_points:
+                        fx, fy = float_point(m32, x, y)
+                        sx, sy = round_int(fx), round_int(fy)
+                    else:
+                        W = W0 + m[6] * x1
+                        W = 1.0 / W if W != 0 else 0.0
+                        fx = max(-2147483648.0, min(2147483647.0, (X0 + m[0] * x1) * W))
+                        fy = max(-2147483648.0, min(2147483647.0, (Y0 + m[3] * x1) * W))
+                        sx = max(-32768, min(32767, np.int64(np.rint(fx))))
+                        sy = max(-32768, min(32767, np.int64(np.rint(fy))))
                     if 0 <= sx < w and 0 <= sy < h:
                         for c in range(cn):
                             out[y, x, c] = src[sy, sx, c]

@@ -22,7 +22,7 @@ __all__ = ["row_kernels"]
 
 
 def _build(njit):
-    border_index, store, _, _, tap = helpers()
+    border_index, store, _, floor_int, tap, round_int, _ = helpers()
     copy_px, gather_taps = row_copies()
     taps2, taps6, taps8 = copier(2), copier(6), copier(8)
     px1, px3, px4 = copier(1), copier(3), copier(4)
@@ -89,28 +89,26 @@ def _build(njit):
     @njit
     def linear_points(m32, y, ow, sxr, syr, ixr, iyr, fxr, fyr):
         """the float32 source points of output row ``y`` (``np.divide``: no zero-division
-        branch per pixel, so the loop vectorises), their floors (outside any image when NaN or
-        far away) and fractions; returns how many had ``w == 0``"""
+        branch per pixel, so the loop vectorises; ``w == 0`` gives infinite or NaN points),
+        their floors as OpenCV's ``cvFloor`` (INT_MIN / INT_MAX for those and for points
+        beyond int32) and fractions"""
         m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
         m6, m7, m8 = m32[6], m32[7], m32[8]
         big = np.float32(1e9)
         yf = np.float32(y)
         bw, bx, by = yf * m7, yf * m1, yf * m4
-        zeros = 0
         for x in range(ow):
             xf = np.float32(x)
             wv = xf * m6 + bw + m8
-            zeros += wv == 0
             sxr[x] = np.divide(xf * m0 + bx + m2, wv)
             syr[x] = np.divide(xf * m3 + by + m5, wv)
         for x in range(ow):
             sx, sy = sxr[x], syr[x]
-            ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -1000000000
-            iy = np.int64(np.floor(sy)) if sy > -big and sy < big else -1000000000
+            ix = np.int64(np.floor(sx)) if sx > -big and sx < big else floor_int(sx)
+            iy = np.int64(np.floor(sy)) if sy > -big and sy < big else floor_int(sy)
             ixr[x], iyr[x] = ix, iy
             fxr[x] = sx - np.float32(ix)
             fyr[x] = sy - np.float32(iy)
-        return zeros
 
     @njit
     def prefetch_taps(sflat, ixr, iyr, ow, w, h, cn):
@@ -124,14 +122,28 @@ def _build(njit):
                 prefetch(sflat, b + w * cn)
 
     @njit
+    def group_has_inner(ixr, iyr, x, ow, w, h):
+        """whether the 16 columns of OpenCV's vector loop (AVX2) holding column ``x`` have a
+        tap inside the image: there a pixel with every tap outside and an infinite / NaN
+        fraction takes the sum of its (fill) taps, NaN, rather than the fill that a group
+        wholly outside (or the scalar tail after the last full group) stores (measured)"""
+        g0 = (x // 16) * 16
+        if g0 + 16 > ow:
+            return False
+        for k in range(g0, g0 + 16):
+            if -1 <= ixr[k] < w and -1 <= iyr[k] < h:
+                return True
+        return False
+
+    @njit
     def linear(src, m32, out, mode, cval, is_int, lo, hi):
         """float32-point bilinear (``interp`` 1 of the per-pixel ``warp_float``); ``src`` and
         ``out`` C-contiguous. Per row: the next row's source points (:func:`linear_points`)
         and prefetches of its source lines (see ``nearest``), this row's taps of the inner
         pixels (:func:`gather_row`), the interpolation of the whole row straight into the
         output, then the pixels with a tap outside overwritten by the per-pixel border code.
-        A zero ``w`` raises ``ZeroDivisionError`` at its row, as the per-pixel kernel's
-        division does."""
+        A zero ``w`` gives infinite or NaN points, sampled as OpenCV does (see
+        :func:`linear_points`)."""
         h, w, cn = src.shape
         oh, ow = out.shape[0], out.shape[1]
         sflat = src.reshape(-1)
@@ -146,16 +158,15 @@ def _build(njit):
         tb = np.zeros(2 * cn * ow, src.dtype)
         outer = np.empty(ow, np.int64)
         flo, fhi = np.float32(lo), np.float32(hi)
-        zeros = linear_points(m32, 0, ow, sxr, syr, ia, ja, fa, ga) if oh > 0 else 0
+        if oh > 0:
+            linear_points(m32, 0, ow, sxr, syr, ia, ja, fa, ga)
         for y in range(oh):
             if y % 2 == 0:
                 ixr, iyr, fxr, fyr, nix, niy, nfx, nfy = ia, ja, fa, ga, ib, jb, fb, gb
             else:
                 ixr, iyr, fxr, fyr, nix, niy, nfx, nfy = ib, jb, fb, gb, ia, ja, fa, ga
-            if zeros:                   # as the per-pixel kernel's float32 division
-                raise ZeroDivisionError("division by zero")
             if y + 1 < oh:
-                zeros = linear_points(m32, y + 1, ow, sxr, syr, nix, niy, nfx, nfy)
+                linear_points(m32, y + 1, ow, sxr, syr, nix, niy, nfx, nfy)
                 prefetch_taps(sflat, nix, niy, ow, w, h, cn)
             if cn == 3:                 # taps of the inner pixels, the others listed
                 n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, 3)
@@ -178,11 +189,13 @@ def _build(njit):
             for k in range(n_outer):    # the pixels with a tap outside, one by one
                 x = outer[k]
                 ix, iy = ixr[x], iyr[x]
-                if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
+                fx, fy = fxr[x], fyr[x]
+                if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h) and (
+                        np.isfinite(fx) and np.isfinite(fy)
+                        or not group_has_inner(ixr, iyr, x, ow, w, h)):
                     for c in range(cn):
                         out[y, x, c] = cval[c]
                     continue
-                fx, fy = fxr[x], fyr[x]
                 for c in range(cn):
                     cf = np.float32(cval[c])
                     p00 = tap(src, iy, ix, c, h, w, mode, cf)
@@ -225,9 +238,25 @@ def _build(njit):
         return n_out
 
     @njit
+    def nn_points32(m32, y, ow, sxr, syr):
+        """the nn source points of output row ``y`` as OpenCV's newer kernels (uint8, uint16,
+        float32 with 1, 3 or 4 channels) compute them: the float32 points of
+        :func:`linear_points`, rounded half to even to int32 (:func:`round_int`)"""
+        m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
+        m6, m7, m8 = m32[6], m32[7], m32[8]
+        yf = np.float32(y)
+        bw, bx, by = yf * m7, yf * m1, yf * m4
+        for x in range(ow):
+            xf = np.float32(x)
+            wv = xf * m6 + bw + m8
+            sxr[x] = round_int(np.divide(xf * m0 + bx + m2, wv))
+            syr[x] = round_int(np.divide(xf * m3 + by + m5, wv))
+
+    @njit
     def nn_points(m, y, ow, bw, sxr, syr):
-        """the nn source points of output row ``y``: OpenCV's double arithmetic per block of
-        ``bw`` columns (the block start computed once), rounded half to even and saturated"""
+        """the nn source points of output row ``y`` as OpenCV's classic warp (int16, and 2
+        channels) computes them: double arithmetic per block of ``bw`` columns (the block
+        start computed once), ``W ? 1 / W : 0``, rounded half to even, saturated to int16"""
         m0, m1, m2, m3, m4, m5 = m[0], m[1], m[2], m[3], m[4], m[5]
         m6, m7, m8 = m[6], m[7], m[8]
         for x0 in range(0, ow, bw):
@@ -254,7 +283,7 @@ def _build(njit):
                 prefetch(sflat, (sy * w + sx) * cn)
 
     @njit
-    def nearest(src, m, out, mode, fill, bw):
+    def nearest(src, m, out, mode, fill, bw, m32, new_points):
         """nearest from float64 source points per block of ``bw`` columns (``warp_nn``);
         ``src`` and ``out`` C-contiguous. Per row: the source points of the next row and
         prefetches of its source lines (a warp reads its source along lines that cross the
@@ -271,14 +300,20 @@ def _build(njit):
         outer = np.empty(ow, np.int64)
         rb = np.empty(ow * cn + 1, src.dtype)       # (+1: the fourth byte of the last pixel)
         if oh > 0:
-            nn_points(m, 0, ow, bw, xa, ya)
+            if new_points:
+                nn_points32(m32, 0, ow, xa, ya)
+            else:
+                nn_points(m, 0, ow, bw, xa, ya)
         for y in range(oh):
             if y % 2 == 0:
                 sxr, syr, nxr, nyr = xa, ya, xb, yb
             else:
                 sxr, syr, nxr, nyr = xb, yb, xa, ya
             if y + 1 < oh:
-                nn_points(m, y + 1, ow, bw, nxr, nyr)
+                if new_points:
+                    nn_points32(m32, y + 1, ow, nxr, nyr)
+                else:
+                    nn_points(m, y + 1, ow, bw, nxr, nyr)
                 prefetch_row(sflat, nxr, nyr, ow, w, h, cn)
             if cn == 3:
                 n_out = copy_row(sflat, ns, sxr, syr, rb, ow, w, h, 3, outer)

@@ -106,10 +106,13 @@ def test_perspective_nearest_rows_equal_the_per_pixel_kernel(mode):
             fill = _fill([7.0], c, dtype).astype(dtype)
             oh, ow = h + 1, w + 70
             bw = block_width(oh, ow)
-            fast = nearest(src, m, np.empty((oh, ow, c), dtype), BORDERS[mode], fill, bw)
-            slow = nearest_pixels(src, m, np.empty((oh, ow, c), dtype), BORDERS[mode], fill,
-                                  bw)
-            np.testing.assert_array_equal(fast.view(np.uint8), slow.view(np.uint8))
+            m32 = m.astype(np.float32)
+            for new in (False, True):   # OpenCV's classic and newer source points
+                fast = nearest(src, m, np.empty((oh, ow, c), dtype), BORDERS[mode], fill, bw,
+                               m32, new)
+                slow = nearest_pixels(src, m, np.empty((oh, ow, c), dtype), BORDERS[mode],
+                                      fill, bw, m32, new)
+                np.testing.assert_array_equal(fast.view(np.uint8), slow.view(np.uint8))
 
 
 def _both(monkeypatch, *args, **kw):
