@@ -59,25 +59,45 @@ def _hashmix(v: np.ndarray, consts, lo: int, hi: int) -> np.ndarray:
     return v
 
 
+def _words(seeds: tuple) -> np.ndarray:
+    """The seeds as ``(4, n)`` little-endian uint32 words, zero padded (each < 2**128)."""
+    try:
+        wide = np.array(seeds, np.uint64)   # the usual case, all < 2**64: one conversion
+    except (OverflowError, TypeError, ValueError):
+        return np.array([[(s >> (32 * j)) & _M32 for s in seeds] for j in range(_POOL)],
+                        np.uint32)
+    words = np.zeros((_POOL, len(seeds)), np.uint32)
+    words[0] = wide & np.uint64(_M32)
+    words[1] = wide >> _U32
+    return words
+
+
+# mix_entropy's rounds: (source row, destination rows, their 3 hash steps' constants)
+_ROUNDS = [(src, np.array(_OTHERS[src], np.intp), _HASH_A[0][k:k + _POOL - 1],
+            _HASH_A[1][k:k + _POOL - 1])
+           for src, k in zip(range(_POOL), range(_POOL, _POOL * _POOL, _POOL - 1))]
+_CYCLE_IDX = np.array(_CYCLE, np.intp)
+
+
 def pcg64_states(seeds: tuple) -> list[tuple[int, int]]:
     """``(state, inc)`` of ``PCG64(seed)`` for each seed (each ``0 <= seed < 2**128``).
 
     The ``SeedSequence`` hash runs vectorised over the seeds (uint32 rows, one column per
-    seed); the 128-bit seeding arithmetic on Python ints.
+    seed; in place where it can, ~45 small numpy calls); the 128-bit seeding arithmetic on
+    Python ints.
     """
-    words = np.array([[(s >> (32 * j)) & _M32 for s in seeds] for j in range(_POOL)],
-                     np.uint32)                 # little-endian 32-bit words, zero padded
-    pool = _hashmix(words, _HASH_A, 0, _POOL)
-    k = _POOL
-    for src in range(_POOL):                    # pool[src] is left unchanged by its round
-        dst = _OTHERS[src]
-        y = _hashmix(pool[src][None, :], _HASH_A, k, k + _POOL - 1)
-        k += _POOL - 1
-        r = pool[dst] * _MIX_L32
-        r -= y * _MIX_R32
+    pool = _hashmix(_words(seeds), _HASH_A, 0, _POOL)
+    for src, dst, xs, ms in _ROUNDS:            # pool[src] is left unchanged by its round
+        y = pool[src] ^ xs                      # hashmix of the source, once per destination
+        y *= ms
+        y ^= y >> _U16
+        y *= _MIX_R32
+        r = pool[dst]                           # mix(destination, y)
+        r *= _MIX_L32
+        r -= y
         r ^= r >> _U16
         pool[dst] = r
-    out = _hashmix(pool[_CYCLE], _HASH_B, 0, 2 * _POOL).astype(np.uint64)
+    out = _hashmix(pool[_CYCLE_IDX], _HASH_B, 0, 2 * _POOL).astype(np.uint64)
     w = (out[0::2] | (out[1::2] << _U32)).tolist()      # 4 uint64 words per seed
     states = []
     for s_hi, s_lo, i_hi, i_lo in zip(*w):

@@ -38,6 +38,16 @@ def test_pcg64_states_equal_numpy_seeding():
         assert (state, inc) == (ref["state"], ref["inc"]), s
 
 
+def test_pcg64_states_equal_numpy_seeding_at_the_word_boundaries():
+    # seeds of one to four 32-bit words, mixed in one batch (all below 2**64 or not: the
+    # vectorised conversion and the word-by-word one)
+    edges = [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 63, 2 ** 64 - 1]
+    for seeds in (tuple(edges), tuple(edges) + (2 ** 64, 2 ** 96 + 7, 2 ** 128 - 1)):
+        for s, (state, inc) in zip(seeds, pcg64_states(seeds)):
+            got = np.random.PCG64(s).state["state"]
+            assert (state, inc) == (got["state"], got["inc"]), s
+
+
 def test_sample_rng_streams_equal_default_rng():
     seeds = _seeds(20, 1) + _EDGE_SEEDS
     for i, s in enumerate(seeds):
