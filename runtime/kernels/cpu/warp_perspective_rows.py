@@ -22,7 +22,7 @@ __all__ = ["row_kernels"]
 
 
 def _build(njit):
-    border_index, store, _, floor_int, tap, round_int, _ = helpers()
+    border_index, store, _, _, tap, round_int, _ = helpers()
     copy_px, gather_taps = row_copies()
     taps2, taps6, taps8 = copier(2), copier(6), copier(8)
     px1, px3, px4 = copier(1), copier(3), copier(4)
@@ -94,7 +94,7 @@ def _build(njit):
         beyond int32) and fractions"""
         m0, m1, m2, m3, m4, m5 = m32[0], m32[1], m32[2], m32[3], m32[4], m32[5]
         m6, m7, m8 = m32[6], m32[7], m32[8]
-        big = np.float32(1e9)
+        big = np.float32(2147483648.0)     # (floor_int, as a select)
         yf = np.float32(y)
         bw, bx, by = yf * m7, yf * m1, yf * m4
         for x in range(ow):
@@ -104,8 +104,8 @@ def _build(njit):
             syr[x] = np.divide(xf * m3 + by + m5, wv)
         for x in range(ow):
             sx, sy = sxr[x], syr[x]
-            ix = np.int64(np.floor(sx)) if sx > -big and sx < big else floor_int(sx)
-            iy = np.int64(np.floor(sy)) if sy > -big and sy < big else floor_int(sy)
+            ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -2147483648
+            iy = np.int64(np.floor(sy)) if sy > -big and sy < big else -2147483648
             ixr[x], iyr[x] = ix, iy
             fxr[x] = sx - np.float32(ix)
             fyr[x] = sy - np.float32(iy)
@@ -246,11 +246,14 @@ def _build(njit):
         m6, m7, m8 = m32[6], m32[7], m32[8]
         yf = np.float32(y)
         bw, bx, by = yf * m7, yf * m1, yf * m4
-        for x in range(ow):
+        lim = np.float32(2147483648.0)
+        for x in range(ow):     # (round_int written as selects: the loop vectorises)
             xf = np.float32(x)
             wv = xf * m6 + bw + m8
-            sxr[x] = round_int(np.divide(xf * m0 + bx + m2, wv))
-            syr[x] = round_int(np.divide(xf * m3 + by + m5, wv))
+            rx = np.rint(np.divide(xf * m0 + bx + m2, wv))
+            ry = np.rint(np.divide(xf * m3 + by + m5, wv))
+            sxr[x] = np.int64(rx) if rx >= -lim and rx < lim else -2147483648
+            syr[x] = np.int64(ry) if ry >= -lim and ry < lim else -2147483648
 
     @njit
     def nn_points(m, y, ow, bw, sxr, syr):
