@@ -82,15 +82,6 @@ class NemoAsr(_ReaderFront):
         self._setup(_Core(defer_shard_check=True, dtype=dtype, **kwargs), max_batch_size,
                     enable_checkpointing, kwargs.get("name"))
 
-    def next_epoch(self, batch_size=None, ctx=None, *, compile: bool = False,
-                   capture: bool | None = None, queue_depth: int | None = None):
-        # a compiled loop decodes on half the threads (runtime/readers/nemo_asr.py)
-        self._core.decode_share = 0.5 if (compile or capture) else 1.0
-        return super().next_epoch(batch_size, ctx, compile=compile, capture=capture,
-                                  queue_depth=queue_depth)
-
-    next_epoch.__doc__ = _ReaderFront.next_epoch.__doc__
-
     def _selected(self, values):
         return tuple(v for v, on in zip(values, self._outputs) if on)
 

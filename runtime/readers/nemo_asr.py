@@ -113,12 +113,10 @@ class NemoAsrReaderCore(FileReaderCore):
 
     kind = "NemoAsr reader"
     state_format = STATE_FORMAT
-    #: the share of the op threads that decode (see :func:`decode_pool`): all of them, or
-    #: half in a compiled loop (``ndd.readers.NemoAsr.next_epoch`` sets it), where the
-    #: prefetcher keeps two batches' ops on the op pool's threads: a third and fourth thread
-    #: decoding would only contend with them for the cores and the GIL (issue 19: -10 % CPU
-    #: per utterance on 2 threads, faster; deferred and eager iteration, where the ops of one
-    #: batch at a time run while the next decodes, are faster with all of them)
+    #: the share of the op threads that decode (see :func:`decode_pool`): all of them, in
+    #: every mode.  (Compiled loops decoded on half of them from the fourth to the fifth
+    #: 2026-12-02 session; once the next epoch's first batches also ran early, all of them
+    #: were faster on both speech sets: docs/benchmarks.md, issue 19.)
     decode_share = 1.0
 
     def __init__(self, *, manifest_filepaths=None, min_duration=0.0, max_duration=0.0,

@@ -172,9 +172,9 @@ def test_decoding_follows_a_change_of_thread_count(corpus):
             np.testing.assert_allclose(got.reshape(-1), expect, atol=1e-4)
 
 
-def test_a_compiled_epoch_decodes_on_half_the_threads(corpus):
-    # compile mode's prefetcher keeps two batches' ops on the op pool: the reader decodes on
-    # half the threads there (at least one), on all of them otherwise; the same outputs
+def test_decode_pool_shares_and_a_compiled_epoch_decodes_on_all_the_threads(corpus):
+    # decode_pool(share): that share of the op threads (at least one); the reader decodes on
+    # all of them, in compile mode too (the same outputs)
     from runtime.readers.nemo_asr import decode_pool
     _, manifest, _ = corpus
     before = ndd.get_num_threads()
@@ -194,7 +194,7 @@ def test_a_compiled_epoch_decodes_on_half_the_threads(corpus):
         with ndd.EvalMode.deferred:
             compiled = [np.asarray(t) for (a,) in r.next_epoch(batch_size=2, compile=True)
                         for t in ndd.preemphasis_filter(a, preemph_coeff=0.0).evaluate().tensors]
-        assert r._core.decode_share == 0.5
+        assert r._core.decode_share == 1.0
         assert len(compiled) == len(plain) == len(LENGTHS)
         for x, y in zip(compiled, plain):
             np.testing.assert_array_equal(x, y)
