@@ -163,12 +163,13 @@ def _build_helpers(njit):
 
     @njit
     def tap(src, yy, xx, c, h, w, mode, cf):
-        yy, xx = int32(yy), int32(xx)
+        """tap ``(yy, xx)`` (int32 sums: ``INT_MAX + 1`` wraps to INT_MIN, as in C)"""
         if 0 <= xx < w and 0 <= yy < h:
             return np.float32(src[yy, xx, c])
         if mode == 0:
             return cf
-        return np.float32(src[border_index(yy, h, mode), border_index(xx, w, mode), c])
+        return np.float32(src[border_index(int32(yy), h, mode),
+                              border_index(int32(xx), w, mode), c])
 
     return border_index, store, float_point, floor_index, tap, round_int, int32
 

@@ -102,13 +102,16 @@ def _build(njit):
             wv = xf * m6 + bw + m8
             sxr[x] = np.divide(xf * m0 + bx + m2, wv)
             syr[x] = np.divide(xf * m3 + by + m5, wv)
+        far = 0
         for x in range(ow):
             sx, sy = sxr[x], syr[x]
             ix = np.int64(np.floor(sx)) if sx > -big and sx < big else -2147483648
             iy = np.int64(np.floor(sy)) if sy > -big and sy < big else -2147483648
+            far += (ix == -2147483648) | (iy == -2147483648)
             ixr[x], iyr[x] = ix, iy
             fxr[x] = sx - np.float32(ix)
             fyr[x] = sy - np.float32(iy)
+        return far
 
     @njit
     def prefetch_taps(sflat, ixr, iyr, ow, w, h, cn):
@@ -158,15 +161,15 @@ def _build(njit):
         tb = np.zeros(2 * cn * ow, src.dtype)
         outer = np.empty(ow, np.int64)
         flo, fhi = np.float32(lo), np.float32(hi)
-        if oh > 0:
-            linear_points(m32, 0, ow, sxr, syr, ia, ja, fa, ga)
+        far = linear_points(m32, 0, ow, sxr, syr, ia, ja, fa, ga) if oh > 0 else 0
         for y in range(oh):
             if y % 2 == 0:
                 ixr, iyr, fxr, fyr, nix, niy, nfx, nfy = ia, ja, fa, ga, ib, jb, fb, gb
             else:
                 ixr, iyr, fxr, fyr, nix, niy, nfx, nfy = ib, jb, fb, gb, ia, ja, fa, ga
+            row_far = far
             if y + 1 < oh:
-                linear_points(m32, y + 1, ow, sxr, syr, nix, niy, nfx, nfy)
+                far = linear_points(m32, y + 1, ow, sxr, syr, nix, niy, nfx, nfy)
                 prefetch_taps(sflat, nix, niy, ow, w, h, cn)
             if cn == 3:                 # taps of the inner pixels, the others listed
                 n_outer = gather_row(sflat, ixr, iyr, tt, tb, outer, ow, w, h, 3)
@@ -190,9 +193,7 @@ def _build(njit):
                 x = outer[k]
                 ix, iy = ixr[x], iyr[x]
                 fx, fy = fxr[x], fyr[x]
-                if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h) and (
-                        np.isfinite(fx) and np.isfinite(fy)
-                        or not group_has_inner(ixr, iyr, x, ow, w, h)):
+                if mode == 0 and (ix < -1 or ix >= w or iy < -1 or iy >= h):
                     for c in range(cn):
                         out[y, x, c] = cval[c]
                     continue
@@ -206,7 +207,31 @@ def _build(njit):
                     v1 = p10 + fx * (p11 - p10)
                     v0 = v0 + fy * (v1 - v0)
                     store(out, y, x, c, v0, is_int, lo, hi)
+            if mode == 0 and row_far:   # (rare) infinite / NaN points: see group_has_inner
+                nonfinite_fill(src, out, y, ixr, iyr, fxr, fyr, outer, n_outer, cval, is_int,
+                               lo, hi)
         return out
+
+    @njit
+    def nonfinite_fill(src, out, y, ixr, iyr, fxr, fyr, outer, n_outer, cval, is_int, lo,
+                       hi):
+        """the pixels of row ``y`` with every tap outside and an infinite / NaN fraction
+        whose vector group has a tap inside (:func:`group_has_inner`): the sum of their fill
+        taps (NaN) instead of the fill"""
+        h, w, cn = src.shape
+        ow = out.shape[1]
+        for k in range(n_outer):
+            x = outer[k]
+            ix, iy, fx, fy = ixr[x], iyr[x], fxr[x], fyr[x]
+            if not (ix < -1 or ix >= w or iy < -1 or iy >= h) \
+                    or (np.isfinite(fx) and np.isfinite(fy)) \
+                    or not group_has_inner(ixr, iyr, x, ow, w, h):
+                continue
+            for c in range(cn):
+                cf = np.float32(cval[c])
+                v0 = cf + fx * (cf - cf)
+                v0 = v0 + fy * (v0 - v0)
+                store(out, y, x, c, v0, is_int, lo, hi)
 
     @njit
     def copy_row(sflat, ns, sxr, syr, rb, ow, w, h, cn, outer):
