@@ -127,9 +127,11 @@ def test_zero_w_matches_dali(dtype):
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("interp", INTERPS)
-@pytest.mark.parametrize("border", ["constant", "replicate", "wrap"])
+@pytest.mark.parametrize("border", ["constant", "replicate", "reflect", "wrap"])
 def test_far_points_match_dali(interp, border):
-    """one-pixel outputs whose source point is ``(b, d) / g``: infinite, NaN and beyond int32"""
+    """one-pixel outputs whose source point is ``(b, d) / g``: infinite, NaN and beyond int32
+    (``reflect``: DALI's loop takes ~0.1 s a pixel on INT_MIN; ``reflect_101`` of INT_MIN
+    never ends in DALI, so it is left out)"""
     dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
     from nvidia.dali import types
     code = {"nn": types.INTERP_NN, "linear": types.INTERP_LINEAR, "cubic": types.INTERP_CUBIC}
