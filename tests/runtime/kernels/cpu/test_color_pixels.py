@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from runtime.kernels.cpu.cast import cast
-from runtime.kernels.cpu.color_pixels import apply_mat3, apply_scale
+from runtime.kernels.cpu.color_pixels import apply_mat3, apply_scale, gray_into
 
 F = np.float32
 TYPES = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "int64", "uint64", "float16",
@@ -101,3 +101,36 @@ def test_non_contiguous_input():
     _same(apply_scale(x, F(1.1), F(3.0), "uint8"), _ref_scale(x, 1.1, 3.0, "uint8"))
     m = np.eye(3, dtype=F) * F(0.7)
     _same(apply_mat3(x, m, None, "int16"), _ref_mat3(x, m, None, "int16"))
+
+
+def _ref_gray(x):
+    """``(9798 r + 19235 g + 3735 b + 2^14) >> 15`` in int64 numpy (the DALI formula)."""
+    x = x.astype(np.int64)
+    return ((x[..., 0] * 9798 + x[..., 1] * 19235 + x[..., 2] * 3735 + 16384) >> 15).astype(
+        np.uint8)[..., None]
+
+
+@pytest.mark.parametrize("bgr", [False, True])
+def test_gray_every_colour(bgr):
+    """All 2^24 colours (the four-pixel word loop), BGR reading the channels reversed."""
+    c = np.arange(1 << 24, dtype=np.uint32)
+    x = np.stack([c >> 16, (c >> 8) & 255, c & 255], -1).astype(np.uint8).reshape(4096, 4096, 3)
+    out = np.empty((4096, 4096, 1), np.uint8)
+    gray_into(x, out, bgr=bgr)
+    np.testing.assert_array_equal(out, _ref_gray(x[..., ::-1] if bgr else x))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 13, 1001])
+@pytest.mark.parametrize("start", [0, 1, 3, 5])
+def test_gray_unaligned_views_and_tails(n, start):
+    """Pixel counts that are not a multiple of four (the byte loop's tail) and views that start
+    at any byte (unaligned words), writing exactly the output's pixels."""
+    rng = np.random.default_rng(n * 7 + start)
+    buf = rng.integers(0, 256, 3 * n + start, dtype=np.uint8)
+    x = buf[start:].reshape(n, 1, 3)
+    obuf = np.full(n + 3, 77, np.uint8)
+    out = obuf[start % 3:start % 3 + n].reshape(n, 1, 1)
+    for bgr in (False, True):
+        gray_into(x, out, bgr=bgr)
+        np.testing.assert_array_equal(out, _ref_gray(x[..., ::-1] if bgr else x))
+    assert (obuf[:start % 3] == 77).all() and (obuf[start % 3 + n:] == 77).all()
