@@ -364,7 +364,8 @@ def into_batch(out_shape=None):
 
 def gray_into(x: np.ndarray, out: np.ndarray, *, bgr: bool = False) -> None:
     """uint8 luma ``(9798 r + 19235 g + 3735 b + 2^14) >> 15`` of uint8 ``(..., 3)`` ``x``
-    into uint8 ``(..., 1)`` ``out``."""
+    into uint8 ``(..., 1)`` ``out`` (whole groups of four pixels by the uint32-word loop, on
+    little-endian machines; the rest by the byte loop: the same integers either way)."""
     src, dst = np.ascontiguousarray(x).reshape(-1), out.reshape(-1)
     k = _kernels()
     nq = dst.size // 4 if _LITTLE else 0
