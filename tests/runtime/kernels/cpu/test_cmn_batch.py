@@ -4,6 +4,8 @@ Bit-exactness against the per-sample path (``cmn_to_window``) and against an ind
 float32 reference, on real photos with random windows and mirrors.
 """
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,7 @@ def _numpy_ref(img, window, mirror, layout, mean, std):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "uint8", "int16"])
 @pytest.mark.parametrize("out_layout", ["CHW", "HWC"])
 def test_bit_exact_with_per_sample(layout, dtype, out_layout):
-    rng = np.random.default_rng(hash((layout, dtype, out_layout)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(repr((layout, dtype, out_layout)).encode()))
     imgs, windows = _batch(rng, layout=layout)
     mirrors = rng.integers(0, 2, len(imgs))
     kw = dict(layout=layout, mean=MEAN, std=STD, output_layout=out_layout, dtype=dtype)

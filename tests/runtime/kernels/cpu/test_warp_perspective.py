@@ -4,6 +4,7 @@ oracle cases, the front end and the errors."""
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -294,6 +295,33 @@ for _dt in (np.uint8, np.int16, np.uint16, np.float32):
             ORACLE.append((_dt, _interp, _mode))
 
 
+def _near_half(matrix, origin, inverse, out_hw, tol=1e-5):
+    """(H, W) mask of the output pixels whose source point, computed in float64 from the
+    same matrix, lies within ``tol`` of a half-pixel boundary in x or y (where a nearest
+    neighbour depends on the last bits of the point's arithmetic)."""
+    m = np.asarray(matrix, np.float32)
+    if origin == "corner":
+        m = corner_to_center(m)
+    m = m.astype(np.float64)
+    if not inverse:
+        m = invert_perspective(m)
+    m = m.reshape(3, 3)
+    ys, xs = np.mgrid[0:out_hw[0], 0:out_hw[1]].astype(np.float64)
+    pts = np.tensordot(m, np.stack([xs, ys, np.ones_like(xs)]), axes=1)
+    near = np.zeros(out_hw, bool)
+    for p in (pts[0] / pts[2], pts[1] / pts[2]):
+        near |= np.abs(p - np.floor(p) - 0.5) < tol
+    return near
+
+
+def test_near_half_marks_only_ties():
+    # identity map shifted by exactly half a pixel in x: every point is a tie in x only
+    m = np.array([[1, 0, 0.5], [0, 1, 0.25], [0, 0, 1]], np.float32)
+    assert _near_half(m, "center", True, (3, 4)).all()
+    m = np.array([[1, 0, 0.25], [0, 1, 0.25], [0, 0, 1]], np.float32)
+    assert not _near_half(m, "center", True, (3, 4)).any()
+
+
 def _dali_interp(types, name):
     return {"nn": types.INTERP_NN, "linear": types.INTERP_LINEAR,
             "cubic": types.INTERP_CUBIC}[name]
@@ -305,7 +333,8 @@ def _dali_interp(types, name):
 def test_matches_dali(dtype, interp, mode):
     dali = pytest.importorskip("nvidia.dali.experimental.dynamic")
     from nvidia.dali import types
-    rng = np.random.default_rng(hash((np.dtype(dtype).name, interp, mode)) % 2**32)
+    # (a seed of its own per case, the same in every process: ``hash`` of strings is not)
+    rng = np.random.default_rng(zlib.crc32(f"{np.dtype(dtype).name}-{interp}-{mode}".encode()))
     imgs = [_image(int(h), int(w), int(c), dtype, rng)
             for h, w, c in ((23, 31, 3), (17, 9, 1), (8, 12, 4), (6, 5, 2))]
     mats = [_matrix(rng, 0.5) for _ in imgs]
@@ -320,7 +349,15 @@ def test_matches_dali(dtype, interp, mode):
                     interp_type=_dali_interp(types, interp), **kw).evaluate()
                 want = np.asarray(got.select(0))
                 ours = warp_perspective(img, m, size=(19, 22), interp=interp, **kw)
-                if interp == "nn" or (interp == "linear" and dtype == np.int16):
+                if interp == "nn":
+                    # equal except where the exact source point lies within float32
+                    # rounding of a pixel boundary (x.5): DALI's OpenCV computes the points
+                    # in vector lanes whose rounding ndd does not reproduce there
+                    differ = (ours != want).reshape(19, 22, -1).any(-1)
+                    ties = _near_half(m, origin, inverse, (19, 22))
+                    assert not (differ & ~ties).any(), np.argwhere(differ & ~ties)[:5]
+                    assert differ.sum() <= 2
+                elif interp == "linear" and dtype == np.int16:
                     np.testing.assert_array_equal(ours, want)
                 elif dtype == np.float32:
                     np.testing.assert_allclose(ours, want, rtol=1e-4, atol=1e-2)
