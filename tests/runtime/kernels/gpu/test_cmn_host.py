@@ -7,6 +7,8 @@ the image, mirror per sample, pad_output, every supported input/output type pair
 """
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -62,7 +64,7 @@ STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 @pytest.mark.parametrize("src", gpu_cmn.IN_TYPES)
 @pytest.mark.parametrize("dst", gpu_cmn.OUT_TYPES)
 def test_every_type_pair(src, dst):
-    rng = np.random.default_rng(hash((src, dst)) % 2 ** 32)
+    rng = np.random.default_rng(zlib.crc32(repr((src, dst)).encode()))
     samples = batch(rng, [(9, 11, 3), (7, 7, 3), (16, 5, 3)], src)
     args = {"crop": (5, 4), "mean": MEAN, "std": STD, "dtype": dst, "scale": 1.5,
             "mirror": [np.int32(1), np.int32(0), np.int32(1)]}
