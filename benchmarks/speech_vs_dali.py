@@ -1,10 +1,11 @@
 """The Jasper-style speech front end (examples/speech_loader.py ``features``): ndd's modes
-against DALI 2.4's dynamic mode (eager and ``capture=True``) and pipeline mode, interleaved.
+against DALI 2.4's dynamic mode (eager and ``capture=True``) and pipeline mode.
 
 Every runner reads the same NeMo manifest (``ndd.datasets.speech``, built with espeak-ng unless
 ``--data`` is given) unshuffled with the same batch size and thread count; an epoch's time covers
-reading, decoding, the front end and evaluating the batch. Epochs alternate between runners so
-that machine noise hits them alike.
+reading, decoding, the front end and evaluating the batch. A runner's epochs run back to back
+(what it computes ahead across an epoch boundary is paid in its own epochs), then a pause;
+``--rounds`` repeats that with the runners' order reversed each round.
 
     python benchmarks/speech_vs_dali.py --threads 2 --batch-size 16 --epochs 5
     python benchmarks/speech_vs_dali.py --repeat 5     # 400-sample epochs of the same 80 files
@@ -40,7 +41,11 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=1, help="untimed epochs before a runner's")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="every runner's epochs this many times, the order reversed each time")
+    p.add_argument("--pause", type=float, default=1.0,
+                   help="seconds between two runners (their work ahead ends)")
     p.add_argument("--runners", default="ndd-eager,ndd-deferred,ndd-compile,dali-eager,"
                                         "dali-capture,dali-pipeline")
     return p.parse_args(argv)
@@ -121,17 +126,25 @@ def main(argv=None):
             print(f"skipping {name}: {exc!r}")
     rates = {r.name: [] for r in runners}
     cpu = {r.name: [] for r in runners}
-    for e in range(args.warmup + args.epochs):
-        order = runners if e % 2 == 0 else runners[::-1]
+    # Each runner's epochs run back to back, as in training: what a runner computes ahead
+    # across an epoch boundary (DALI's pipeline prefetch, ndd compile mode's early runs of the
+    # next epoch's first batches) is paid within its own epochs.  Interleaving the runners
+    # epoch by epoch would let that work run during another runner's timed epoch (free for
+    # the one, a cost for the other).  A pause lets it end before the next runner begins;
+    # the rounds alternate the runners' order.
+    for rnd in range(args.rounds):
+        order = runners if rnd % 2 == 0 else runners[::-1]
         for r in order:
-            n, secs, cpu_secs = r.epoch()
-            if e >= args.warmup:
-                rates[r.name].append(n / secs)
-                cpu[r.name].append(cpu_secs * 1e3 / n)
+            for e in range(args.warmup + args.epochs):
+                n, secs, cpu_secs = r.epoch()
+                if e >= args.warmup:
+                    rates[r.name].append(n / secs)
+                    cpu[r.name].append(cpu_secs * 1e3 / n)
+            time.sleep(args.pause)
     ref = statistics.median(rates["dali-capture"]) if rates.get("dali-capture") else None
     print(f"speech front end: {manifest} ({args.repeat} x the files of {root}), batch "
           f"{args.batch_size}, threads {args.threads}, {args.epochs} epochs (+{args.warmup} "
-          f"warm-up)")
+          f"warm-up) x {args.rounds} rounds")
     for name, v in rates.items():
         med = statistics.median(v)
         vs = f"  x{med / ref:.2f} vs dali-capture" if ref else ""
