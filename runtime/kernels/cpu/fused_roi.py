@@ -137,7 +137,11 @@ def roi_resample(data, name, full_hw, params, interp: dict, dec: dict, dtype):
 
 def _roi_region(full_hw, params, interp: dict):
     """The box to decode for ``resample(decode(...), params)``, or None for the whole image."""
-    factor = _support_factor(interp)
+    return _region_of(full_hw, params, _support_factor(interp))
+
+
+def _region_of(full_hw, params, factor):
+    """:func:`_roi_region` with the filters' support ``factor`` (None: unknown) given."""
     if factor is None or not (params.out_h and params.out_w):
         return None
     y0, x0, y1, x1 = source_region(full_hw, params, factor)
@@ -238,7 +242,7 @@ class PlainRRC:
     What the samples share is made once: the validated window arguments
     (``windows.window_drawer``), the seeds' generator states (``seeds.seed_states``), the
     filter's support; per sample only the header, the window, the resize parameters and the
-    region (:func:`_roi_region`'s arithmetic, written out) are computed.  ``consts`` as for
+    region are computed.  ``consts`` as for
     :func:`rrc_plan_plain`; ``seeds`` the node's ``_seeds``.
     """
 
@@ -262,22 +266,9 @@ class PlainRRC:
             y0, x0, h, w = self.draw(H, W, SampleDoubles(*self.states[i]))
         else:
             y0, x0, h, w = random_window((H, W), self.ra, self.seeds, i)
-        params = crop_resize_params((H, W), self.size, y0, x0, y0 + h, x0 + w)
-        factor, region = self.factor, None
-        out_h, out_w = params.out_h, params.out_w
-        if factor is not None and out_h and out_w:
-            # source_region, both axes written out (the same operations)
-            a, b = min(params.y0, params.y1), max(params.y0, params.y1)
-            margin = math.ceil(factor * max(1.0, (b - a) / max(out_h, 1))) + 2
-            ry0 = min(max(math.floor(a) - margin, 0), H - 1)
-            ry1 = max(min(math.ceil(b) + margin, H), ry0 + 1)
-            a, b = min(params.x0, params.x1), max(params.x0, params.x1)
-            margin = math.ceil(factor * max(1.0, (b - a) / max(out_w, 1))) + 2
-            rx0 = min(max(math.floor(a) - margin, 0), W - 1)
-            rx1 = max(min(math.ceil(b) + margin, W), rx0 + 1)
-            if (ry1 - ry0) * (rx1 - rx0) <= ROI_MAX_AREA * H * W:
-                region = (ry0, rx0, ry1, rx1)
         hw = (H, W)
+        params = crop_resize_params(hw, self.size, y0, x0, y0 + h, x0 + w)
+        region = _region_of(hw, params, self.factor)
         return PlainTodo(stream, region, hw), (region, hw, params, self.interp, self.dtype)
 
 
