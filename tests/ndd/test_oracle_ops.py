@@ -191,6 +191,28 @@ def test_cast(dyn, src, dst):
     np.testing.assert_array_equal(o, t)
 
 
+@pytest.mark.parametrize("src", ["float32", "float64"])
+@pytest.mark.parametrize("dst", ["uint8", "int8", "uint16", "int16", "int32", "uint32"])
+def test_cast_float_batch_compiled_path(dyn, src, dst):
+    # samples large enough for the compiled loop (runtime/kernels/cpu/cast_jit.py): exact
+    # halves, their float neighbours, values beyond every bound, infinities
+    from nvidia.dali import types
+    rng = np.random.default_rng(7)
+    halves = (rng.integers(-70000, 70000, 6000) + 0.5).astype(src)
+    parts = [halves, np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf),
+             (rng.standard_normal(6000) * 3e9).astype(src),
+             np.array([np.inf, -np.inf, 2**31, 2**32, -2**31 - 1.0, 0.49999997], src)]
+    batch = [np.concatenate(parts)[rng.permutation(24006)].reshape(-1, 3)
+             for _ in range(3)]
+    dd = {"uint8": types.UINT8, "int8": types.INT8, "uint16": types.UINT16,
+          "int16": types.INT16, "int32": types.INT32, "uint32": types.UINT32}[dst]
+    o = _np_ndd(ndd.cast(ndd.batch(batch), dtype=dst))
+    t = _np_dali(dyn.cast(dyn.batch(batch), dtype=dd))
+    for a, b in zip(o, t):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
 def test_pipeline_on_reader_batch(dyn, image_folder):
     """reader -> decode -> resize -> cmn, both libraries on the same encoded batch."""
     reader = ndd.readers.File(file_root=str(image_folder))

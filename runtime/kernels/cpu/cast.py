@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime.buffers import batch_views
 from runtime.kernels.registry import per_sample, register
+from runtime.threadpool import map_runs
+
+from . import cast_jit
 
 __all__ = ["cast", "to_numpy_dtype", "round_half_away"]
 
@@ -113,10 +117,20 @@ def round_half_away(x):
         return t + np.where(frac >= 0.5, np.sign(x), 0).astype(t.dtype, copy=False)
 
 
+#: samples of at least this many elements are converted by the compiled loop (the same
+#: integers; below it numpy's passes cost less than a call into compiled code, and a scalar
+#: argument's conversion does not load numba)
+_JIT_MIN = 4096
+
+
 def _float_to_int(x, dst):
     x = np.asarray(x)       # a 0-d sample: numpy's scalar results cannot be assigned into
     if x.dtype == np.float16:
         x = x.astype(np.float32)
+    if x.size >= _JIT_MIN and cast_jit.handles(x.dtype, dst):
+        out = np.empty(x.shape, dst)
+        cast_jit.float_to_int_into(x, out)
+        return out
     info = np.iinfo(dst)
     r = round_half_away(x)
     ftype = r.dtype.type
@@ -208,11 +222,27 @@ def cast(x, dtype):
     return _int_to_int(x, dst)
 
 
-@register("cast", "cpu")
 @per_sample
-def cast_kernel(ctx, ins, a, i):
-    """``cast``: :func:`cast` of every sample to ``dtype``."""
+def _cast_samples(ctx, ins, a, i):
     return cast(ins[0], a["dtype"])
+
+
+@register("cast", "cpu")
+def cast_kernel(ctx, inputs, args):
+    """``cast``: :func:`cast` of every sample to ``dtype``. float32 / float64 -> integers of
+    up to 32 bits by the compiled loop (:mod:`.cast_jit`) into views of one recycled batch
+    buffer, a run of samples per pool thread."""
+    xs = inputs[0]
+    dst = to_numpy_dtype(args["dtype"]) if "dtype" not in ctx.tensor_arg_names else None
+    n = ctx.batch_size
+    if dst is None or not xs or not cast_jit.handles(np.asarray(xs[0]).dtype, dst):
+        return _cast_samples(ctx, inputs, args)
+    samples = [np.asarray(xs[i] if len(xs) > 1 else xs[0]) for i in range(n)]
+    if any(s.dtype != samples[0].dtype for s in samples):
+        return _cast_samples(ctx, inputs, args)
+    outs = batch_views([tuple(s.shape) for s in samples], dst)
+    map_runs(ctx.pool, n, lambda i: cast_jit.float_to_int_into(samples[i], outs[i]))
+    return [outs]
 
 
 @register("cast_like", "cpu")

@@ -73,7 +73,7 @@ from __future__ import annotations
 from runtime.workers.pool import prepare_with
 
 from . import arithmetic, cast, cmn, crop, decode, flip, fused, layout_ops, random, resize
-from . import cmn_batch, resize_edges, transfer
+from . import cast_jit, cmn_batch, resize_edges, transfer
 from . import bbox, blur, color, constant, dims, noise, slicing, sphere, warp
 from . import detection, normalize, reductions, reorder, shaping, transforms
 from . import masking
@@ -102,6 +102,7 @@ def warm_up() -> None:
     """Compile (or load from numba's cache) every numba kernel now, e.g. before timing or in a
     worker process before it reports ready."""
     resize_edges.warm_up()
+    cast_jit.warm_up()
     cmn_batch.warm_up()
     detection.warm_up()
     warp_perspective.warm_up()
