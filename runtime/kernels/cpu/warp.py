@@ -26,7 +26,7 @@ from runtime.kernels.params.warp import (affine_matrices, invert_affine, output_
 from runtime.kernels.registry import per_sample, register
 
 from .cast import cast, to_numpy_dtype
-from .warp_sample_jit import SUPPORTED, sampler, source_points as compiled_points
+from .warp_sample_jit import SUPPORTED, affine_nearest, sampler, source_points as compiled_points
 
 __all__ = ["fill_in_type", "sample_points", "warp_image", "warp_sample"]
 
@@ -205,9 +205,39 @@ def warp_image(img, m, out_hw, *, interp="linear", fill_value=None, dtype=None):
     numpy.ndarray
         ``(out_h, out_w[, C])`` of ``dtype``.
     """
+    if interp == "nn":
+        fast = _compiled_nearest(np.asarray(img), m, out_hw, fill_value, dtype)
+        if fast is not None:
+            return fast
     sx, sy = _source_points(m, out_hw)
     return sample_points(img, sx, sy, interp=interp, fill_value=fill_value, dtype=dtype,
                          op="warp_affine and rotate")
+
+
+#: matrix entries below this size keep every point of the walk finite (|point| < 2^100 * (3 +
+#: width + height)), the condition of the compiled sampler
+_POINT_BOUND = np.float32(2.0 ** 100)
+
+
+def _compiled_nearest(img, m, out_hw, fill_value, dtype):
+    """``nn`` :func:`warp_image` by the row-wise compiled sampler, which computes the points
+    of :func:`_source_points` row by row (the same float32 walk) and samples as
+    :func:`sample_points`'s compiled loop does; None where that loop would not apply (other
+    types, a type change, an empty image or output, points that could be infinite)."""
+    out_dtype = img.dtype if dtype is None else np.dtype(to_numpy_dtype(dtype))
+    oh, ow = out_hw
+    if img.dtype.type not in SUPPORTED or out_dtype != img.dtype or img.ndim not in (2, 3) \
+            or 0 in img.shape[:2] or not oh or not ow or oh + ow > 1 << 20:
+        return None
+    mm = np.ascontiguousarray(np.asarray(m, dtype=np.float32)[:2, :3])
+    if not (np.abs(mm) < _POINT_BOUND).all():       # (NaN compares False)
+        return None
+    src = np.ascontiguousarray(img if img.ndim == 3 else img[:, :, None])
+    out = np.empty((oh, ow, src.shape[2]), img.dtype)
+    has_fill = fill_value is not None
+    fill_nn = fill_in_type(fill_value, img.dtype) if has_fill else img.dtype.type(0)
+    affine_nearest()(src, mm, BLOCK, out, has_fill, fill_nn)
+    return out if img.ndim == 3 else out[:, :, 0]
 
 
 def _frames_layout(layout, ndim):

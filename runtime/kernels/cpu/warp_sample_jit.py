@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .byte_copy import copier, prefetcher, span_copier
 from .jit import compiled
 
-__all__ = ["row_copies", "sampler", "source_points", "sphere_points", "SUPPORTED"]
+__all__ = ["row_copies", "sampler", "source_points", "sphere_points", "affine_nearest",
+           "SUPPORTED"]
 
 #: image types the compiled sampler handles (output type = input type)
 SUPPORTED = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
@@ -243,8 +245,159 @@ def _build_points(njit):
     return points, sphere
 
 
+def _build_nearest(njit):
+    copy_px, _ = row_copies()
+    px1, px3, px4 = copier(1), copier(3), copier(4)
+    span = span_copier()
+    prefetch = prefetcher()
+
+    @njit
+    def point_rows(m0, m1, first, step, y0, ow, block, b0, b1, b2, b3):
+        """the float32 source coordinates (one of x, y) of output rows ``y0 .. y0 + 3`` into
+        ``b0 .. b3``: the walk of ``points`` below, the same additions in the same order, four
+        rows at once (independent chains of additions: the walk of one row is a chain of
+        dependent additions, its latency the cost)"""
+        half = np.float32(0.5)
+        s0 = first + m1 * (np.float32(y0) + half)
+        s1 = first + m1 * (np.float32(y0 + 1) + half)
+        s2 = first + m1 * (np.float32(y0 + 2) + half)
+        s3 = first + m1 * (np.float32(y0 + 3) + half)
+        x = 0
+        while x < ow:
+            v0, v1, v2, v3 = s0, s1, s2, s3
+            end = min(x + block, ow)
+            ux = np.uint64(x)
+            b0[ux], b1[ux], b2[ux], b3[ux] = v0, v1, v2, v3
+            for k in range(x + 1, end):
+                v0 = v0 + m0
+                v1 = v1 + m0
+                v2 = v2 + m0
+                v3 = v3 + m0
+                uk = np.uint64(k)
+                b0[uk], b1[uk], b2[uk], b3[uk] = v0, v1, v2, v3
+            s0 = s0 + step
+            s1 = s1 + step
+            s2 = s2 + step
+            s3 = s3 + step
+            x += block
+
+    @njit
+    def index_row(buf, n, ow, idx):
+        """``index`` of ``sample`` (floor, kept within -2 .. n + 1) of a row of finite
+        coordinates, written as selects (the loop vectorises)"""
+        lo, hi = -2.0, n + 1.0
+        for x in range(ow):
+            v = np.float64(np.floor(buf[x]))
+            v = v if v >= lo else lo
+            v = v if v <= hi else hi
+            idx[x] = np.int64(v)
+
+    @njit
+    def group_indices(mm, block, y0, ow, w, h, fx, fy, xi, yi):
+        """the indices of output rows ``y0 .. y0 + 3`` into rows 0..3 of ``xi`` / ``yi``
+        (``fx`` / ``fy``: (4, ow) float32 scratch)"""
+        half = np.float32(0.5)
+        for r, (buf, n) in enumerate(((fx, w), (fy, h))):
+            m0, m1, m2 = mm[r, 0], mm[r, 1], mm[r, 2]
+            point_rows(m0, m1, m2 + m0 * half, m0 * np.float32(block), y0, ow, block,
+                       buf[0], buf[1], buf[2], buf[3])
+        for r in range(4):
+            index_row(fx[r], w, ow, xi[r])
+            index_row(fy[r], h, ow, yi[r])
+
+    @njit
+    def prefetch_row(sflat, xi, yi, ow, w, h, cn):
+        """cache hints for the source pixels of a row, one every 16 columns"""
+        uw, uh = np.uint64(w), np.uint64(h)
+        for x in range(0, ow, 16):
+            if np.uint64(xi[x]) < uw and np.uint64(yi[x]) < uh:
+                prefetch(sflat, (yi[x] * w + xi[x]) * cn)
+
+    @njit
+    def copy_row(sflat, ns, xi, yi, rb, ow, w, h, cn, outer):
+        """the pixels of one row whose source pixel lies inside into the row buffer ``rb``
+        (``cn`` a constant at each call; a 3-channel pixel moved as 4 bytes where the source
+        has them: the next pixel's values overwrite the fourth); returns how many lie
+        outside, their columns in ``outer``"""
+        n_out = 0
+        uw, uh = np.uint64(w), np.uint64(h)
+        for x in range(ow):
+            sx, sy = xi[x], yi[x]
+            if np.uint64(sx) < uw and np.uint64(sy) < uh:     # (negative: huge unsigned)
+                b = (sy * w + sx) * cn
+                o = cn * x
+                if cn == 3:
+                    if b + 4 <= ns:
+                        px4(sflat, b, rb, o)
+                    else:
+                        px3(sflat, b, rb, o)
+                elif cn == 1:
+                    px1(sflat, b, rb, o)
+                elif cn == 4:
+                    px4(sflat, b, rb, o)
+                else:
+                    copy_px(sflat, b, rb, o, cn)
+            else:
+                outer[n_out] = x
+                n_out += 1
+        return n_out
+
+    @njit
+    def nearest(img, mm, block, out, has_fill, fill_nn):
+        """``sample``'s nn branch of the affine walk's points, computed four rows at a time
+        (the point arrays are never stored): per group of rows the points and indices of the
+        next group and prefetches of its source pixels, then per row the inside pixels into
+        a row buffer, the others after them (fill, or the clamped pixel), the buffer into
+        the output in one copy"""
+        h, w, cn = img.shape
+        oh, ow = out.shape[0], out.shape[1]
+        sflat = img.reshape(-1)
+        oflat = out.reshape(-1)
+        ns = sflat.size
+        fx, fy = np.empty((4, ow), np.float32), np.empty((4, ow), np.float32)
+        xa, ya = np.empty((4, ow), np.int64), np.empty((4, ow), np.int64)
+        xb, yb = np.empty((4, ow), np.int64), np.empty((4, ow), np.int64)
+        outer = np.empty(ow, np.int64)
+        rb = np.empty(ow * cn + 1, img.dtype)       # (+1: the fourth byte of the last pixel)
+        group_indices(mm, block, 0, ow, w, h, fx, fy, xa, ya)
+        for y0 in range(0, oh, 4):
+            if (y0 // 4) % 2 == 0:
+                gx, gy, nx, ny = xa, ya, xb, yb
+            else:
+                gx, gy, nx, ny = xb, yb, xa, ya
+            if y0 + 4 < oh:
+                group_indices(mm, block, y0 + 4, ow, w, h, fx, fy, nx, ny)
+                for r in range(min(4, oh - y0 - 4)):
+                    prefetch_row(sflat, nx[r], ny[r], ow, w, h, cn)
+            for r in range(min(4, oh - y0)):
+                xi, yi = gx[r], gy[r]
+                if cn == 3:
+                    n_out = copy_row(sflat, ns, xi, yi, rb, ow, w, h, 3, outer)
+                elif cn == 1:
+                    n_out = copy_row(sflat, ns, xi, yi, rb, ow, w, h, 1, outer)
+                elif cn == 4:
+                    n_out = copy_row(sflat, ns, xi, yi, rb, ow, w, h, 4, outer)
+                else:
+                    n_out = copy_row(sflat, ns, xi, yi, rb, ow, w, h, cn, outer)
+                for k in range(n_out):
+                    x = outer[k]
+                    o = cn * x
+                    if has_fill:
+                        for c in range(cn):
+                            rb[o + c] = fill_nn
+                    else:
+                        sx, sy = min(max(xi[x], 0), w - 1), min(max(yi[x], 0), h - 1)
+                        for c in range(cn):
+                            rb[o + c] = img[sy, sx, c]
+                span(rb, 0, oflat, (y0 + r) * ow * cn, ow * cn)
+        return out
+    return nearest
+
+
 #: getter of the compiled sampler
 sampler = compiled(_build)
+#: getter of the row-wise nearest sampler of the affine walk (``warp_affine`` / ``rotate``)
+affine_nearest = compiled(_build_nearest)
 _points = compiled(_build_points)
 
 

@@ -68,3 +68,39 @@ def test_compiled_source_points_equal_numpy():
         for a, b in zip(warp._source_points(m, out_hw), warp.numpy_source_points(m, out_hw)):
             assert a.shape == b.shape
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.int32, np.float32])
+@pytest.mark.parametrize("fill", [None, 300.7, -2.5])
+def test_row_wise_nearest_equals_numpy(dtype, fill):
+    # warp_image's nn path (points computed four rows at a time inside the compiled loop)
+    # against numpy's point walk and gathers: rotations, random matrices, half-pixel
+    # shifts, 1..5 channels, outputs wider than a walk block, row counts not a multiple of 4
+    from runtime.kernels.params.warp import rotate_matrix
+    for k in range(24):
+        c = (1, 2, 3, 4, 5)[k % 5]
+        h, w = int(RNG.integers(1, 30)), int(RNG.integers(1, 30))
+        oh, ow = int(RNG.integers(1, 23)), int(RNG.integers(1, 600))
+        img = _image(h, w, c, dtype)
+        if k % 3 == 0:
+            m = rotate_matrix(float(RNG.uniform(-360, 360)), (h, w), (oh, ow))
+        elif k % 3 == 1:
+            m = RNG.standard_normal((2, 3)) * 2 + [[0, 0, w / 2], [0, 0, h / 2]]
+        else:
+            m = np.array([[0.5, 0, RNG.integers(-9, 9) + 0.5], [0, 1.5, -0.5]])
+        for im in (img, img[:, :, 0]):
+            fast = warp.warp_image(im, m, (oh, ow), interp="nn", fill_value=fill)
+            sx, sy = warp.numpy_source_points(np.asarray(m, np.float32), (oh, ow))
+            f = None if fill is None else warp.fill_in_type(fill, im.dtype)
+            slow = warp._gather(im, warp._index(sy, h), warp._index(sx, w), f)
+            assert fast.dtype == slow.dtype and fast.shape == slow.shape
+            np.testing.assert_array_equal(fast, slow)
+
+
+def test_row_wise_nearest_leaves_unbounded_matrices_to_the_point_arrays():
+    img = _image(6, 7, 3, np.uint8)
+    assert warp._compiled_nearest(img, [[1e38, 0, 0], [0, 1, 0]], (4, 4), None, None) is None
+    assert warp._compiled_nearest(img, [[np.nan, 0, 0], [0, 1, 0]], (4, 4), None, None) is None
+    assert warp._compiled_nearest(img.astype(np.float64), np.eye(2, 3), (4, 4), None,
+                                  None) is None
+    assert warp._compiled_nearest(img, np.eye(2, 3), (4, 4), None, None) is not None
