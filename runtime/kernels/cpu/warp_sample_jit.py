@@ -207,14 +207,46 @@ def _build(njit):
 
 def _build_points(njit):
     @njit
+    def rows4(m0, first, step, s, ow, block, b0, b1, b2, b3):
+        """the walk below of four rows whose first points are ``s[0..3]`` into ``b0 .. b3``,
+        the rows' chains of additions interleaved (one row's walk is a chain of dependent
+        additions: its latency is the cost)"""
+        s0, s1, s2, s3 = s[0], s[1], s[2], s[3]
+        x = 0
+        while x < ow:
+            v0, v1, v2, v3 = s0, s1, s2, s3
+            end = min(x + block, ow)
+            ux = np.uint64(x)
+            b0[ux], b1[ux], b2[ux], b3[ux] = v0, v1, v2, v3
+            for k in range(x + 1, end):
+                v0 = v0 + m0
+                v1 = v1 + m0
+                v2 = v2 + m0
+                v3 = v3 + m0
+                uk = np.uint64(k)
+                b0[uk], b1[uk], b2[uk], b3[uk] = v0, v1, v2, v3
+            s0 = s0 + step
+            s1 = s1 + step
+            s2 = s2 + step
+            s3 = s3 + step
+            x += block
+
+    @njit
     def points(mm, oh, ow, block, out_x, out_y):
         half = np.float32(0.5)
+        starts = np.empty(4, np.float32)
         for r in range(2):
             out = out_x if r == 0 else out_y
             m0, m1, m2 = mm[r, 0], mm[r, 1], mm[r, 2]
             step = m0 * np.float32(block)
             first = m2 + m0 * half
-            for y in range(oh):
+            n4 = oh // 4 * 4
+            for y in range(0, n4, 4):
+                for q in range(4):
+                    starts[q] = first + m1 * (np.float32(y + q) + half)
+                rows4(m0, first, step, starts, ow, block, out[y], out[y + 1], out[y + 2],
+                      out[y + 3])
+            for y in range(n4, oh):
                 start = first + m1 * (np.float32(y) + half)
                 x = 0
                 while x < ow:
@@ -242,7 +274,7 @@ def _build_points(njit):
                 out_x[y, x] = cx + tx * r
                 out_y[y, x] = cy + ty * r
         return out_x, out_y
-    return points, sphere
+    return points, sphere, rows4
 
 
 def _build_nearest(njit):
@@ -250,36 +282,7 @@ def _build_nearest(njit):
     px1, px3, px4 = copier(1), copier(3), copier(4)
     span = span_copier()
     prefetch = prefetcher()
-
-    @njit
-    def point_rows(m0, m1, first, step, y0, ow, block, b0, b1, b2, b3):
-        """the float32 source coordinates (one of x, y) of output rows ``y0 .. y0 + 3`` into
-        ``b0 .. b3``: the walk of ``points`` below, the same additions in the same order, four
-        rows at once (independent chains of additions: the walk of one row is a chain of
-        dependent additions, its latency the cost)"""
-        half = np.float32(0.5)
-        s0 = first + m1 * (np.float32(y0) + half)
-        s1 = first + m1 * (np.float32(y0 + 1) + half)
-        s2 = first + m1 * (np.float32(y0 + 2) + half)
-        s3 = first + m1 * (np.float32(y0 + 3) + half)
-        x = 0
-        while x < ow:
-            v0, v1, v2, v3 = s0, s1, s2, s3
-            end = min(x + block, ow)
-            ux = np.uint64(x)
-            b0[ux], b1[ux], b2[ux], b3[ux] = v0, v1, v2, v3
-            for k in range(x + 1, end):
-                v0 = v0 + m0
-                v1 = v1 + m0
-                v2 = v2 + m0
-                v3 = v3 + m0
-                uk = np.uint64(k)
-                b0[uk], b1[uk], b2[uk], b3[uk] = v0, v1, v2, v3
-            s0 = s0 + step
-            s1 = s1 + step
-            s2 = s2 + step
-            s3 = s3 + step
-            x += block
+    rows4 = _points()[2]
 
     @njit
     def index_row(buf, n, ow, idx):
@@ -295,12 +298,16 @@ def _build_nearest(njit):
     @njit
     def group_indices(mm, block, y0, ow, w, h, fx, fy, xi, yi):
         """the indices of output rows ``y0 .. y0 + 3`` into rows 0..3 of ``xi`` / ``yi``
-        (``fx`` / ``fy``: (4, ow) float32 scratch)"""
+        (``fx`` / ``fy``: (4, ow) float32 scratch): ``points``' walk, four rows at once"""
         half = np.float32(0.5)
-        for r, (buf, n) in enumerate(((fx, w), (fy, h))):
+        starts = np.empty(4, np.float32)
+        for r, buf in enumerate((fx, fy)):
             m0, m1, m2 = mm[r, 0], mm[r, 1], mm[r, 2]
-            point_rows(m0, m1, m2 + m0 * half, m0 * np.float32(block), y0, ow, block,
-                       buf[0], buf[1], buf[2], buf[3])
+            first = m2 + m0 * half
+            for q in range(4):
+                starts[q] = first + m1 * (np.float32(y0 + q) + half)
+            rows4(m0, first, m0 * np.float32(block), starts, ow, block, buf[0], buf[1],
+                  buf[2], buf[3])
         for r in range(4):
             index_row(fx[r], w, ow, xi[r])
             index_row(fy[r], h, ow, yi[r])
