@@ -49,6 +49,52 @@ row_copies = compiled(_build_row_copies)
 
 def _build(njit):
     copy_px, gather_taps = row_copies()
+    taps2, taps6, taps8 = copier(2), copier(6), copier(8)
+    span = span_copier()
+
+    @njit
+    def index_sel(c, n):
+        """``index`` of a finite ``c`` written as selects (loops over a row vectorise)"""
+        v = np.float64(np.floor(c))
+        v = v if v >= -2.0 else -2.0
+        v = v if v <= n + 1.0 else n + 1.0
+        return np.int64(v)
+
+    @njit
+    def gather_inner(flat, rs, xir, yir, tt, tb, inner, ow, w, h, cn):
+        """the taps of the pixels of a row whose four taps lie inside into the tap rows
+        (``cn`` a constant at each call), flagged in ``inner``; returns their count"""
+        n_inner = 0
+        for x in range(ow):
+            x0, y0 = xir[x], yir[x]
+            ok = 0 <= x0 and x0 + 1 < w and 0 <= y0 and y0 + 1 < h
+            inner[x] = ok
+            if ok:
+                n_inner += 1
+                b = (y0 * w + x0) * cn
+                if cn == 3:
+                    taps6(flat, b, tt, 6 * x)
+                    taps6(flat, b + rs, tb, 6 * x)
+                elif cn == 1:
+                    taps2(flat, b, tt, 2 * x)
+                    taps2(flat, b + rs, tb, 2 * x)
+                elif cn == 4:
+                    taps8(flat, b, tt, 8 * x)
+                    taps8(flat, b + rs, tb, 8 * x)
+                else:
+                    gather_taps(flat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+        return n_inner
+
+    @njit
+    def to_int_sel(v, lo, hi):
+        """``to_type`` of an integer type written as selects (the same value: the fraction
+        ``v - trunc(v)`` has the sign of ``v``)"""
+        v = v if v == v else np.float32(0.0)
+        t = np.trunc(v)
+        d = v - t
+        r = np.float64(t) + (1.0 if d >= 0.5 else 0.0) - (1.0 if d <= -0.5 else 0.0)
+        r = r if r > lo else lo
+        return r if r < hi else hi
 
     @njit
     def index(c, n):
@@ -79,6 +125,16 @@ def _build(njit):
         """``top + (bottom - top) ay`` of one row from its tap rows (``cn`` a constant at each
         call: unrolled, the pixel loop vectorised)"""
         one = np.float32(1.0)
+        if is_int:
+            for x in range(ow):
+                ax, ay = axr[x], ayr[x]
+                wx0 = one - ax
+                for c in range(cn):
+                    o = 2 * cn * x + c
+                    top = np.float32(tt[o]) * wx0 + np.float32(tt[o + cn]) * ax
+                    bottom = np.float32(tb[o]) * wx0 + np.float32(tb[o + cn]) * ax
+                    res[cn * x + c] = to_int_sel(top + (bottom - top) * ay, lo, hi)
+            return
         for x in range(ow):
             ax, ay = axr[x], ayr[x]
             wx0 = one - ax
@@ -86,7 +142,7 @@ def _build(njit):
                 o = 2 * cn * x + c
                 top = np.float32(tt[o]) * wx0 + np.float32(tt[o + cn]) * ax
                 bottom = np.float32(tb[o]) * wx0 + np.float32(tb[o + cn]) * ax
-                res[cn * x + c] = to_type(top + (bottom - top) * ay, is_int, lo, hi)
+                res[cn * x + c] = top + (bottom - top) * ay
 
     @njit
     def sample(img, sx, sy, out, linear, has_fill, fill_nn, fill_lin, is_int, lo, hi):
@@ -107,6 +163,8 @@ def _build(njit):
         tb = np.zeros(2 * cn * ow, img.dtype)
         res = np.zeros(cn * ow, img.dtype)
         inner = np.zeros(ow, np.bool_)
+        # outer pixels go through the tap rows where their taps can be stored there
+        taps_fill = (not has_fill) or np.float32(fill_nn) == fill_lin
         for y in range(oh):
             sxy, syy = sx[y], sy[y]
             row = y * ow * cn
@@ -142,26 +200,41 @@ def _build(njit):
                 y0f = np.floor(fy)
                 axr[x] = fx - x0f
                 ayr[x] = fy - y0f
-                xir[x] = index(x0f, w)
-                yir[x] = index(y0f, h)
-            n_inner = 0
-            for x in range(ow):
+                xir[x] = index_sel(x0f, w)
+                yir[x] = index_sel(y0f, h)
+            if cn == 3:
+                n_inner = gather_inner(flat, rs, xir, yir, tt, tb, inner, ow, w, h, 3)
+            elif cn == 1:
+                n_inner = gather_inner(flat, rs, xir, yir, tt, tb, inner, ow, w, h, 1)
+            elif cn == 4:
+                n_inner = gather_inner(flat, rs, xir, yir, tt, tb, inner, ow, w, h, 4)
+            else:
+                n_inner = gather_inner(flat, rs, xir, yir, tt, tb, inner, ow, w, h, cn)
+            for x in range(ow if n_inner < ow else 0):
+                if inner[x]:
+                    continue
                 x0, y0 = xir[x], yir[x]
                 x1, y1 = x0 + 1, y0 + 1
-                if 0 <= x0 and x1 < w and 0 <= y0 and y1 < h:
+                if taps_fill:
+                    # the four taps (clamped, or the fill where its float32 is the fill's
+                    # value in the image type) into the tap rows: interp_row then does this
+                    # pixel's arithmetic, the same operations as below
+                    if not has_fill:
+                        x0, x1 = min(max(x0, 0), w - 1), min(max(x1, 0), w - 1)
+                        y0, y1 = min(max(y0, 0), h - 1), min(max(y1, 0), h - 1)
+                    in00 = 0 <= x0 < w and 0 <= y0 < h
+                    in01 = 0 <= x1 < w and 0 <= y0 < h
+                    in10 = 0 <= x0 < w and 0 <= y1 < h
+                    in11 = 0 <= x1 < w and 0 <= y1 < h
+                    o = 2 * cn * x
+                    for c in range(cn):
+                        tt[o + c] = img[y0, x0, c] if in00 else fill_nn
+                        tt[o + cn + c] = img[y0, x1, c] if in01 else fill_nn
+                        tb[o + c] = img[y1, x0, c] if in10 else fill_nn
+                        tb[o + cn + c] = img[y1, x1, c] if in11 else fill_nn
                     inner[x] = True
                     n_inner += 1
-                    b = (y0 * w + x0) * cn
-                    if cn == 3:
-                        gather_taps(flat, b, rs, tt, tb, 6 * x, 6)
-                    elif cn == 1:
-                        gather_taps(flat, b, rs, tt, tb, 2 * x, 2)
-                    elif cn == 4:
-                        gather_taps(flat, b, rs, tt, tb, 8 * x, 8)
-                    else:
-                        gather_taps(flat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
                     continue
-                inner[x] = False
                 for k in range(2 * cn):
                     tt[2 * cn * x + k] = 0
                     tb[2 * cn * x + k] = 0
@@ -195,7 +268,7 @@ def _build(njit):
             else:
                 interp_row(tt, tb, axr, ayr, res, ow, cn, is_int, lo, hi)
             if n_inner == ow:
-                oflat[row:row + ow * cn] = res
+                span(res, 0, oflat, row, ow * cn)
                 continue
             for x in range(ow):
                 if inner[x]:
