@@ -125,9 +125,14 @@ class PlanRecipe:
     next batches with the same batch sizes get the same plan by building its nodes on their
     own values (and scheduling them) instead of compiling a graph of the same signature again
     (dead code, CSE, the fusion rewrites, placement: ~0.3 ms a batch of the speech front
-    end).  Only for templates whose plans cannot differ between such batches: no random
-    calls (their seeds are per batch), CPU nodes only, every step's values the instance's or
-    the template's constants, no plan observers, no IR checking; anything else compiles."""
+    end; ~0.35 ms a batch of the train pipeline).  Only for templates whose plans cannot
+    differ between such batches: CPU nodes only, every step's values the instance's or the
+    template's constants, no plan observers, no IR checking; anything else compiles.  A
+    random call's seeds (per batch, left out of the plan cache's signature: the passes do
+    not depend on them) are a step's ``_seeds`` argument, that same object: the recipe keeps
+    which call's seeds each step takes and gives it the batch's own; a plan where some random
+    call's seeds are not one step's ``_seeds`` as they are (merged, derived, or its node
+    removed) has no recipe."""
 
     __slots__ = ("steps", "aliases", "notes", "recorded")
 
@@ -135,7 +140,7 @@ class PlanRecipe:
     def key(template, inst):
         """The recipe key of ``inst`` (its batch sizes, the reader values' metadata and the
         compile options), or None when its plans are compiled every time."""
-        if pipeline.OBSERVERS or any(e.rng is not None for e in template.entries):
+        if pipeline.OBSERVERS:
             return None
         opts = pipeline.options()
         if opts["check"]:
@@ -160,6 +165,10 @@ class PlanRecipe:
             if r is None and id(v) in consts:
                 r = ("fixed", v)
             return r
+        # the random calls' seeds (id -> call), each to be found as one step's _seeds
+        seeds = {id(args["_seeds"]): m for m, (args, _) in enumerate(inst.calls)
+                 if "_seeds" in args}
+        taken = set()
         steps = []
         for step in plan.steps:
             n = step.node
@@ -170,8 +179,20 @@ class PlanRecipe:
             outs = [refs.get(id(v)) for v in n.outputs]
             if None in ins or None in targs.values() or None in outs:
                 return False
+            args = dict(n.args)
+            seed_of = None
+            if "_seeds" in args:
+                seed_of = seeds.get(id(args.pop("_seeds")))
+                if seed_of is None or seed_of in taken:
+                    return False
+                taken.add(seed_of)
+            if any(k == "_seeds" for st in args.get("stages", ()) for k, _ in
+                   getattr(st, "args", ())):
+                return False
             meta = {k: v for k, v in n.meta.items() if k != "lane"}
-            steps.append((n.op, ins, dict(n.args), targs, outs, n.device, n.callsite, meta))
+            steps.append((n.op, ins, args, targs, outs, n.device, n.callsite, meta, seed_of))
+        if len(taken) != len(seeds):
+            return False
         aliases = []
         for a in plan.aliases:
             pair = (ref(a.removed), ref(a.kept))
@@ -188,8 +209,11 @@ class PlanRecipe:
         def value(r):
             return r[1] if r[0] == "fixed" else inst._resolve(r)
         nodes = []
-        for op, ins, args, targs, outs, device, callsite, meta in self.steps:
-            node = Node(op, [value(r) for r in ins], dict(args),
+        for op, ins, args, targs, outs, device, callsite, meta, seed_of in self.steps:
+            args = dict(args)
+            if seed_of is not None:
+                args["_seeds"] = inst.calls[seed_of][0]["_seeds"]
+            node = Node(op, [value(r) for r in ins], args,
                         {k: value(r) for k, r in targs.items()}, [], device=device,
                         callsite=callsite)
             node.outputs = [value(r) for r in outs]

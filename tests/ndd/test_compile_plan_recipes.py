@@ -1,7 +1,8 @@
 """Compile mode's plan recipes (ndd/compile/replay.py ``PlanRecipe``): a batch whose batch
 sizes were compiled before gets the same plan built on its own values instead of a compile;
 the results equal eager execution's, bit for bit, over epochs with a short last batch, with
-CSE aliases and fused nodes; random calls and IR checking keep compiling every batch."""
+CSE aliases and fused nodes, random calls with each batch's own seeds; IR checking keeps
+compiling every batch."""
 from __future__ import annotations
 
 import json
@@ -95,7 +96,7 @@ def test_recipes_replace_compiles_and_keep_the_bits(manifest, unchecked, monkeyp
     assert [s.node.op for s in plan.steps].count("fused.audio") == 1
 
 
-def test_checked_or_random_bodies_compile_every_batch(manifest, monkeypatch):
+def test_checked_bodies_compile_every_batch(manifest, monkeypatch):
     compiles = []
     real = replay.compile_graph
     # this epoch's batches only: not the next epoch's begun early (ndd/compile/early.py),
@@ -107,14 +108,68 @@ def test_checked_or_random_bodies_compile_every_batch(manifest, monkeypatch):
     assert pipeline.options()["check"]          # the suite checks the IR
     _epochs(_reader(manifest), compile=True, epochs=1)
     assert len(compiles) == 3                   # batches 1, 2, 3 (0 is traced)
-    compiles.clear()
-    before = pipeline.options()["check"]
-    pipeline.set_options(check=False)
-    try:
-        r = _reader(manifest)
-        with ndd.EvalMode.deferred:
-            for (a,) in r.next_epoch(batch_size=3, compile=True):
-                ndd.noise.gaussian(_front(a), stddev=0.1).evaluate()
-    finally:
-        pipeline.set_options(check=before)
-    assert len(compiles) == 3
+
+
+def _noisy_epochs(reader, compile, epochs=2):
+    """Two random calls per batch (their seeds per batch): the noise on the front end's
+    output and a coin flip scaling it."""
+    rng = ndd.random.RNG(seed=77)
+    out = []
+    ctx = ndd.EvalMode.deferred if compile else ndd.EvalMode.eager
+    with ctx:
+        for _ in range(epochs):
+            kw = {"compile": True} if compile else {}
+            for (a,) in reader.next_epoch(batch_size=3, **kw):
+                x = ndd.noise.gaussian(_front(a), stddev=0.1, rng=rng)
+                flip = ndd.random.coin_flip(batch_size=a.batch_size, probability=0.5,
+                                            rng=rng)
+                out.append([np.asarray(t).copy() for t in (x * flip).evaluate().tensors])
+    return out
+
+
+def test_random_bodies_get_recipes_with_each_batch_s_seeds(manifest, unchecked, monkeypatch):
+    compiles = []
+    real = replay.compile_graph
+    monkeypatch.setattr(ndd.compile.epoch, "early_allowed", lambda *a: False)
+    early.wait_all(timeout=30)
+    monkeypatch.setattr(replay, "compile_graph",
+                        lambda g, *a, **k: compiles.append(1) or real(g, *a, **k))
+    eager = _noisy_epochs(_reader(manifest), compile=False)
+    r = _reader(manifest)
+    got = _noisy_epochs(r, compile=True)
+    # epoch 1: batch 0 traced, batches 1-2 one compile, the short last one one; epoch 2: none
+    assert len(compiles) == 2
+    assert len(got) == len(eager) == 8
+    for g, e in zip(got, eager):
+        assert len(g) == len(e)
+        for x, y in zip(g, e):
+            assert x.dtype == y.dtype and x.shape == y.shape
+            assert x.tobytes() == y.tobytes()
+    # the batches differ (their own seeds, not the recorded batch's)
+    assert got[1][0].tobytes() != got[5][0].tobytes()
+    template = r.compile_template
+    recipes = [v for v in template.plan_recipes.values() if v]
+    assert len(recipes) == 2
+    assert all(any(step[-1] is not None for step in rec.steps) for rec in recipes)
+
+
+def test_seeds_not_found_as_a_step_s_own_give_no_recipe(manifest, unchecked, monkeypatch):
+    """A plan whose step carries a random call's seeds in another object (copied, merged)
+    compiles every batch: the recipe could not give it the batch's own seeds."""
+    real = replay.compile_graph
+
+    def copying(graph, *a, **k):
+        plan = real(graph, *a, **k)
+        for step in plan.steps:
+            if "_seeds" in step.node.args:
+                step.node.args["_seeds"] = list(step.node.args["_seeds"])     # a copy
+        return plan
+    compiles = []
+    monkeypatch.setattr(ndd.compile.epoch, "early_allowed", lambda *a: False)
+    early.wait_all(timeout=30)
+    monkeypatch.setattr(replay, "compile_graph",
+                        lambda g, *a, **k: compiles.append(1) or copying(g, *a, **k))
+    r = _reader(manifest)
+    _noisy_epochs(r, compile=True)
+    assert len(compiles) == 7       # epoch 1: batches 1-3 (0 is traced); epoch 2: all four
+    assert not any(r.compile_template.plan_recipes.values())
