@@ -23,9 +23,8 @@ __all__ = ["row_kernels"]
 
 def _build(njit):
     border_index, store, _, _, tap, round_int, _ = helpers()
-    copy_px, gather_taps = row_copies()
+    _, gather_taps, copy_row = row_copies()
     taps2, taps6, taps8 = copier(2), copier(6), copier(8)
-    px1, px3, px4 = copier(1), copier(3), copier(4)
     span = span_copier()
     prefetch = prefetcher()
 
@@ -232,35 +231,6 @@ def _build(njit):
                 v0 = cf + fx * (cf - cf)
                 v0 = v0 + fy * (v0 - v0)
                 store(out, y, x, c, v0, is_int, lo, hi)
-
-    @njit
-    def copy_row(sflat, ns, sxr, syr, rb, ow, w, h, cn, outer):
-        """the pixels of one nn row whose source point lies inside into the row buffer ``rb``
-        (``cn`` a constant at each call; a 3-channel pixel moved as 4 bytes where the source
-        has them: the next pixel's values overwrite the fourth); returns how many lie outside,
-        their columns in ``outer``"""
-        n_out = 0
-        uw, uh = np.uint64(w), np.uint64(h)
-        for x in range(ow):
-            sx, sy = sxr[x], syr[x]
-            if np.uint64(sx) < uw and np.uint64(sy) < uh:     # (negative: huge unsigned)
-                b = (sy * w + sx) * cn
-                o = cn * x
-                if cn == 3:
-                    if b + 4 <= ns:
-                        px4(sflat, b, rb, o)
-                    else:
-                        px3(sflat, b, rb, o)
-                elif cn == 1:
-                    px1(sflat, b, rb, o)
-                elif cn == 4:
-                    px4(sflat, b, rb, o)
-                else:
-                    copy_px(sflat, b, rb, o, cn)
-            else:
-                outer[n_out] = x
-                n_out += 1
-        return n_out
 
     @njit
     def nn_points32(m32, y, ow, sxr, syr):

@@ -21,6 +21,8 @@ SUPPORTED = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 
 
 def _build_row_copies(njit):
+    px1, px3, px4 = copier(1), copier(3), copier(4)
+
     @njit
     def copy_px(src, b, dst, o, n):
         """``n`` values from flat index ``b`` to ``o`` (``n`` a constant at each call)"""
@@ -39,16 +41,45 @@ def _build_row_copies(njit):
             tt[uo + uk] = src[ub + uk]
             tb[uo + uk] = src[ubr + uk]
 
-    return copy_px, gather_taps
+    @njit
+    def copy_row(sflat, ns, sxr, syr, rb, ow, w, h, cn, outer):
+        """the nn pixels of one row whose source pixel (``sxr``, ``syr``) lies inside into
+        the row buffer ``rb`` (``cn`` a constant at each call; a 3-channel pixel moved as 4
+        bytes where the source has them: the next pixel's values overwrite the fourth);
+        returns how many lie outside, their columns in ``outer``"""
+        n_out = 0
+        uw, uh = np.uint64(w), np.uint64(h)
+        for x in range(ow):
+            sx, sy = sxr[x], syr[x]
+            if np.uint64(sx) < uw and np.uint64(sy) < uh:     # (negative: huge unsigned)
+                b = (sy * w + sx) * cn
+                o = cn * x
+                if cn == 3:
+                    if b + 4 <= ns:
+                        px4(sflat, b, rb, o)
+                    else:
+                        px3(sflat, b, rb, o)
+                elif cn == 1:
+                    px1(sflat, b, rb, o)
+                elif cn == 4:
+                    px4(sflat, b, rb, o)
+                else:
+                    copy_px(sflat, b, rb, o, cn)
+            else:
+                outer[n_out] = x
+                n_out += 1
+        return n_out
+
+    return copy_px, gather_taps, copy_row
 
 
-#: getter of ``(copy_px, gather_taps)``: the row-buffer copies of the row-wise samplers (also
-#: runtime/kernels/cpu/warp_perspective_rows.py)
+#: getter of ``(copy_px, gather_taps, copy_row)``: the row-buffer copies of the row-wise
+#: samplers (also runtime/kernels/cpu/warp_perspective_rows.py)
 row_copies = compiled(_build_row_copies)
 
 
 def _build(njit):
-    copy_px, gather_taps = row_copies()
+    copy_px, gather_taps, _ = row_copies()
     taps2, taps6, taps8 = copier(2), copier(6), copier(8)
     span = span_copier()
 
@@ -351,8 +382,7 @@ def _build_points(njit):
 
 
 def _build_nearest(njit):
-    copy_px, _ = row_copies()
-    px1, px3, px4 = copier(1), copier(3), copier(4)
+    _, _, copy_row = row_copies()
     span = span_copier()
     prefetch = prefetcher()
     rows4 = _points()[2]
@@ -392,35 +422,6 @@ def _build_nearest(njit):
         for x in range(0, ow, 16):
             if np.uint64(xi[x]) < uw and np.uint64(yi[x]) < uh:
                 prefetch(sflat, (yi[x] * w + xi[x]) * cn)
-
-    @njit
-    def copy_row(sflat, ns, xi, yi, rb, ow, w, h, cn, outer):
-        """the pixels of one row whose source pixel lies inside into the row buffer ``rb``
-        (``cn`` a constant at each call; a 3-channel pixel moved as 4 bytes where the source
-        has them: the next pixel's values overwrite the fourth); returns how many lie
-        outside, their columns in ``outer``"""
-        n_out = 0
-        uw, uh = np.uint64(w), np.uint64(h)
-        for x in range(ow):
-            sx, sy = xi[x], yi[x]
-            if np.uint64(sx) < uw and np.uint64(sy) < uh:     # (negative: huge unsigned)
-                b = (sy * w + sx) * cn
-                o = cn * x
-                if cn == 3:
-                    if b + 4 <= ns:
-                        px4(sflat, b, rb, o)
-                    else:
-                        px3(sflat, b, rb, o)
-                elif cn == 1:
-                    px1(sflat, b, rb, o)
-                elif cn == 4:
-                    px4(sflat, b, rb, o)
-                else:
-                    copy_px(sflat, b, rb, o, cn)
-            else:
-                outer[n_out] = x
-                n_out += 1
-        return n_out
 
     @njit
     def nearest(img, mm, block, out, has_fill, fill_nn):
