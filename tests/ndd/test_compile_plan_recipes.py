@@ -70,6 +70,16 @@ def unchecked():
     pipeline.set_options(check=before)
 
 
+def _assert_bit_equal(got, eager, batches):
+    """every batch's outputs equal eager's: dtype, shape and bytes"""
+    assert len(got) == len(eager) == batches
+    for g, e in zip(got, eager):
+        assert len(g) == len(e)
+        for x, y in zip(g, e):
+            assert x.dtype == y.dtype and x.shape == y.shape
+            assert x.tobytes() == y.tobytes()
+
+
 def test_recipes_replace_compiles_and_keep_the_bits(manifest, unchecked, monkeypatch):
     compiles = []
     real = replay.compile_graph
@@ -84,12 +94,7 @@ def test_recipes_replace_compiles_and_keep_the_bits(manifest, unchecked, monkeyp
     # epoch 1: batch 0 traced, batches 1-2 (3 samples) one compile, the short last one one;
     # epoch 2: none (both batch sizes have their recipe)
     assert len(compiles) == 2
-    assert len(got) == len(eager) == 8
-    for g, e in zip(got, eager):
-        assert len(g) == len(e)
-        for x, y in zip(g, e):
-            assert x.dtype == y.dtype and x.shape == y.shape
-            assert x.tobytes() == y.tobytes()
+    _assert_bit_equal(got, eager, batches=8)
     template = r.compile_template
     assert sorted(len(k[0]) for k in template.plan_recipes) == [len(template.entries)] * 2
     plan = template.last_plan
@@ -139,12 +144,7 @@ def test_random_bodies_get_recipes_with_each_batch_s_seeds(manifest, unchecked, 
     got = _noisy_epochs(r, compile=True)
     # epoch 1: batch 0 traced, batches 1-2 one compile, the short last one one; epoch 2: none
     assert len(compiles) == 2
-    assert len(got) == len(eager) == 8
-    for g, e in zip(got, eager):
-        assert len(g) == len(e)
-        for x, y in zip(g, e):
-            assert x.dtype == y.dtype and x.shape == y.shape
-            assert x.tobytes() == y.tobytes()
+    _assert_bit_equal(got, eager, batches=8)
     # the batches differ (their own seeds, not the recorded batch's)
     assert got[1][0].tobytes() != got[5][0].tobytes()
     template = r.compile_template
