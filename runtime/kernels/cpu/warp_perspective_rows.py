@@ -15,7 +15,7 @@ import numpy as np
 
 from .jit import compiled
 from .warp_perspective_jit import helpers
-from .byte_copy import copier, prefetcher, span_copier
+from .byte_copy import prefetcher, span_copier
 from .warp_sample_jit import row_copies
 
 __all__ = ["row_kernels"]
@@ -23,8 +23,7 @@ __all__ = ["row_kernels"]
 
 def _build(njit):
     border_index, store, _, _, tap, round_int, _ = helpers()
-    _, gather_taps, copy_row = row_copies()
-    taps2, taps6, taps8 = copier(2), copier(6), copier(8)
+    _, _, copy_row, pixel_taps, prefetch_row = row_copies()
     span = span_copier()
     prefetch = prefetcher()
 
@@ -65,18 +64,7 @@ def _build(njit):
         for x in range(ow):
             ix, iy = ixr[x], iyr[x]
             if np.uint64(ix) < uw and np.uint64(iy) < uh:     # (negative: huge unsigned)
-                b = (iy * w + ix) * cn
-                if cn == 3:
-                    taps6(sflat, b, tt, 6 * x)
-                    taps6(sflat, b + rs, tb, 6 * x)
-                elif cn == 1:
-                    taps2(sflat, b, tt, 2 * x)
-                    taps2(sflat, b + rs, tb, 2 * x)
-                elif cn == 4:
-                    taps8(sflat, b, tt, 8 * x)
-                    taps8(sflat, b + rs, tb, 8 * x)
-                else:
-                    gather_taps(sflat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+                pixel_taps(sflat, (iy * w + ix) * cn, rs, tt, tb, x, cn)
                 continue
             outer[n_outer] = x
             n_outer += 1
@@ -270,15 +258,6 @@ def _build(njit):
                 k = ux0 + np.uint64(x1)     # unsigned: contiguous stores, not a scatter
                 sxr[k] = max(-32768, min(32767, np.int64(np.rint(fx))))
                 syr[k] = max(-32768, min(32767, np.int64(np.rint(fy))))
-
-    @njit
-    def prefetch_row(sflat, sxr, syr, ow, w, h, cn):
-        """cache hints for the source pixels of a row, one every 16 columns"""
-        uw, uh = np.uint64(w), np.uint64(h)
-        for x in range(0, ow, 16):
-            sx, sy = sxr[x], syr[x]
-            if np.uint64(sx) < uw and np.uint64(sy) < uh:
-                prefetch(sflat, (sy * w + sx) * cn)
 
     @njit
     def nearest(src, m, out, mode, fill, bw, m32, new_points):

@@ -22,6 +22,8 @@ SUPPORTED = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 
 def _build_row_copies(njit):
     px1, px3, px4 = copier(1), copier(3), copier(4)
+    taps2, taps6, taps8 = copier(2), copier(6), copier(8)
+    prefetch = prefetcher()
 
     @njit
     def copy_px(src, b, dst, o, n):
@@ -70,17 +72,42 @@ def _build_row_copies(njit):
                 n_out += 1
         return n_out
 
-    return copy_px, gather_taps, copy_row
+    @njit
+    def pixel_taps(flat, b, rs, tt, tb, x, cn):
+        """the two taps from ``b`` (top row) and ``b + rs`` (bottom row) of output column
+        ``x`` into the tap rows (``cn`` a constant at each call: constant-size copies)"""
+        if cn == 3:
+            taps6(flat, b, tt, 6 * x)
+            taps6(flat, b + rs, tb, 6 * x)
+        elif cn == 1:
+            taps2(flat, b, tt, 2 * x)
+            taps2(flat, b + rs, tb, 2 * x)
+        elif cn == 4:
+            taps8(flat, b, tt, 8 * x)
+            taps8(flat, b + rs, tb, 8 * x)
+        else:
+            gather_taps(flat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+
+    @njit
+    def prefetch_row(sflat, sxr, syr, ow, w, h, cn):
+        """cache hints for the source pixels of a row, one every 16 columns"""
+        uw, uh = np.uint64(w), np.uint64(h)
+        for x in range(0, ow, 16):
+            sx, sy = sxr[x], syr[x]
+            if np.uint64(sx) < uw and np.uint64(sy) < uh:
+                prefetch(sflat, (sy * w + sx) * cn)
+
+    return copy_px, gather_taps, copy_row, pixel_taps, prefetch_row
 
 
-#: getter of ``(copy_px, gather_taps, copy_row)``: the row-buffer copies of the row-wise
-#: samplers (also runtime/kernels/cpu/warp_perspective_rows.py)
+#: getter of ``(copy_px, gather_taps, copy_row, pixel_taps, prefetch_row)``: the row-buffer
+#: copies and prefetches of the row-wise samplers (also
+#: runtime/kernels/cpu/warp_perspective_rows.py)
 row_copies = compiled(_build_row_copies)
 
 
 def _build(njit):
-    copy_px, gather_taps, _ = row_copies()
-    taps2, taps6, taps8 = copier(2), copier(6), copier(8)
+    copy_px, _, _, pixel_taps, _ = row_copies()
     span = span_copier()
 
     @njit
@@ -102,18 +129,7 @@ def _build(njit):
             inner[x] = ok
             if ok:
                 n_inner += 1
-                b = (y0 * w + x0) * cn
-                if cn == 3:
-                    taps6(flat, b, tt, 6 * x)
-                    taps6(flat, b + rs, tb, 6 * x)
-                elif cn == 1:
-                    taps2(flat, b, tt, 2 * x)
-                    taps2(flat, b + rs, tb, 2 * x)
-                elif cn == 4:
-                    taps8(flat, b, tt, 8 * x)
-                    taps8(flat, b + rs, tb, 8 * x)
-                else:
-                    gather_taps(flat, b, rs, tt, tb, 2 * cn * x, 2 * cn)
+                pixel_taps(flat, (y0 * w + x0) * cn, rs, tt, tb, x, cn)
         return n_inner
 
     @njit
@@ -382,9 +398,8 @@ def _build_points(njit):
 
 
 def _build_nearest(njit):
-    _, _, copy_row = row_copies()
+    _, _, copy_row, _, prefetch_row = row_copies()
     span = span_copier()
-    prefetch = prefetcher()
     rows4 = _points()[2]
 
     @njit
@@ -414,14 +429,6 @@ def _build_nearest(njit):
         for r in range(4):
             index_row(fx[r], w, ow, xi[r])
             index_row(fy[r], h, ow, yi[r])
-
-    @njit
-    def prefetch_row(sflat, xi, yi, ow, w, h, cn):
-        """cache hints for the source pixels of a row, one every 16 columns"""
-        uw, uh = np.uint64(w), np.uint64(h)
-        for x in range(0, ow, 16):
-            if np.uint64(xi[x]) < uw and np.uint64(yi[x]) < uh:
-                prefetch(sflat, (yi[x] * w + xi[x]) * cn)
 
     @njit
     def nearest(img, mm, block, out, has_fill, fill_nn):
